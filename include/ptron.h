@@ -1,0 +1,331 @@
+/*
+ * ptron: perceptron training engine.
+ *
+ * The whole public API. Conventions:
+ *  - every function that can fail returns a pt_status; PT_OK is 0;
+ *  - after a failure, pt_last_error() returns a message for the calling thread that names
+ *    the file, the line and what was wrong ("data.svm:12: feature index 0 must be >= 1");
+ *  - opaque types come with create/free pairs; every free accepts NULL;
+ *  - the library never prints to stdout or stderr and never exits: it reports through the
+ *    log callback (pt_set_log) and the progress callback in pt_train_params.
+ *
+ * Data model: a dataset is n rows of d float32 features, row-major, each row padded with
+ * zeros to a stride that is a multiple of 16 floats and starts 64-byte aligned, so SIMD
+ * loops need no tail and BLAS sees lda = stride. Labels are stored as a class index per row
+ * with a sorted table of the distinct label values; for two classes the larger value is +1
+ * and the smaller -1 (so {-1,+1}, {0,1} and any two values map naturally).
+ * The bias is an extra weight on a constant-1 coordinate, kept beside w (not in X).
+ */
+#ifndef PTRON_H
+#define PTRON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PT_VERSION_MAJOR 0
+#define PT_VERSION_MINOR 1
+#define PT_VERSION_STRING "0.1.0"
+
+/* Rows are padded to a multiple of this many floats (64 bytes). */
+#define PT_ALIGN_FLOATS 16
+#define PT_ALIGN_BYTES 64
+
+/* ------------------------------------------------------------------------- errors */
+
+typedef enum pt_status {
+    PT_OK = 0,
+    PT_ERR_INVALID = 1,      /* an argument or parameter out of range */
+    PT_ERR_IO = 2,           /* open/read/write/rename failed (errno in the message) */
+    PT_ERR_PARSE = 3,        /* a text file that does not parse: file:line in message */
+    PT_ERR_FORMAT = 4,       /* a binary file with wrong magic, truncated, inconsistent */
+    PT_ERR_CHECKSUM = 5,     /* stored checksum does not match the contents */
+    PT_ERR_VERSION = 6,      /* a file written by a newer ptron */
+    PT_ERR_NOMEM = 7,        /* an allocation failed */
+    PT_ERR_LIMIT = 8,        /* a memory budget or size limit would be exceeded */
+    PT_ERR_LABELS = 9,       /* one class only, or too many classes for the path */
+    PT_ERR_UNSUPPORTED = 10, /* e.g. an ISA the CPU lacks, a path option not built */
+    PT_ERR_NUMERIC = 11,     /* weights or margins became NaN/Inf */
+    PT_ERR_INTERRUPTED = 12  /* training stopped by pt_request_stop() */
+} pt_status;
+
+/* A short fixed description of a status ("parse error"). Never NULL. */
+const char *pt_strerror(pt_status s);
+
+/* The detailed message of the last failure in this thread (empty string if none). */
+const char *pt_last_error(void);
+
+/* ------------------------------------------------------------------- log callback */
+
+typedef enum pt_log_level { PT_LOG_DEBUG = 0, PT_LOG_INFO = 1, PT_LOG_WARN = 2 } pt_log_level;
+typedef void (*pt_log_fn)(pt_log_level level, const char *msg, void *user);
+
+/* Set the process-wide log sink (NULL: discard). Warnings such as "model has 10 features,
+ * data has 12: extra features ignored" go through it. */
+void pt_set_log(pt_log_fn fn, void *user);
+
+/* ----------------------------------------------------------------- ISA selection */
+
+typedef enum pt_isa {
+    PT_ISA_AUTO = 0,
+    PT_ISA_SCALAR = 1,
+    PT_ISA_AVX2 = 2,   /* AVX2 + FMA */
+    PT_ISA_AVX512 = 3, /* AVX-512F */
+    PT_ISA_NEON = 4    /* aarch64 Advanced SIMD */
+} pt_isa;
+
+const char *pt_isa_name(pt_isa isa);                 /* "scalar", "avx2", ... */
+pt_status pt_isa_parse(const char *name, pt_isa *out); /* accepts "auto" too */
+/* 1 if this build has the variant and the CPU (and OS) can run it. */
+int pt_isa_available(pt_isa isa);
+/* The variant used for PT_ISA_AUTO: PTRON_ISA from the environment if set, else the best
+ * available. */
+pt_isa pt_isa_default(void);
+
+/* ----------------------------------------------------------------------- datasets */
+
+typedef struct pt_dataset pt_dataset;
+
+typedef enum pt_format {
+    PT_FORMAT_AUTO = 0, /* by extension: .ptd binary, .csv CSV, anything else LIBSVM */
+    PT_FORMAT_LIBSVM = 1,
+    PT_FORMAT_CSV = 2,
+    PT_FORMAT_PTD = 3
+} pt_format;
+
+const char *pt_format_name(pt_format f);
+pt_status pt_format_parse(const char *name, pt_format *out);
+/* The format PT_FORMAT_AUTO resolves to for this path. */
+pt_format pt_format_from_path(const char *path);
+
+typedef struct pt_read_options {
+    pt_format format;        /* PT_FORMAT_AUTO by default */
+    size_t max_features;     /* LIBSVM: an index above this is an error (default 10,000,000) */
+    size_t mem_budget_bytes; /* refuse a dense load larger than this (default: half of RAM) */
+    int csv_header;          /* -1 detect (default), 0 no header, 1 first line is a header */
+    int csv_label_column;    /* 0-based column of the label (default 0) */
+    int threads;             /* 0: all cores (default) */
+} pt_read_options;
+
+void pt_read_options_init(pt_read_options *o);
+
+/* Read a dataset file. LIBSVM (sparse text, read into the dense layout), CSV, or .ptd
+ * (mmap'd, checksum verified). Refuses NaN/Inf values. */
+pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset **out);
+
+/* Write a dataset. The .ptd and all other writers go through a temporary file, fsync and
+ * rename, so an existing file is replaced whole or not at all. */
+pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f);
+
+/* An empty n x d dataset (all zeros, every label 0) to be filled with pt_dataset_row and
+ * pt_dataset_set_labels. NULL on allocation failure (pt_last_error says how much). */
+pt_dataset *pt_dataset_create(size_t n, size_t d);
+void pt_dataset_free(pt_dataset *ds);
+
+size_t pt_dataset_n(const pt_dataset *ds);
+size_t pt_dataset_d(const pt_dataset *ds);
+size_t pt_dataset_stride(const pt_dataset *ds); /* floats between rows */
+/* Row i: stride floats, 64-byte aligned, zeros past d. Writable only for datasets made by
+ * pt_dataset_create (a .ptd file is mapped read-only). */
+float *pt_dataset_row(pt_dataset *ds, size_t i);
+const float *pt_dataset_row_const(const pt_dataset *ds, size_t i);
+/* Set every row's label from raw values; builds the sorted class table. */
+pt_status pt_dataset_set_labels(pt_dataset *ds, const double *labels);
+/* The label value of row i (from the class table). */
+double pt_dataset_label(const pt_dataset *ds, size_t i);
+/* Class index of row i, in 0..nclass-1. */
+int32_t pt_dataset_class(const pt_dataset *ds, size_t i);
+size_t pt_dataset_nclass(const pt_dataset *ds);
+double pt_dataset_class_value(const pt_dataset *ds, size_t k);
+/* Binary labels as floats +1/-1 (class 1 is +1); NULL unless there are exactly 2 classes. */
+const float *pt_dataset_y(const pt_dataset *ds);
+
+/* What `ptron info` prints. */
+typedef struct pt_dataset_info {
+    size_t n, d, stride, nclass;
+    size_t nnz;          /* non-zero feature values */
+    double density;      /* nnz / (n d) */
+    double R;            /* max_i |x_i| (features only, no bias) */
+    size_t bytes;        /* bytes of the padded matrix */
+    int has_truth;       /* 1 if a generator stored w*, R and gamma */
+    double truth_R, truth_gamma;
+    char kind[16];       /* generator kind, "" if not generated */
+} pt_dataset_info;
+
+void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info);
+
+/* Generator truth: the unit separator w* (d floats, no bias), R and margin gamma as
+ * measured on the stored float data. NULL if the dataset was not generated. */
+const double *pt_dataset_truth(const pt_dataset *ds, double *R, double *gamma);
+
+/* ---------------------------------------------------------------------- generators */
+
+typedef enum pt_gen_kind {
+    PT_GEN_SEPARABLE = 0, /* uniform in [-1,1]^d, labelled by a random unit w*, margin >= G */
+    PT_GEN_NOISY = 1,     /* separable, then a fraction P of labels flipped */
+    PT_GEN_XOR = 2,       /* sign(x1 x2) on [-1,1]^2 (+ d-2 noise coordinates) */
+    PT_GEN_CIRCLE = 3,    /* inside/outside a sphere of median radius, gap G */
+    PT_GEN_BLOBS = 4      /* k Gaussian blobs, labels 0..k-1 */
+} pt_gen_kind;
+
+typedef struct pt_gen_params {
+    pt_gen_kind kind;
+    size_t n, d;
+    double margin;  /* G: separable/noisy margin; circle gap (default 0.1) */
+    double noise;   /* P: fraction of flipped labels for noisy (default 0.1) */
+    uint64_t seed;  /* default 1 */
+    size_t classes; /* blobs (default 3) */
+} pt_gen_params;
+
+void pt_gen_params_init(pt_gen_params *p);
+pt_status pt_gen_kind_parse(const char *name, pt_gen_kind *out);
+const char *pt_gen_kind_name(pt_gen_kind k);
+/* Deterministic: the same parameters give bit-identical data on every machine. */
+pt_status pt_generate(const pt_gen_params *p, pt_dataset **out);
+
+/* ------------------------------------------------------------------------ training */
+
+typedef enum pt_path { PT_PATH_ONLINE = 0, PT_PATH_BATCH = 1, PT_PATH_KERNEL = 2 } pt_path;
+typedef enum pt_loss { PT_LOSS_PERCEPTRON = 0, PT_LOSS_HINGE = 1, PT_LOSS_SQUARED = 2 } pt_loss;
+typedef enum pt_schedule {
+    PT_SCHEDULE_CONSTANT = 0,
+    PT_SCHEDULE_INVSQRT = 1,
+    PT_SCHEDULE_PEGASOS = 2
+} pt_schedule;
+typedef enum pt_kernel { PT_KERNEL_LINEAR = 0, PT_KERNEL_POLY = 1, PT_KERNEL_RBF = 2 } pt_kernel;
+typedef enum pt_variant {
+    PT_VARIANT_CLASSIC = 0,  /* last iterate */
+    PT_VARIANT_AVERAGED = 1, /* average of all iterates (lazy sum) */
+    PT_VARIANT_VOTED = 2     /* Freund and Schapire's voted perceptron */
+} pt_variant;
+
+/* Progress callback: called once per epoch; return non-zero to stop training. */
+typedef int (*pt_progress_fn)(int epoch, size_t mistakes, double seconds, void *user);
+
+typedef struct pt_train_params {
+    pt_path path;
+    int epochs;          /* maximum epochs (default 10); training stops early at an epoch with no mistake */
+    float eta;           /* learning rate (default 1) */
+    float margin;        /* tau: update when y w.x <= tau (0 = Rosenblatt) */
+    pt_variant variant;
+    int shuffle;         /* reshuffle the order each epoch from seed */
+    uint64_t seed;
+    int bias;            /* 1: augment with a constant-1 coordinate (default) */
+    pt_isa isa;          /* PT_ISA_AUTO by default */
+    int threads;         /* 0: all cores */
+    size_t mem_budget_bytes; /* voted vectors, Gram cache and the like (default: half of RAM) */
+    /* batch path */
+    pt_loss loss;
+    float lambda;
+    size_t batch_size;   /* 0: full batch */
+    pt_schedule schedule;
+    double tol;          /* stop when the relative change of the objective is below (0: off) */
+    /* kernel path */
+    pt_kernel kernel;
+    int degree;
+    float gamma;
+    float coef0;
+    /* callbacks */
+    pt_progress_fn progress;
+    void *progress_user;
+} pt_train_params;
+
+void pt_train_params_init(pt_train_params *p);
+/* Check parameters without training: PT_OK or PT_ERR_INVALID with a message. */
+pt_status pt_train_params_check(const pt_train_params *p);
+
+const char *pt_path_name(pt_path p);
+pt_status pt_path_parse(const char *name, pt_path *out);
+const char *pt_variant_name(pt_variant v);
+const char *pt_loss_name(pt_loss l);
+pt_status pt_loss_parse(const char *name, pt_loss *out);
+const char *pt_schedule_name(pt_schedule s);
+pt_status pt_schedule_parse(const char *name, pt_schedule *out);
+const char *pt_kernel_name(pt_kernel k);
+pt_status pt_kernel_parse(const char *name, pt_kernel *out);
+
+typedef struct pt_train_report {
+    int epochs_run;
+    size_t *mistakes_per_epoch; /* epochs_run entries, owned by the report */
+    double *objective_per_epoch; /* batch path only, else NULL */
+    size_t updates;             /* total weight updates */
+    int converged;              /* an epoch with no mistake was reached */
+    pt_isa isa;                 /* variant actually used */
+    int threads;
+    double train_seconds;
+} pt_train_report;
+
+/* Free what the report owns (not the struct itself). */
+void pt_train_report_clear(pt_train_report *r);
+
+typedef struct pt_model pt_model;
+
+/* Train on a two-class dataset. On success *model is new (free with pt_model_free) and
+ * *report (if not NULL) is filled. */
+pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
+                   pt_train_report *report);
+
+/* Ask a running pt_train to stop at the next sample boundary (async-signal-safe). */
+void pt_request_stop(void);
+
+/* -------------------------------------------------------------------------- models */
+
+/* Save atomically (temporary file, fsync, rename) with a checksum; load verifies it. */
+pt_status pt_model_save(const pt_model *m, const char *path);
+pt_status pt_model_load(const char *path, pt_model **out);
+void pt_model_free(pt_model *m);
+
+typedef struct pt_model_info {
+    pt_path path;
+    pt_variant variant;
+    pt_kernel kernel;
+    size_t d;           /* features the model was trained on */
+    size_t nclass;
+    double class_values[2]; /* label for -1 and +1 */
+    int bias;
+    float eta, margin;
+    int epochs_run;
+    size_t n_support;   /* kernel models */
+} pt_model_info;
+
+void pt_model_get_info(const pt_model *m, pt_model_info *info);
+/* Linear models: w (d floats) and bias b. NULL for kernel models. */
+const float *pt_model_weights(const pt_model *m, float *bias);
+
+/* Scores f(x) for every row of ds (n floats). Features beyond the model's d are ignored
+ * (logged once as a warning); missing ones count as zero. */
+pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores);
+/* Predicted label values (n doubles, from the model's label mapping). */
+pt_status pt_model_predict(const pt_model *m, const pt_dataset *ds, double *labels);
+
+typedef struct pt_eval {
+    size_t n, correct;
+    double accuracy;
+} pt_eval;
+
+pt_status pt_model_evaluate(const pt_model *m, const pt_dataset *ds, pt_eval *out);
+
+/* ------------------------------------------------------------------------- bounds */
+
+typedef struct pt_bounds {
+    double R;            /* max |x| over the training vectors (with the bias coordinate if on) */
+    double gamma;        /* min_i y_i w*.x_i / |w*| (<= 0 if w* does not separate) */
+    double mistake_bound;       /* (R/gamma)^2, or INFINITY if gamma <= 0 */
+    double wstar_norm;   /* the scale c of the unit w* that minimises the hinge bound */
+    double hinge_loss;   /* sum_i max(0, 1 - y_i c u.x_i) at that scale */
+    double hinge_mistake_bound; /* R^2 c^2 + 2 L_hinge: min over the scale of the notes' bound */
+} pt_bounds;
+
+/* Bounds of the notes for a reference separator w* (d floats, and wbias for the bias
+ * coordinate when bias is on). For the generator's truth, pass pt_dataset_truth() converted
+ * to float with wbias = 0. Needs a two-class dataset. */
+pt_status pt_bounds_compute(const pt_dataset *ds, const float *wstar, float wbias, int bias,
+                            pt_bounds *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PTRON_H */

@@ -1,0 +1,3 @@
+#include <stdio.h>
+#include "ptron.h"
+int main(void) { puts(PT_VERSION_STRING); return 0; }

@@ -1,0 +1,185 @@
+/* The dense dataset: allocation, labels and class table, accessors, info. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+size_t pt_stride_for(size_t d) { return pt_round_up(d ? d : 1, PT_ALIGN_FLOATS); }
+
+size_t pt_dense_bytes(size_t n, size_t d)
+{
+    size_t cells, bytes;
+    if (!pt_mul_ok(n, pt_stride_for(d), &cells) || !pt_mul_ok(cells, sizeof(float), &bytes))
+        return SIZE_MAX;
+    return bytes;
+}
+
+pt_status pt_check_dense_budget(const char *path, size_t n, size_t d, size_t budget)
+{
+    size_t bytes = pt_dense_bytes(n, d);
+    if (bytes > budget)
+        return pt_fail(PT_ERR_LIMIT,
+                       "%s: %zu rows x %zu features need %.1f MiB dense (padded to %zu), over the "
+                       "memory budget of %.1f MiB; raise --mem-mb or reduce the data",
+                       path, n, d, bytes / 1048576.0, pt_stride_for(d), budget / 1048576.0);
+    return PT_OK;
+}
+
+pt_dataset *pt_dataset_alloc(size_t n, size_t d)
+{
+    size_t bytes = pt_dense_bytes(n, d);
+    if (bytes == SIZE_MAX) {
+        pt_fail(PT_ERR_NOMEM, "dataset of %zu x %zu: size overflows", n, d);
+        return NULL;
+    }
+    pt_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds) {
+        pt_fail(PT_ERR_NOMEM, "cannot allocate dataset header");
+        return NULL;
+    }
+    ds->n = n;
+    ds->d = d;
+    ds->stride = pt_stride_for(d);
+    ds->X = pt_calloc(bytes, "feature matrix");
+    ds->X_owned = true;
+    ds->cls = pt_calloc(n * sizeof(int32_t), "class indices");
+    if (!ds->X || !ds->cls) {
+        pt_dataset_free(ds);
+        return NULL;
+    }
+    return ds;
+}
+
+pt_dataset *pt_dataset_create(size_t n, size_t d)
+{
+    pt_clear_error();
+    return pt_dataset_alloc(n, d);
+}
+
+void pt_dataset_free(pt_dataset *ds)
+{
+    if (!ds) return;
+    if (ds->X_owned) pt_free(ds->X);
+    if (ds->map) munmap(ds->map, ds->map_len);
+    pt_free(ds->cls);
+    pt_free(ds->y);
+    free(ds->class_values);
+    free(ds->wstar);
+    free(ds);
+}
+
+size_t pt_dataset_n(const pt_dataset *ds) { return ds->n; }
+size_t pt_dataset_d(const pt_dataset *ds) { return ds->d; }
+size_t pt_dataset_stride(const pt_dataset *ds) { return ds->stride; }
+float *pt_dataset_row(pt_dataset *ds, size_t i) { return ds->X_owned ? ds->X + i * ds->stride : NULL; }
+const float *pt_dataset_row_const(const pt_dataset *ds, size_t i) { return ds->X + i * ds->stride; }
+int32_t pt_dataset_class(const pt_dataset *ds, size_t i) { return ds->cls[i]; }
+size_t pt_dataset_nclass(const pt_dataset *ds) { return ds->nclass; }
+double pt_dataset_class_value(const pt_dataset *ds, size_t k) { return ds->class_values[k]; }
+double pt_dataset_label(const pt_dataset *ds, size_t i) { return ds->class_values[ds->cls[i]]; }
+const float *pt_dataset_y(const pt_dataset *ds) { return ds->y; }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Index of v in the sorted table (binary search); the value is known to be there. */
+static int32_t class_index(const double *table, size_t k, double v)
+{
+    size_t lo = 0, hi = k;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (table[mid] <= v) lo = mid;
+        else hi = mid;
+    }
+    return (int32_t)lo;
+}
+
+pt_status pt_dataset_set_class_table(pt_dataset *ds, const double *raw)
+{
+    size_t n = ds->n;
+    double *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted) return pt_fail(PT_ERR_NOMEM, "cannot allocate %zu labels", n);
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(raw[i])) {
+            free(sorted);
+            return pt_fail(PT_ERR_PARSE, "row %zu: label is not a finite number", i + 1);
+        }
+        sorted[i] = raw[i] == 0.0 ? 0.0 : raw[i]; /* -0 and +0 are one class */
+    }
+    qsort(sorted, n, sizeof *sorted, cmp_double);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || sorted[i] != sorted[k - 1]) sorted[k++] = sorted[i];
+    double *table = realloc(sorted, (k ? k : 1) * sizeof *table);
+    if (!table) table = sorted;
+    free(ds->class_values);
+    ds->class_values = table;
+    ds->nclass = k;
+    for (size_t i = 0; i < n; i++) ds->cls[i] = class_index(table, k, raw[i] == 0.0 ? 0.0 : raw[i]);
+    pt_free(ds->y);
+    ds->y = NULL;
+    if (k == 2) {
+        ds->y = pt_alloc((n ? n : 1) * sizeof(float), "labels");
+        if (!ds->y) return PT_ERR_NOMEM;
+        for (size_t i = 0; i < n; i++) ds->y[i] = ds->cls[i] == 1 ? 1.0f : -1.0f;
+    }
+    return PT_OK;
+}
+
+pt_status pt_dataset_set_labels(pt_dataset *ds, const double *labels)
+{
+    pt_clear_error();
+    return pt_dataset_set_class_table(ds, labels);
+}
+
+pt_status pt_dataset_count_nnz(pt_dataset *ds, const char *path)
+{
+    size_t nnz = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        const float *x = ds->X + i * ds->stride;
+        for (size_t j = 0; j < ds->d; j++) {
+            if (!isfinite(x[j]))
+                return pt_fail(PT_ERR_PARSE, "%s: row %zu, feature %zu: value is not finite",
+                               path, i + 1, j + 1);
+            nnz += x[j] != 0.0f;
+        }
+    }
+    ds->nnz = nnz;
+    return PT_OK;
+}
+
+void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->n = ds->n;
+    info->d = ds->d;
+    info->stride = ds->stride;
+    info->nclass = ds->nclass;
+    info->nnz = ds->nnz;
+    info->density = ds->n && ds->d ? (double)ds->nnz / ((double)ds->n * (double)ds->d) : 0.0;
+    double r2 = 0.0;
+    for (size_t i = 0; i < ds->n; i++) {
+        const float *x = ds->X + i * ds->stride;
+        double s = 0.0;
+        for (size_t j = 0; j < ds->d; j++) s += (double)x[j] * x[j];
+        if (s > r2) r2 = s;
+    }
+    info->R = sqrt(r2);
+    info->bytes = pt_dense_bytes(ds->n, ds->d);
+    info->has_truth = ds->wstar != NULL;
+    info->truth_R = ds->truth_R;
+    info->truth_gamma = ds->truth_gamma;
+    memcpy(info->kind, ds->kind, sizeof info->kind);
+}
+
+const double *pt_dataset_truth(const pt_dataset *ds, double *R, double *gamma)
+{
+    if (R) *R = ds->truth_R;
+    if (gamma) *gamma = ds->truth_gamma;
+    return ds->wstar;
+}

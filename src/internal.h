@@ -1,0 +1,159 @@
+/* Internal definitions shared by the library's source files. Not installed. */
+#ifndef PT_INTERNAL_H
+#define PT_INTERNAL_H
+
+#include "ptron.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ----------------------------------------------------------------- errors (error.c) */
+
+/* Record the detailed message for pt_last_error() and return the status, so a failing
+ * path reads `return pt_fail(PT_ERR_PARSE, "%s:%zu: bad index", path, line);`. */
+pt_status pt_fail(pt_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prefix the current message with "what: " (used when an inner call fails). */
+pt_status pt_fail_prefix(pt_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pt_clear_error(void);
+void pt_log(pt_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define PT_TRY(expr)                                                                               \
+    do {                                                                                           \
+        pt_status pt_try_s_ = (expr);                                                              \
+        if (pt_try_s_ != PT_OK) return pt_try_s_;                                                  \
+    } while (0)
+
+/* ------------------------------------------------------------------- memory (mem.c) */
+
+/* 64-byte aligned allocation; large ones ask for transparent huge pages, because first
+ * touch of 4 KiB pages costs ~10 us each on these machines. what names the buffer in the
+ * failure message ("feature matrix"). Returns NULL and sets pt_last_error on failure. */
+void *pt_alloc(size_t bytes, const char *what);
+void *pt_calloc(size_t bytes, const char *what); /* zeroed */
+void pt_free(void *p);
+/* a * b with overflow check; returns false on overflow. */
+bool pt_mul_ok(size_t a, size_t b, size_t *out);
+size_t pt_round_up(size_t x, size_t to);
+size_t pt_physical_memory(void);      /* bytes of RAM */
+size_t pt_default_mem_budget(void);   /* half of RAM */
+int pt_threads_resolve(int requested); /* 0 -> all cores */
+double pt_now(void);                  /* monotonic seconds */
+
+/* ------------------------------------------------------- random numbers (rng.c) */
+
+/* xoshiro256**: fast, and bit-identical on every machine. */
+typedef struct pt_rng {
+    uint64_t s[4];
+} pt_rng;
+
+void pt_rng_seed(pt_rng *r, uint64_t seed);
+uint64_t pt_rng_next(pt_rng *r);
+double pt_rng_uniform(pt_rng *r);               /* [0, 1) */
+double pt_rng_normal(pt_rng *r);                /* N(0, 1), Box-Muller */
+uint64_t pt_rng_below(pt_rng *r, uint64_t n);   /* [0, n), unbiased */
+void pt_rng_shuffle(pt_rng *r, uint32_t *a, size_t n); /* Fisher-Yates */
+
+/* -------------------------------------------------------------- datasets (dataset.c) */
+
+struct pt_dataset {
+    size_t n, d, stride;
+    float *X;            /* n * stride floats, 64-byte aligned, zero padding past d */
+    int32_t *cls;        /* n class indices */
+    float *y;            /* n floats +1/-1 when nclass == 2, else NULL */
+    size_t nclass;
+    double *class_values; /* nclass, ascending */
+    size_t nnz;
+    /* generator truth (kind[0] != 0 when present) */
+    char kind[16];
+    double *wstar;       /* d doubles, unit norm, or NULL */
+    double truth_R, truth_gamma;
+    /* storage: X either owned (pt_alloc) or inside a read-only mapping */
+    bool X_owned;
+    void *map;
+    size_t map_len;
+};
+
+/* Allocate an n x d dataset with zeroed matrix and labels; NULL + error on failure. */
+pt_dataset *pt_dataset_alloc(size_t n, size_t d);
+size_t pt_stride_for(size_t d);
+/* Bytes of the padded matrix for n x d, or SIZE_MAX on overflow. */
+size_t pt_dense_bytes(size_t n, size_t d);
+/* Refuse a dense n x d load above budget with the bytes it needs. */
+pt_status pt_check_dense_budget(const char *path, size_t n, size_t d, size_t budget);
+/* Build cls, class_values and y from raw per-row label values. */
+pt_status pt_dataset_set_class_table(pt_dataset *ds, const double *raw);
+/* Scan the matrix for non-zeros (and non-finite values: an error naming row and column). */
+pt_status pt_dataset_count_nnz(pt_dataset *ds, const char *path);
+
+/* Readers and writers (io_libsvm.c, io_csv.c, io_ptd.c). Writers write to an open FILE. */
+pt_status pt_read_libsvm(const char *path, const pt_read_options *o, pt_dataset **out);
+pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **out);
+pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **out);
+/* Writers: fill an open stream (ctx is the const pt_dataset *); pt_dataset_write wraps them
+ * in pt_write_atomic. Numbers as %.9g under the C locale, so floats round-trip exactly. */
+pt_status pt_write_libsvm(FILE *f, const void *ds);
+pt_status pt_write_csv(FILE *f, const void *ds);
+pt_status pt_write_ptd(FILE *f, const void *ds);
+
+/* ------------------------------------------------------ atomic files (atomic_file.c) */
+
+/* Write a file atomically: open "path.tmp.PID" in the same directory, let write_fn fill it,
+ * check every write, fflush + fsync, then rename over path (and fsync the directory). On any
+ * failure the temporary file is removed and path is left as it was. */
+typedef pt_status (*pt_write_fn)(FILE *f, const void *ctx);
+pt_status pt_write_atomic(const char *path, pt_write_fn fn, const void *ctx);
+
+/* Checksum used by .ptd and model files (XXH3 64-bit). */
+uint64_t pt_checksum(const void *data, size_t len);
+
+/* ------------------------------------------------------------------ SIMD kernel table */
+
+#include "kernels/kernels.h"
+
+/* --------------------------------------------------------------------- models (model.c) */
+
+struct pt_model {
+    pt_path path;
+    pt_variant variant;
+    size_t d;              /* feature count */
+    int bias;
+    double class_values[2]; /* label of -1 and of +1 */
+    size_t nclass;
+    pt_train_params params; /* as trained (callbacks cleared) */
+    int epochs_run;
+    /* linear models (online, batch) */
+    float *w;              /* pt_stride_for(d) floats, zero padded */
+    float b;
+    /* kernel models: n_sv support vectors (rows of stride floats) with coefficients
+     * coef = alpha * y (signed) */
+    size_t n_sv;
+    float *sv;
+    float *coef;
+};
+
+pt_model *pt_model_alloc_linear(size_t d);
+/* Score of one row x (stride floats of at least model d; caller pads). */
+float pt_model_score_row(const pt_model *m, const float *x);
+
+/* --------------------------------------------------------------- training paths */
+
+pt_status pt_train_online(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                          pt_model *m, pt_train_report *r);
+pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                         pt_model *m, pt_train_report *r);
+pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                          pt_model **m, pt_train_report *r);
+
+/* Scores of a kernel model (train_kernel.c). */
+pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float *scores);
+
+/* Set by pt_request_stop(); training loops poll it between samples. */
+extern volatile int pt_stop_requested;
+
+/* Append one epoch's mistakes to the report (grows the array). */
+pt_status pt_report_push_epoch(pt_train_report *r, size_t mistakes, double objective);
+
+#endif /* PT_INTERNAL_H */

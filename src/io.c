@@ -1,0 +1,79 @@
+/* Format names, reader/writer dispatch by format or extension. */
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+void pt_read_options_init(pt_read_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->format = PT_FORMAT_AUTO;
+    o->max_features = 10000000;
+    o->mem_budget_bytes = pt_default_mem_budget();
+    o->csv_header = -1;
+    o->csv_label_column = 0;
+    o->threads = 0;
+}
+
+const char *pt_format_name(pt_format f)
+{
+    switch (f) {
+    case PT_FORMAT_AUTO: return "auto";
+    case PT_FORMAT_LIBSVM: return "libsvm";
+    case PT_FORMAT_CSV: return "csv";
+    case PT_FORMAT_PTD: return "ptd";
+    }
+    return "unknown";
+}
+
+pt_status pt_format_parse(const char *name, pt_format *out)
+{
+    static const struct { const char *name; pt_format f; } names[] = {
+        {"auto", PT_FORMAT_AUTO}, {"libsvm", PT_FORMAT_LIBSVM}, {"svm", PT_FORMAT_LIBSVM},
+        {"svmlight", PT_FORMAT_LIBSVM}, {"csv", PT_FORMAT_CSV}, {"ptd", PT_FORMAT_PTD},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcasecmp(name, names[i].name) == 0) {
+            *out = names[i].f;
+            return PT_OK;
+        }
+    return pt_fail(PT_ERR_INVALID, "unknown format '%s' (libsvm, csv, ptd)", name);
+}
+
+pt_format pt_format_from_path(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    const char *slash = strrchr(path, '/');
+    if (!dot || (slash && dot < slash)) return PT_FORMAT_LIBSVM;
+    if (strcasecmp(dot, ".ptd") == 0) return PT_FORMAT_PTD;
+    if (strcasecmp(dot, ".csv") == 0) return PT_FORMAT_CSV;
+    return PT_FORMAT_LIBSVM;
+}
+
+pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset **out)
+{
+    pt_read_options defaults;
+    if (!o) {
+        pt_read_options_init(&defaults);
+        o = &defaults;
+    }
+    pt_clear_error();
+    *out = NULL;
+    pt_format f = o->format == PT_FORMAT_AUTO ? pt_format_from_path(path) : o->format;
+    switch (f) {
+    case PT_FORMAT_CSV: return pt_read_csv(path, o, out);
+    case PT_FORMAT_PTD: return pt_read_ptd(path, o, out);
+    default: return pt_read_libsvm(path, o, out);
+    }
+}
+
+pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f)
+{
+    pt_clear_error();
+    if (f == PT_FORMAT_AUTO) f = pt_format_from_path(path);
+    switch (f) {
+    case PT_FORMAT_CSV: return pt_write_atomic(path, pt_write_csv, ds);
+    case PT_FORMAT_PTD: return pt_write_atomic(path, pt_write_ptd, ds);
+    default: return pt_write_atomic(path, pt_write_libsvm, ds);
+    }
+}

@@ -1,0 +1,54 @@
+/*
+ * The SIMD kernel table: one instance per ISA (scalar.c, avx2.c, avx512.c, neon.c), all with
+ * the same signatures; dispatch.c picks one once. scalar.c is the reference the others are
+ * tested against. Kernels never allocate, never thread, never call BLAS: the paths do that.
+ *
+ * Lengths are in floats and may be any value >= 0 (the hot paths pass the padded stride, a
+ * multiple of 16, but tests pass 0..257 and misaligned pointers).
+ */
+#ifndef PT_KERNELS_H
+#define PT_KERNELS_H
+
+#include <stddef.h>
+
+#include "ptron.h"
+
+typedef struct pt_kernels {
+    const char *name;
+    pt_isa isa;
+
+    /* sum_i a[i] b[i] */
+    float (*dot)(const float *a, const float *b, size_t n);
+
+    /* y += alpha x */
+    void (*axpy)(float alpha, const float *x, float *y, size_t n);
+
+    /* The online perceptron step, fused: s = w.x + b * bias; if y s <= tau then
+     * w += eta y x and b += eta y bias. Returns 1 if it updated, else 0; *score gets s. */
+    int (*step)(float *w, float *b, const float *x, size_t n, float y, float tau, float eta,
+                float bias, float *score);
+
+    /* Averaged perceptron's lazy sum: w += a x and u += c x in one pass over x. */
+    void (*axpy2)(float a, float c, const float *x, float *w, float *u, size_t n);
+
+    /* out[i] = a * x[i] + c * y[i] (used to form the average w - u / count) */
+    void (*scale_add)(float a, const float *x, float c, const float *y, float *out, size_t n);
+} pt_kernels;
+
+/* The tables each ISA file defines; NULL-free only for those compiled in (see dispatch.c). */
+extern const pt_kernels pt_kernels_scalar;
+#if defined(PT_HAVE_AVX2)
+extern const pt_kernels pt_kernels_avx2;
+#endif
+#if defined(PT_HAVE_AVX512)
+extern const pt_kernels pt_kernels_avx512;
+#endif
+#if defined(PT_HAVE_NEON)
+extern const pt_kernels pt_kernels_neon;
+#endif
+
+/* The table for an ISA: PT_ISA_AUTO means pt_isa_default(). Fails with PT_ERR_UNSUPPORTED
+ * (and a message) when the build or the CPU lacks it. */
+pt_status pt_kernels_get(pt_isa isa, const pt_kernels **out);
+
+#endif /* PT_KERNELS_H */

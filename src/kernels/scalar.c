@@ -1,0 +1,51 @@
+/* Reference kernels in portable C: the oracle every ISA variant is tested against.
+ * Written plainly, in order, one accumulator: the compiler keeps the order (no -ffast-math),
+ * so results are the textbook sums. */
+#include "kernels.h"
+
+static float scalar_dot(const float *a, const float *b, size_t n)
+{
+    float s = 0.0f;
+    for (size_t i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+static void scalar_axpy(float alpha, const float *x, float *y, size_t n)
+{
+    for (size_t i = 0; i < n; i++) y[i] += alpha * x[i];
+}
+
+static int scalar_step(float *w, float *b, const float *x, size_t n, float y, float tau, float eta,
+                       float bias, float *score)
+{
+    float s = scalar_dot(w, x, n) + *b * bias;
+    *score = s;
+    if (y * s > tau) return 0;
+    float a = eta * y;
+    scalar_axpy(a, x, w, n);
+    *b += a * bias;
+    return 1;
+}
+
+static void scalar_axpy2(float a, float c, const float *x, float *w, float *u, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        w[i] += a * x[i];
+        u[i] += c * x[i];
+    }
+}
+
+static void scalar_scale_add(float a, const float *x, float c, const float *y, float *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) out[i] = a * x[i] + c * y[i];
+}
+
+const pt_kernels pt_kernels_scalar = {
+    .name = "scalar",
+    .isa = PT_ISA_SCALAR,
+    .dot = scalar_dot,
+    .axpy = scalar_axpy,
+    .step = scalar_step,
+    .axpy2 = scalar_axpy2,
+    .scale_add = scalar_scale_add,
+};

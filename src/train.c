@@ -1,0 +1,176 @@
+/* Training parameters, their names and checks, and the dispatch to a path. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+volatile int pt_stop_requested;
+
+void pt_request_stop(void) { pt_stop_requested = 1; }
+
+void pt_train_params_init(pt_train_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->path = PT_PATH_ONLINE;
+    p->epochs = 10;
+    p->eta = 1.0f;
+    p->margin = 0.0f;
+    p->variant = PT_VARIANT_CLASSIC;
+    p->seed = 1;
+    p->bias = 1;
+    p->isa = PT_ISA_AUTO;
+    p->mem_budget_bytes = pt_default_mem_budget();
+    p->loss = PT_LOSS_PERCEPTRON;
+    p->lambda = 0.0f;
+    p->schedule = PT_SCHEDULE_CONSTANT;
+    p->kernel = PT_KERNEL_LINEAR;
+    p->degree = 2;
+    p->gamma = 1.0f;
+    p->coef0 = 1.0f;
+}
+
+#define NAME_TABLE(type, fn_name, fn_parse, what, ...)                                              \
+    static const struct { const char *name; type v; } fn_name##_table[] = {__VA_ARGS__};          \
+    const char *fn_name(type v)                                                                    \
+    {                                                                                              \
+        for (size_t i = 0; i < sizeof fn_name##_table / sizeof fn_name##_table[0]; i++)           \
+            if (fn_name##_table[i].v == v) return fn_name##_table[i].name;                         \
+        return "unknown";                                                                          \
+    }                                                                                              \
+    pt_status fn_parse(const char *name, type *out)                                                \
+    {                                                                                              \
+        char list[256] = "";                                                                       \
+        for (size_t i = 0; i < sizeof fn_name##_table / sizeof fn_name##_table[0]; i++) {         \
+            if (strcmp(fn_name##_table[i].name, name) == 0) {                                      \
+                *out = fn_name##_table[i].v;                                                       \
+                return PT_OK;                                                                      \
+            }                                                                                      \
+            strcat(list, i ? ", " : "");                                                           \
+            strcat(list, fn_name##_table[i].name);                                                 \
+        }                                                                                          \
+        return pt_fail(PT_ERR_INVALID, "unknown " what " '%s' (%s)", name, list);                 \
+    }
+
+NAME_TABLE(pt_path, pt_path_name, pt_path_parse, "path", {"online", PT_PATH_ONLINE},
+           {"batch", PT_PATH_BATCH}, {"kernel", PT_PATH_KERNEL})
+NAME_TABLE(pt_loss, pt_loss_name, pt_loss_parse, "loss", {"perceptron", PT_LOSS_PERCEPTRON},
+           {"hinge", PT_LOSS_HINGE}, {"squared", PT_LOSS_SQUARED})
+NAME_TABLE(pt_schedule, pt_schedule_name, pt_schedule_parse, "schedule",
+           {"constant", PT_SCHEDULE_CONSTANT}, {"invsqrt", PT_SCHEDULE_INVSQRT},
+           {"pegasos", PT_SCHEDULE_PEGASOS})
+NAME_TABLE(pt_kernel, pt_kernel_name, pt_kernel_parse, "kernel", {"linear", PT_KERNEL_LINEAR},
+           {"poly", PT_KERNEL_POLY}, {"rbf", PT_KERNEL_RBF})
+
+const char *pt_variant_name(pt_variant v)
+{
+    switch (v) {
+    case PT_VARIANT_CLASSIC: return "classic";
+    case PT_VARIANT_AVERAGED: return "averaged";
+    case PT_VARIANT_VOTED: return "voted";
+    }
+    return "unknown";
+}
+
+pt_status pt_train_params_check(const pt_train_params *p)
+{
+    if (p->epochs < 1) return pt_fail(PT_ERR_INVALID, "--epochs must be at least 1 (got %d)", p->epochs);
+    if (!(p->eta > 0.0f) || !isfinite(p->eta))
+        return pt_fail(PT_ERR_INVALID, "--eta must be a positive number (got %g)", (double)p->eta);
+    if (!isfinite(p->margin) || p->margin < 0.0f)
+        return pt_fail(PT_ERR_INVALID, "--margin must be >= 0 (got %g)", (double)p->margin);
+    if (!isfinite(p->lambda) || p->lambda < 0.0f)
+        return pt_fail(PT_ERR_INVALID, "--lambda must be >= 0 (got %g)", (double)p->lambda);
+    if (p->schedule == PT_SCHEDULE_PEGASOS && !(p->lambda > 0.0f))
+        return pt_fail(PT_ERR_INVALID, "--schedule pegasos needs --lambda > 0");
+    if (p->threads < 0) return pt_fail(PT_ERR_INVALID, "--threads must be >= 0 (got %d)", p->threads);
+    if (p->degree < 1 || p->degree > 32)
+        return pt_fail(PT_ERR_INVALID, "--degree must be in 1..32 (got %d)", p->degree);
+    if (!(p->gamma > 0.0f) || !isfinite(p->gamma))
+        return pt_fail(PT_ERR_INVALID, "--gamma must be a positive number (got %g)", (double)p->gamma);
+    if (!isfinite(p->coef0)) return pt_fail(PT_ERR_INVALID, "--coef0 must be finite");
+    if (p->tol < 0.0 || !isfinite(p->tol)) return pt_fail(PT_ERR_INVALID, "--tol must be >= 0");
+    return PT_OK;
+}
+
+void pt_train_report_clear(pt_train_report *r)
+{
+    if (!r) return;
+    free(r->mistakes_per_epoch);
+    free(r->objective_per_epoch);
+    memset(r, 0, sizeof *r);
+}
+
+pt_status pt_report_push_epoch(pt_train_report *r, size_t mistakes, double objective)
+{
+    int e = r->epochs_run;
+    size_t *m = realloc(r->mistakes_per_epoch, (size_t)(e + 1) * sizeof *m);
+    if (!m) return pt_fail(PT_ERR_NOMEM, "cannot grow the epoch report");
+    r->mistakes_per_epoch = m;
+    m[e] = mistakes;
+    if (!isnan(objective)) {
+        double *o = realloc(r->objective_per_epoch, (size_t)(e + 1) * sizeof *o);
+        if (!o) return pt_fail(PT_ERR_NOMEM, "cannot grow the epoch report");
+        r->objective_per_epoch = o;
+        o[e] = objective;
+    }
+    r->epochs_run = e + 1;
+    return PT_OK;
+}
+
+pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
+                   pt_train_report *report)
+{
+    pt_clear_error();
+    *model = NULL;
+    pt_train_report local;
+    pt_train_report *r = report ? report : &local;
+    memset(r, 0, sizeof *r);
+    PT_TRY(pt_train_params_check(p));
+    if (ds->nclass < 2)
+        return pt_fail(PT_ERR_LABELS, "training needs two classes; the data has %zu (label %g)",
+                       ds->nclass, ds->nclass ? ds->class_values[0] : 0.0);
+    if (ds->nclass > 2)
+        return pt_fail(PT_ERR_LABELS,
+                       "the data has %zu classes; the %s path is binary (two classes)",
+                       ds->nclass, pt_path_name(p->path));
+    const pt_kernels *k;
+    PT_TRY(pt_kernels_get(p->isa, &k));
+    r->isa = k->isa;
+    r->threads = pt_threads_resolve(p->threads);
+    pt_stop_requested = 0;
+
+    pt_status s;
+    pt_model *m = NULL;
+    double t0 = pt_now();
+    if (p->path == PT_PATH_KERNEL) {
+        s = pt_train_kernel(ds, p, k, &m, r);
+    } else {
+        m = pt_model_alloc_linear(ds->d);
+        if (!m) return PT_ERR_NOMEM;
+        s = p->path == PT_PATH_BATCH ? pt_train_batch(ds, p, k, m, r)
+                                     : pt_train_online(ds, p, k, m, r);
+    }
+    r->train_seconds = pt_now() - t0;
+    if (m) {
+        m->path = p->path;
+        m->variant = p->variant;
+        m->bias = p->bias;
+        m->nclass = 2;
+        m->class_values[0] = ds->class_values[0];
+        m->class_values[1] = ds->class_values[1];
+        m->params = *p;
+        m->params.progress = NULL;
+        m->params.progress_user = NULL;
+        m->epochs_run = r->epochs_run;
+    }
+    /* An interrupted run still hands back the model as it stands, so the caller can save it. */
+    if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
+        pt_model_free(m);
+        if (!report) pt_train_report_clear(&local);
+        return s;
+    }
+    *model = m;
+    if (!report) pt_train_report_clear(&local);
+    return s;
+}

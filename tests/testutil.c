@@ -1,0 +1,94 @@
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *tmp_dir(void)
+{
+    const char *t = getenv("PTRON_TEST_TMP");
+    return t && *t ? t : "/tmp";
+}
+
+const char *tu_path(const char *tag, const char *ext)
+{
+    static char bufs[8][512];
+    static unsigned counter;
+    char *b = bufs[counter % 8];
+    snprintf(b, sizeof bufs[0], "%s/%s-%ld-%u%s", tmp_dir(), tag, (long)getpid(), counter, ext);
+    counter++;
+    return b;
+}
+
+const char *tu_write_bytes(const char *tag, const char *ext, const void *data, size_t len)
+{
+    const char *p = tu_path(tag, ext);
+    FILE *f = fopen(p, "wb");
+    ck_assert_msg(f != NULL, "cannot create %s", p);
+    ck_assert(fwrite(data, 1, len, f) == len);
+    ck_assert(fclose(f) == 0);
+    return p;
+}
+
+const char *tu_write_file(const char *tag, const char *ext, const char *text)
+{
+    return tu_write_bytes(tag, ext, text, strlen(text));
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    size_t r;
+    while ((r = fread(b + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (cap - n - 1 == 0) b = realloc(b, cap *= 2);
+    }
+    fclose(f);
+    b[n] = '\0';
+    if (len) *len = n;
+    return b;
+}
+
+int tu_run_cli(const char *args, char **out, char **err)
+{
+    const char *bin = getenv("PTRON_BIN");
+    ck_assert_msg(bin != NULL, "PTRON_BIN not set");
+    const char *o = tu_path("cli", ".out"), *e = tu_path("cli", ".err");
+    char ofile[512], efile[512];
+    snprintf(ofile, sizeof ofile, "%s", o);
+    snprintf(efile, sizeof efile, "%s", e);
+    size_t len = strlen(bin) + strlen(args) + 1200;
+    char *cmd = malloc(len);
+    snprintf(cmd, len, "%s %s >%s 2>%s </dev/null", bin, args, ofile, efile);
+    int st = system(cmd);
+    free(cmd);
+    if (out) *out = tu_read_file(ofile, NULL);
+    if (err) *err = tu_read_file(efile, NULL);
+    unlink(ofile);
+    unlink(efile);
+    if (st == -1 || !WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
+}
+
+pt_dataset *tu_dataset(size_t n, size_t d, const float *x, const double *labels)
+{
+    pt_dataset *ds = pt_dataset_create(n, d);
+    ck_assert(ds != NULL);
+    for (size_t i = 0; i < n; i++) memcpy(pt_dataset_row(ds, i), x + i * d, d * sizeof(float));
+    ck_assert_int_eq(pt_dataset_set_labels(ds, labels), PT_OK);
+    return ds;
+}
+
+int tu_run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
