@@ -202,6 +202,17 @@ typedef enum pt_variant {
     PT_VARIANT_VOTED = 2     /* Freund and Schapire's voted perceptron */
 } pt_variant;
 
+typedef enum pt_batch_impl {
+    PT_BATCH_AUTO = 0,  /* the faster of the two (fused) */
+    PT_BATCH_GEMV = 1,  /* two OpenBLAS sgemv calls per iteration */
+    PT_BATCH_FUSED = 2  /* one streaming pass over X: margins and X^T g together */
+} pt_batch_impl;
+typedef enum pt_gram_storage {
+    PT_GRAM_AUTO = 0, /* choose by n, d and --cache-mb */
+    PT_GRAM_FULL = 1, /* n x n float32 Gram computed once (tiled, OpenMP) */
+    PT_GRAM_ROWS = 2  /* kernel rows computed on demand behind an LRU row cache */
+} pt_gram_storage;
+
 /* Progress callback: called once per epoch; return non-zero to stop training. */
 typedef int (*pt_progress_fn)(int epoch, size_t mistakes, double seconds, void *user);
 
@@ -223,11 +234,15 @@ typedef struct pt_train_params {
     size_t batch_size;   /* 0: full batch */
     pt_schedule schedule;
     double tol;          /* stop when the relative change of the objective is below (0: off) */
+    pt_batch_impl batch_impl;
+    int average_iterates; /* batch: return the average of the iterates */
     /* kernel path */
     pt_kernel kernel;
     int degree;
     float gamma;
     float coef0;
+    size_t cache_mb;     /* Gram / row cache budget in MiB (0: half of RAM) */
+    pt_gram_storage gram_storage;
     /* callbacks */
     pt_progress_fn progress;
     void *progress_user;
@@ -246,6 +261,10 @@ const char *pt_schedule_name(pt_schedule s);
 pt_status pt_schedule_parse(const char *name, pt_schedule *out);
 const char *pt_kernel_name(pt_kernel k);
 pt_status pt_kernel_parse(const char *name, pt_kernel *out);
+const char *pt_batch_impl_name(pt_batch_impl b);
+pt_status pt_batch_impl_parse(const char *name, pt_batch_impl *out);
+const char *pt_gram_storage_name(pt_gram_storage g);
+pt_status pt_gram_storage_parse(const char *name, pt_gram_storage *out);
 
 typedef struct pt_train_report {
     int epochs_run;

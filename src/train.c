@@ -61,6 +61,10 @@ NAME_TABLE(pt_schedule, pt_schedule_name, pt_schedule_parse, "schedule",
            {"pegasos", PT_SCHEDULE_PEGASOS})
 NAME_TABLE(pt_kernel, pt_kernel_name, pt_kernel_parse, "kernel", {"linear", PT_KERNEL_LINEAR},
            {"poly", PT_KERNEL_POLY}, {"rbf", PT_KERNEL_RBF})
+NAME_TABLE(pt_batch_impl, pt_batch_impl_name, pt_batch_impl_parse, "batch implementation",
+           {"auto", PT_BATCH_AUTO}, {"gemv", PT_BATCH_GEMV}, {"fused", PT_BATCH_FUSED})
+NAME_TABLE(pt_gram_storage, pt_gram_storage_name, pt_gram_storage_parse, "Gram storage",
+           {"auto", PT_GRAM_AUTO}, {"full", PT_GRAM_FULL}, {"rows", PT_GRAM_ROWS})
 
 const char *pt_variant_name(pt_variant v)
 {
