@@ -143,6 +143,10 @@ double pt_dataset_class_value(const pt_dataset *ds, size_t k);
 /* Binary labels as floats +1/-1 (class 1 is +1); NULL unless there are exactly 2 classes. */
 const float *pt_dataset_y(const pt_dataset *ds);
 
+/* A copy of rows [start, start + count) with the same class table (so label values keep their
+ * +1/-1 meaning even if a class is absent from the slice) and the same generator truth. */
+pt_status pt_dataset_slice(const pt_dataset *ds, size_t start, size_t count, pt_dataset **out);
+
 /* What `ptron info` prints. */
 typedef struct pt_dataset_info {
     size_t n, d, stride, nclass;

@@ -183,3 +183,41 @@ const double *pt_dataset_truth(const pt_dataset *ds, double *R, double *gamma)
     if (gamma) *gamma = ds->truth_gamma;
     return ds->wstar;
 }
+
+pt_status pt_dataset_slice(const pt_dataset *ds, size_t start, size_t count, pt_dataset **out)
+{
+    pt_clear_error();
+    *out = NULL;
+    if (start > ds->n || count > ds->n - start)
+        return pt_fail(PT_ERR_INVALID, "rows %zu..%zu are outside the dataset's %zu rows", start + 1,
+                       start + count, ds->n);
+    pt_dataset *s = pt_dataset_alloc(count, ds->d);
+    if (!s) return PT_ERR_NOMEM;
+    memcpy(s->X, ds->X + start * ds->stride, count * ds->stride * sizeof(float));
+    memcpy(s->cls, ds->cls + start, count * sizeof(int32_t));
+    s->nclass = ds->nclass;
+    s->class_values = malloc((ds->nclass ? ds->nclass : 1) * sizeof(double));
+    if (!s->class_values) goto nomem;
+    memcpy(s->class_values, ds->class_values, ds->nclass * sizeof(double));
+    if (ds->y) {
+        if (!(s->y = pt_alloc((count ? count : 1) * sizeof(float), "labels"))) goto nomem;
+        memcpy(s->y, ds->y + start, count * sizeof(float));
+    }
+    if (ds->wstar) {
+        if (!(s->wstar = malloc(ds->d * sizeof(double)))) goto nomem;
+        memcpy(s->wstar, ds->wstar, ds->d * sizeof(double));
+    }
+    s->truth_R = ds->truth_R;
+    s->truth_gamma = ds->truth_gamma;
+    memcpy(s->kind, ds->kind, sizeof s->kind);
+    pt_status st = pt_dataset_count_nnz(s, "slice");
+    if (st != PT_OK) {
+        pt_dataset_free(s);
+        return st;
+    }
+    *out = s;
+    return PT_OK;
+nomem:
+    pt_dataset_free(s);
+    return pt_fail(PT_ERR_NOMEM, "cannot allocate a slice of %zu rows", count);
+}

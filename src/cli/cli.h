@@ -1,0 +1,86 @@
+/* Shared pieces of the `ptron` command-line program. The library never prints; this does. */
+#ifndef PT_CLI_H
+#define PT_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ptron.h"
+
+/* Exit statuses of the CLI contract. */
+enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_SIGINT = 130, EXIT_SIGTERM = 143 };
+
+/* Subcommands: argv[0] is the subcommand name. */
+int cmd_gen(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+
+/* Usage text of a subcommand (NULL for the overview). */
+void cli_usage(FILE *f, const char *cmd);
+
+/* Print "ptron CMD: message" and the usage line; return EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print "ptron: <pt_last_error() or strerror>" and return the exit status for s. */
+int cli_fail(pt_status s);
+int cli_exit_status(pt_status s);
+
+/* Option parsing over argv. An option takes its value from the next argument. */
+typedef struct cli_args {
+    int argc, i;
+    char **argv;
+    const char *cmd;
+    bool error;
+} cli_args;
+
+void cli_args_init(cli_args *a, int argc, char **argv);
+/* Next argument, or NULL at the end. */
+const char *cli_next(cli_args *a);
+/* The value after an option (error if missing). */
+const char *cli_value(cli_args *a, const char *opt);
+bool cli_int(cli_args *a, const char *opt, long lo, long hi, long *out);
+bool cli_size(cli_args *a, const char *opt, size_t lo, size_t hi, size_t *out);
+bool cli_u64(cli_args *a, const char *opt, uint64_t *out);
+bool cli_double(cli_args *a, const char *opt, double lo, double hi, double *out);
+bool cli_float(cli_args *a, const char *opt, double lo, double hi, float *out);
+
+/* Log sink: warnings to stderr as "ptron: warning: ...", info only if verbose. */
+void cli_install_log(bool quiet);
+
+/* Minimal JSON writer on stdout: one object, keys in order. */
+typedef struct json_out {
+    FILE *f;
+    bool first;
+    int depth;
+} json_out;
+
+void json_begin(json_out *j, FILE *f);
+void json_end(json_out *j);
+void json_str(json_out *j, const char *key, const char *value);
+void json_num(json_out *j, const char *key, double value);
+void json_int(json_out *j, const char *key, long long value);
+void json_bool(json_out *j, const char *key, bool value);
+void json_size_array(json_out *j, const char *key, const size_t *v, size_t n);
+void json_double_array(json_out *j, const char *key, const double *v, size_t n);
+void json_object_begin(json_out *j, const char *key);
+void json_object_end(json_out *j);
+
+/* Progress on stderr, only when it is a terminal and not quiet. */
+typedef struct progress {
+    bool enabled;
+    int epochs;
+    size_t n;
+} progress;
+
+void progress_init(progress *p, bool quiet, int epochs, size_t n);
+int progress_epoch(int epoch, size_t mistakes, double seconds, void *user);
+void progress_done(progress *p);
+
+/* Read a dataset, printing nothing; on failure the caller reports via cli_fail. */
+pt_status cli_read_dataset(const char *path, const char *format, size_t max_features,
+                           pt_dataset **out, double *seconds);
+
+#endif

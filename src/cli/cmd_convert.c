@@ -1,0 +1,31 @@
+/* ptron convert IN -o OUT: between LIBSVM, CSV and .ptd. */
+#include <string.h>
+
+#include "cli.h"
+
+int cmd_convert(int argc, char **argv)
+{
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *in = NULL, *out = NULL, *format = NULL, *to = NULL, *arg;
+    size_t max_features = 0;
+    while ((arg = cli_next(&a)) && !a.error) {
+        if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) out = cli_value(&a, arg);
+        else if (strcmp(arg, "--format") == 0) format = cli_value(&a, arg);
+        else if (strcmp(arg, "--to") == 0) to = cli_value(&a, arg);
+        else if (strcmp(arg, "--max-features") == 0) cli_size(&a, arg, 1, SIZE_MAX, &max_features);
+        else if (arg[0] == '-' && arg[1]) return cli_usage_error("convert", "unknown option %s", arg);
+        else if (!in) in = arg;
+        else return cli_usage_error("convert", "unexpected argument '%s'", arg);
+    }
+    if (a.error) return EXIT_USAGE;
+    if (!in || !out) return cli_usage_error("convert", "needs IN and -o OUT");
+    pt_format out_format = PT_FORMAT_AUTO;
+    if (to && pt_format_parse(to, &out_format) != PT_OK) return cli_usage_error("convert", "%s", pt_last_error());
+    pt_dataset *ds;
+    pt_status s = cli_read_dataset(in, format, max_features, &ds, NULL);
+    if (s != PT_OK) return cli_fail(s);
+    s = pt_dataset_write(ds, out, out_format);
+    pt_dataset_free(ds);
+    return s == PT_OK ? EXIT_OK : cli_fail(s);
+}

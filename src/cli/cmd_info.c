@@ -1,0 +1,129 @@
+/* ptron info FILE: a dataset's sizes, classes, R, density and bytes, or a model's contents. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static bool is_model_file(const char *path)
+{
+    char head[16] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    size_t got = fread(head, 1, 11, f);
+    fclose(f);
+    return got == 11 && memcmp(head, "ptron-model", 11) == 0;
+}
+
+static int info_model(const char *path, bool json)
+{
+    pt_model *m;
+    pt_status s = pt_model_load(path, &m);
+    if (s != PT_OK) return cli_fail(s);
+    pt_model_info mi;
+    pt_model_get_info(m, &mi);
+    if (json) {
+        json_out j;
+        json_begin(&j, stdout);
+        json_str(&j, "file", path);
+        json_str(&j, "type", "model");
+        json_str(&j, "path", pt_path_name(mi.path));
+        json_str(&j, "variant", pt_variant_name(mi.variant));
+        if (mi.path == PT_PATH_KERNEL) {
+            json_str(&j, "kernel", pt_kernel_name(mi.kernel));
+            json_int(&j, "support_vectors", (long long)mi.n_support);
+        }
+        json_int(&j, "d", (long long)mi.d);
+        json_bool(&j, "bias", mi.bias);
+        json_double_array(&j, "labels", mi.class_values, 2);
+        json_int(&j, "epochs_run", mi.epochs_run);
+        json_end(&j);
+    } else {
+        printf("%s: ptron model, %s path (%s), %zu features, bias %s\n", path,
+               pt_path_name(mi.path), pt_variant_name(mi.variant), mi.d, mi.bias ? "on" : "off");
+        printf("  labels: %g -> -1, %g -> +1\n", mi.class_values[0], mi.class_values[1]);
+        if (mi.path == PT_PATH_KERNEL)
+            printf("  kernel %s, %zu support vectors\n", pt_kernel_name(mi.kernel), mi.n_support);
+        printf("  trained %d epochs\n", mi.epochs_run);
+    }
+    pt_model_free(m);
+    return EXIT_OK;
+}
+
+int cmd_info(int argc, char **argv)
+{
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *file = NULL, *format = NULL, *arg;
+    bool json = false;
+    while ((arg = cli_next(&a)) && !a.error) {
+        if (strcmp(arg, "--json") == 0) json = true;
+        else if (strcmp(arg, "--format") == 0) format = cli_value(&a, arg);
+        else if (arg[0] == '-' && arg[1]) return cli_usage_error("info", "unknown option %s", arg);
+        else if (!file) file = arg;
+        else return cli_usage_error("info", "unexpected argument '%s'", arg);
+    }
+    if (a.error) return EXIT_USAGE;
+    if (!file) return cli_usage_error("info", "missing FILE");
+    cli_install_log(false);
+    if (!format && is_model_file(file)) return info_model(file, json);
+
+    pt_dataset *ds;
+    double secs;
+    pt_status s = cli_read_dataset(file, format, 0, &ds, &secs);
+    if (s != PT_OK) return cli_fail(s);
+    pt_dataset_info in;
+    pt_dataset_get_info(ds, &in);
+    size_t k = in.nclass;
+    size_t *counts = calloc(k ? k : 1, sizeof *counts);
+    double *values = malloc((k ? k : 1) * sizeof *values);
+    if (!counts || !values) {
+        free(counts);
+        free(values);
+        pt_dataset_free(ds);
+        fprintf(stderr, "ptron: out of memory\n");
+        return EXIT_INPUT;
+    }
+    for (size_t i = 0; i < in.n; i++) counts[pt_dataset_class(ds, i)]++;
+    for (size_t c = 0; c < k; c++) values[c] = pt_dataset_class_value(ds, c);
+    if (json) {
+        json_out j;
+        json_begin(&j, stdout);
+        json_str(&j, "file", file);
+        json_str(&j, "type", "dataset");
+        json_int(&j, "n", (long long)in.n);
+        json_int(&j, "d", (long long)in.d);
+        json_int(&j, "stride", (long long)in.stride);
+        json_int(&j, "classes", (long long)k);
+        json_double_array(&j, "labels", values, k);
+        json_size_array(&j, "class_counts", counts, k);
+        json_int(&j, "nnz", (long long)in.nnz);
+        json_num(&j, "density", in.density);
+        json_num(&j, "R", in.R);
+        json_int(&j, "bytes", (long long)in.bytes);
+        json_num(&j, "load_seconds", secs);
+        if (in.has_truth) {
+            json_str(&j, "generator", in.kind);
+            json_num(&j, "truth_R", in.truth_R);
+            json_num(&j, "truth_gamma", in.truth_gamma);
+        }
+        json_end(&j);
+    } else {
+        printf("%s: %zu rows x %zu features (stride %zu), %zu classes\n", file, in.n, in.d,
+               in.stride, k);
+        for (size_t c = 0; c < k && c < 20; c++) printf("  label %g: %zu rows\n", values[c], counts[c]);
+        if (k > 20) printf("  ... %zu more classes\n", k - 20);
+        printf("  non-zeros %zu, density %.4g\n", in.nnz, in.density);
+        printf("  R = max |x| = %.6g\n", in.R);
+        printf("  dense matrix %.1f MiB (float32, rows padded to %zu)\n", in.bytes / 1048576.0,
+               in.stride);
+        if (in.has_truth)
+            printf("  generator %s: w* stored, R = %.6g, margin gamma = %.6g, (R/gamma)^2 = %.6g\n",
+                   in.kind, in.truth_R, in.truth_gamma,
+                   in.truth_gamma > 0 ? (in.truth_R / in.truth_gamma) * (in.truth_R / in.truth_gamma) : 0.0);
+        printf("  read in %.3f s\n", secs);
+    }
+    free(counts);
+    free(values);
+    pt_dataset_free(ds);
+    return EXIT_OK;
+}

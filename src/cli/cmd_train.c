@@ -1,0 +1,268 @@
+/* ptron train FILE -o MODEL: every path behind one command. */
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <cblas.h>
+
+#include "cli.h"
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    got_signal = sig;
+    pt_request_stop();
+}
+
+typedef struct train_opts {
+    const char *file, *model, *format, *reference;
+    size_t max_features;
+    bool json, quiet, bounds;
+} train_opts;
+
+/* Returns EXIT_OK to go on, else the exit status. */
+static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
+{
+    cli_args a;
+    cli_args_init(&a, argc, argv);
+    const char *arg;
+    long l;
+    while ((arg = cli_next(&a)) && !a.error) {
+#define IS(name) (strcmp(arg, name) == 0)
+        if (IS("-o") || IS("--output")) o->model = cli_value(&a, arg);
+        else if (IS("--path")) {
+            const char *v = cli_value(&a, arg);
+            if (v && pt_path_parse(v, &p->path)) return cli_usage_error("train", "%s", pt_last_error());
+        } else if (IS("--epochs")) {
+            if (cli_int(&a, arg, 1, 1000000000, &l)) p->epochs = (int)l;
+        } else if (IS("--eta")) {
+            cli_float(&a, arg, 1e-30, 1e30, &p->eta);
+        } else if (IS("--margin")) cli_float(&a, arg, 0.0, 1e30, &p->margin);
+        else if (IS("--averaged")) p->variant = PT_VARIANT_AVERAGED;
+        else if (IS("--voted")) p->variant = PT_VARIANT_VOTED;
+        else if (IS("--shuffle")) p->shuffle = 1;
+        else if (IS("--seed")) cli_u64(&a, arg, &p->seed);
+        else if (IS("--no-bias")) p->bias = 0;
+        else if (IS("--loss")) {
+            const char *v = cli_value(&a, arg);
+            if (v && pt_loss_parse(v, &p->loss)) return cli_usage_error("train", "%s", pt_last_error());
+        } else if (IS("--lambda")) cli_float(&a, arg, 0.0, 1e30, &p->lambda);
+        else if (IS("--batch-size")) cli_size(&a, arg, 0, SIZE_MAX, &p->batch_size);
+        else if (IS("--schedule")) {
+            const char *v = cli_value(&a, arg);
+            if (v && pt_schedule_parse(v, &p->schedule)) return cli_usage_error("train", "%s", pt_last_error());
+        } else if (IS("--tol")) cli_double(&a, arg, 0.0, 1.0, &p->tol);
+        else if (IS("--batch-impl")) {
+            const char *v = cli_value(&a, arg);
+            if (v && pt_batch_impl_parse(v, &p->batch_impl)) return cli_usage_error("train", "%s", pt_last_error());
+        } else if (IS("--average-iterates")) p->average_iterates = 1;
+        else if (IS("--kernel")) {
+            const char *v = cli_value(&a, arg);
+            if (v && pt_kernel_parse(v, &p->kernel)) return cli_usage_error("train", "%s", pt_last_error());
+        } else if (IS("--degree")) {
+            if (cli_int(&a, arg, 1, 32, &l)) p->degree = (int)l;
+        } else if (IS("--gamma")) cli_float(&a, arg, 1e-30, 1e30, &p->gamma);
+        else if (IS("--coef0")) cli_float(&a, arg, -1e30, 1e30, &p->coef0);
+        else if (IS("--cache-mb")) cli_size(&a, arg, 1, SIZE_MAX / 2 >> 20, &p->cache_mb);
+        else if (IS("--gram")) {
+            const char *v = cli_value(&a, arg);
+            if (v && pt_gram_storage_parse(v, &p->gram_storage)) return cli_usage_error("train", "%s", pt_last_error());
+        } else if (IS("--threads")) {
+            if (cli_int(&a, arg, 1, 4096, &l)) p->threads = (int)l;
+        } else if (IS("--isa")) {
+            const char *v = cli_value(&a, arg);
+            if (v && pt_isa_parse(v, &p->isa)) return cli_usage_error("train", "%s", pt_last_error());
+        } else if (IS("--bounds")) o->bounds = true;
+        else if (IS("--reference")) o->reference = cli_value(&a, arg);
+        else if (IS("--format")) o->format = cli_value(&a, arg);
+        else if (IS("--max-features")) cli_size(&a, arg, 1, SIZE_MAX, &o->max_features);
+        else if (IS("--json")) o->json = true;
+        else if (IS("--quiet") || IS("-q")) o->quiet = true;
+        else if (arg[0] == '-' && arg[1]) return cli_usage_error("train", "unknown option %s", arg);
+        else if (!o->file) o->file = arg;
+        else return cli_usage_error("train", "unexpected argument '%s'", arg);
+#undef IS
+    }
+    if (a.error) return EXIT_USAGE;
+    if (!o->file) return cli_usage_error("train", "missing FILE");
+    if (pt_train_params_check(p) != PT_OK) return cli_usage_error("train", "%s", pt_last_error());
+    return EXIT_OK;
+}
+
+/* The reference separator for --bounds: --reference MODEL, else the generator's w*. */
+static pt_status bounds_for(const pt_dataset *ds, const train_opts *o, int bias, pt_bounds *b,
+                            bool *have)
+{
+    *have = false;
+    size_t d = pt_dataset_d(ds);
+    float *w = calloc(d ? d : 1, sizeof *w);
+    float wb = 0.0f;
+    if (!w) return PT_ERR_NOMEM;
+    pt_status s = PT_OK;
+    if (o->reference) {
+        pt_model *ref;
+        s = pt_model_load(o->reference, &ref);
+        if (s == PT_OK) {
+            pt_model_info mi;
+            pt_model_get_info(ref, &mi);
+            const float *rw = pt_model_weights(ref, &wb);
+            if (!rw) {
+                fprintf(stderr, "ptron: warning: --reference %s is not a linear model; no bounds\n",
+                        o->reference);
+            } else {
+                for (size_t j = 0; j < d && j < mi.d; j++) w[j] = rw[j];
+                if (!mi.bias) wb = 0.0f;
+                *have = true;
+            }
+            pt_model_free(ref);
+        }
+    } else {
+        const double *truth = pt_dataset_truth(ds, NULL, NULL);
+        if (truth) {
+            for (size_t j = 0; j < d; j++) w[j] = (float)truth[j];
+            *have = true;
+        } else {
+            fprintf(stderr, "ptron: warning: --bounds needs a reference separator: the data has no "
+                            "generator w* (only .ptd files from `ptron gen` keep it); use --reference MODEL\n");
+        }
+    }
+    if (s == PT_OK && *have) s = pt_bounds_compute(ds, w, wb, bias, b);
+    free(w);
+    return s;
+}
+
+int cmd_train(int argc, char **argv)
+{
+    train_opts o = {0};
+    pt_train_params p;
+    pt_train_params_init(&p);
+    int rc = parse(argc, argv, &o, &p);
+    if (rc != EXIT_OK) return rc;
+    cli_install_log(o.quiet || o.json);
+
+    char *default_model = NULL;
+    if (!o.model) {
+        size_t len = strlen(o.file) + 8;
+        default_model = malloc(len);
+        snprintf(default_model, len, "%s.model", o.file);
+        o.model = default_model;
+    }
+    if (p.threads > 0) {
+#ifdef _OPENMP
+        omp_set_num_threads(p.threads);
+#endif
+        openblas_set_num_threads(p.threads);
+    }
+
+    pt_dataset *ds = NULL;
+    pt_model *m = NULL;
+    pt_train_report rep = {0};
+    double load_s = 0.0;
+    pt_status s = cli_read_dataset(o.file, o.format, o.max_features, &ds, &load_s);
+    if (s != PT_OK) {
+        rc = cli_fail(s);
+        goto out;
+    }
+
+    progress prog;
+    progress_init(&prog, o.quiet || o.json, p.epochs, pt_dataset_n(ds));
+    p.progress = progress_epoch;
+    p.progress_user = &prog;
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    s = pt_train(ds, &p, &m, &rep);
+    progress_done(&prog);
+    if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
+        rc = cli_fail(s);
+        goto out;
+    }
+    bool interrupted = s == PT_ERR_INTERRUPTED;
+    if (interrupted) fprintf(stderr, "ptron: %s; saving the model as it stands to %s\n", pt_last_error(), o.model);
+
+    pt_eval ev;
+    s = pt_model_evaluate(m, ds, &ev);
+    if (s != PT_OK) {
+        rc = cli_fail(s);
+        goto out;
+    }
+    pt_bounds b;
+    bool have_bounds = false;
+    if (o.bounds && (s = bounds_for(ds, &o, p.bias, &b, &have_bounds)) != PT_OK) {
+        rc = cli_fail(s);
+        goto out;
+    }
+    s = pt_model_save(m, o.model);
+    if (s != PT_OK) {
+        rc = cli_fail(s);
+        goto out;
+    }
+
+    double samples = (double)pt_dataset_n(ds) * rep.epochs_run;
+    if (o.json) {
+        json_out j;
+        json_begin(&j, stdout);
+        json_str(&j, "path", pt_path_name(p.path));
+        json_str(&j, "variant", pt_variant_name(p.variant));
+        json_str(&j, "isa", pt_isa_name(rep.isa));
+        json_int(&j, "threads", rep.threads);
+        json_int(&j, "n", (long long)pt_dataset_n(ds));
+        json_int(&j, "d", (long long)pt_dataset_d(ds));
+        json_int(&j, "epochs_run", rep.epochs_run);
+        json_size_array(&j, "mistakes_per_epoch", rep.mistakes_per_epoch, (size_t)rep.epochs_run);
+        if (rep.objective_per_epoch)
+            json_double_array(&j, "objective_per_epoch", rep.objective_per_epoch, (size_t)rep.epochs_run);
+        json_int(&j, "updates", (long long)rep.updates);
+        json_bool(&j, "converged", rep.converged);
+        json_bool(&j, "interrupted", interrupted);
+        json_num(&j, "load_seconds", load_s);
+        json_num(&j, "train_seconds", rep.train_seconds);
+        json_num(&j, "samples_per_second", rep.train_seconds > 0 ? samples / rep.train_seconds : 0.0);
+        json_num(&j, "train_accuracy", ev.accuracy);
+        json_str(&j, "model", o.model);
+        if (have_bounds) {
+            json_object_begin(&j, "bounds");
+            json_num(&j, "R", b.R);
+            json_num(&j, "gamma", b.gamma);
+            json_num(&j, "mistake_bound", b.mistake_bound);
+            json_num(&j, "hinge_mistake_bound", b.hinge_mistake_bound);
+            json_num(&j, "hinge_loss", b.hinge_loss);
+            json_num(&j, "wstar_norm", b.wstar_norm);
+            json_object_end(&j);
+        }
+        json_end(&j);
+    } else if (!o.quiet) {
+        printf("%s path (%s, %s, %d thread%s): %d epoch%s, %zu updates, %s\n", pt_path_name(p.path),
+               pt_variant_name(p.variant), pt_isa_name(rep.isa), rep.threads, rep.threads == 1 ? "" : "s",
+               rep.epochs_run, rep.epochs_run == 1 ? "" : "s", rep.updates,
+               rep.converged ? "converged (an epoch with no mistake)" : "not converged");
+        printf("mistakes per epoch:");
+        for (int e = 0; e < rep.epochs_run && e < 20; e++) printf(" %zu", rep.mistakes_per_epoch[e]);
+        printf(rep.epochs_run > 20 ? " ...\n" : "\n");
+        printf("train accuracy = %.4g%% (%zu/%zu)\n", 100.0 * ev.accuracy, ev.correct, ev.n);
+        printf("load %.3f s, train %.3f s (%.3g samples/s)\n", load_s, rep.train_seconds,
+               rep.train_seconds > 0 ? samples / rep.train_seconds : 0.0);
+        if (have_bounds) {
+            printf("bounds: R = %.6g, margin of w* = %.6g\n", b.R, b.gamma);
+            if (isfinite(b.mistake_bound))
+                printf("  (R/gamma)^2 = %.6g  >= updates made %zu\n", b.mistake_bound, rep.updates);
+            printf("  min_c R^2 |c w*|^2 + 2 L_hinge(c w*) = %.6g (c = %.4g, hinge loss %.4g)"
+                   "  vs updates %zu\n", b.hinge_mistake_bound, b.wstar_norm, b.hinge_loss, rep.updates);
+        }
+        printf("model written to %s\n", o.model);
+    }
+    rc = interrupted ? (got_signal == SIGTERM ? EXIT_SIGTERM : EXIT_SIGINT) : EXIT_OK;
+out:
+    pt_train_report_clear(&rep);
+    pt_model_free(m);
+    pt_dataset_free(ds);
+    free(default_model);
+    return rc;
+}

@@ -1,0 +1,219 @@
+/* Argument parsing helpers and the usage texts. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+static const struct {
+    const char *cmd, *text;
+} usages[] = {
+    {"gen", "usage: ptron gen KIND -o FILE [--n N] [--d D] [--margin G] [--noise P] [--seed S]\n"
+            "                 [--classes K] [--test-out FILE2 --test-n M]\n"
+            "  KIND: separable | noisy | xor | circle | blobs\n"
+            "  --n N          rows (default 1000)\n"
+            "  --d D          features (default 2)\n"
+            "  --margin G     separable/noisy: margin of w*; xor, circle: gap (default 0.1)\n"
+            "  --noise P      noisy: fraction of labels flipped (default 0.1)\n"
+            "  --seed S       random seed (default 1); the same seed gives the same file everywhere\n"
+            "  --classes K    blobs: number of classes (default 3)\n"
+            "  --test-out FILE2 --test-n M   also write M held-out rows of the same distribution\n"
+            "  The output format follows the extension (.ptd, .csv, else LIBSVM); only .ptd keeps\n"
+            "  the generator's w*, R and gamma for the bounds.\n"},
+    {"info", "usage: ptron info FILE [--format F] [--json]\n"
+             "  sizes, classes, R, density and bytes of a dataset, or the contents of a model\n"},
+    {"convert", "usage: ptron convert IN -o OUT [--format F] [--to F] [--max-features N]\n"
+                "  between LIBSVM (.svm/.libsvm/.txt), CSV (.csv) and ptron's binary .ptd\n"
+                "  --format F  input format (default: by extension); --to F  output format\n"},
+    {"train",
+     "usage: ptron train FILE [-o MODEL] [options]\n"
+     "  -o MODEL                 model file (default FILE.model)\n"
+     "  --path online|batch|kernel  training path (default online)\n"
+     "  --epochs E               maximum epochs (default 10); stops at an epoch with no mistake\n"
+     "  --eta X                  learning rate (default 1)\n"
+     "  --margin TAU             update when y w.x <= TAU (0: Rosenblatt; > 0: margin perceptron)\n"
+     "  --averaged               averaged perceptron (average of all iterates)\n"
+     "  --voted                  voted perceptron (Freund and Schapire)\n"
+     "  --shuffle                shuffle the order each epoch\n"
+     "  --seed S                 seed for --shuffle and mini-batch order (default 1)\n"
+     "  --no-bias                no constant-1 coordinate (default: bias on)\n"
+     "  --loss perceptron|hinge|squared   batch loss (default perceptron)\n"
+     "  --lambda L               L2 regularisation (default 0)\n"
+     "  --batch-size B           batch: rows per mini-batch (default: full batch)\n"
+     "  --schedule constant|invsqrt|pegasos   batch step schedule (default constant)\n"
+     "  --tol T                  batch: stop when the objective changes by less than T (relative)\n"
+     "  --batch-impl auto|gemv|fused   batch implementation (default auto)\n"
+     "  --average-iterates       batch: return the average of the iterates\n"
+     "  --kernel linear|poly|rbf kernel path's kernel (default linear)\n"
+     "  --degree K               poly degree (default 2)\n"
+     "  --gamma G                poly/rbf gamma (default 1)\n"
+     "  --coef0 C                poly constant (default 1)\n"
+     "  --cache-mb M             Gram/row cache budget in MiB (default: half of RAM)\n"
+     "  --gram auto|full|rows    kernel storage (default auto)\n"
+     "  --threads T              threads (default: all cores)\n"
+     "  --isa auto|scalar|avx2|avx512|neon   SIMD kernels (default auto, or $PTRON_ISA)\n"
+     "  --bounds                 print R, the margin of a reference separator and the mistake\n"
+     "                           bounds next to the mistakes made (reference: the generator's w*\n"
+     "                           stored in a .ptd, or --reference)\n"
+     "  --reference MODEL        a linear model to use as the reference separator for --bounds\n"
+     "  --format F               input format (libsvm, csv, ptd; default by extension)\n"
+     "  --max-features N         LIBSVM: largest feature index accepted (default 10000000)\n"
+     "  --json                   print one JSON object on stdout and nothing else there\n"
+     "  --quiet                  no progress, no summary\n"},
+    {"predict", "usage: ptron predict MODEL FILE [-o PREDICTIONS] [--format F] [--json] [--quiet]\n"
+                "  prints Accuracy = A% (correct/n); -o writes one predicted label per line\n"},
+};
+
+void cli_usage(FILE *f, const char *cmd)
+{
+    if (cmd)
+        for (size_t i = 0; i < sizeof usages / sizeof usages[0]; i++)
+            if (strcmp(cmd, usages[i].cmd) == 0) {
+                fputs(usages[i].text, f);
+                return;
+            }
+    fputs("ptron " PT_VERSION_STRING ": perceptron training engine\n"
+          "usage: ptron COMMAND [options]\n"
+          "  gen KIND -o FILE        generate a dataset (separable, noisy, xor, circle, blobs)\n"
+          "  info FILE               describe a dataset or a model\n"
+          "  convert IN -o OUT       convert between LIBSVM, CSV and .ptd\n"
+          "  train FILE -o MODEL     train a perceptron (online, batch or kernel path)\n"
+          "  predict MODEL FILE      predict and report accuracy\n"
+          "  help [COMMAND]          this text, or every option of COMMAND\n"
+          "  --version               print the version\n",
+          f);
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ptron%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    /* the first line of the usage text */
+    if (cmd)
+        for (size_t i = 0; i < sizeof usages / sizeof usages[0]; i++)
+            if (strcmp(cmd, usages[i].cmd) == 0) {
+                const char *nl = strchr(usages[i].text, '\n');
+                fprintf(stderr, "%.*s\n", (int)(nl - usages[i].text), usages[i].text);
+            }
+    if (cmd) fprintf(stderr, "(ptron help %s lists every option)\n", cmd);
+    return EXIT_USAGE;
+}
+
+void cli_args_init(cli_args *a, int argc, char **argv)
+{
+    a->argc = argc;
+    a->argv = argv;
+    a->i = 1;
+    a->cmd = argv[0];
+    a->error = false;
+}
+
+const char *cli_next(cli_args *a) { return a->i < a->argc ? a->argv[a->i++] : NULL; }
+
+const char *cli_value(cli_args *a, const char *opt)
+{
+    if (a->i >= a->argc) {
+        cli_usage_error(a->cmd, "option %s needs a value", opt);
+        a->error = true;
+        return NULL;
+    }
+    return a->argv[a->i++];
+}
+
+bool cli_double(cli_args *a, const char *opt, double lo, double hi, double *out)
+{
+    const char *v = cli_value(a, opt);
+    if (!v) return false;
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (end == v || *end || errno == ERANGE || !isfinite(x)) {
+        cli_usage_error(a->cmd, "option %s: '%s' is not a number", opt, v);
+    } else if (x < lo || x > hi) {
+        cli_usage_error(a->cmd, "option %s: %s is out of range [%g, %g]", opt, v, lo, hi);
+    } else {
+        *out = x;
+        return true;
+    }
+    a->error = true;
+    return false;
+}
+
+bool cli_float(cli_args *a, const char *opt, double lo, double hi, float *out)
+{
+    double x;
+    if (!cli_double(a, opt, lo, hi, &x)) return false;
+    *out = (float)x;
+    return true;
+}
+
+bool cli_int(cli_args *a, const char *opt, long lo, long hi, long *out)
+{
+    const char *v = cli_value(a, opt);
+    if (!v) return false;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno == ERANGE) {
+        cli_usage_error(a->cmd, "option %s: '%s' is not an integer", opt, v);
+    } else if (x < lo || x > hi) {
+        cli_usage_error(a->cmd, "option %s: %ld is out of range [%ld, %ld]", opt, x, lo, hi);
+    } else {
+        *out = x;
+        return true;
+    }
+    a->error = true;
+    return false;
+}
+
+bool cli_size(cli_args *a, const char *opt, size_t lo, size_t hi, size_t *out)
+{
+    const char *v = cli_value(a, opt);
+    if (!v) return false;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (end == v || *end || errno == ERANGE || v[0] == '-') {
+        cli_usage_error(a->cmd, "option %s: '%s' is not a non-negative integer", opt, v);
+    } else if (x < lo || x > hi) {
+        cli_usage_error(a->cmd, "option %s: %llu is out of range [%zu, %zu]", opt, x, lo, hi);
+    } else {
+        *out = (size_t)x;
+        return true;
+    }
+    a->error = true;
+    return false;
+}
+
+bool cli_u64(cli_args *a, const char *opt, uint64_t *out)
+{
+    size_t x;
+    if (!cli_size(a, opt, 0, SIZE_MAX, &x)) return false;
+    *out = x;
+    return true;
+}
+
+pt_status cli_read_dataset(const char *path, const char *format, size_t max_features,
+                           pt_dataset **out, double *seconds)
+{
+    pt_read_options o;
+    pt_read_options_init(&o);
+    if (format) {
+        pt_status s = pt_format_parse(format, &o.format);
+        if (s != PT_OK) return s;
+    }
+    if (max_features) o.max_features = max_features;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pt_status s = pt_dataset_read(path, &o, out);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (seconds) *seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    return s;
+}

@@ -1,0 +1,358 @@
+/* The online path against the notes: worked example, XOR, the circle embedding, the mistake
+ * bounds, the averaged perceptron's lazy sum, shuffling. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+static pt_model *train(const pt_dataset *ds, pt_train_params *p, pt_train_report *r)
+{
+    pt_model *m = NULL;
+    pt_status s = pt_train(ds, p, &m, r);
+    ck_assert_msg(s == PT_OK, "pt_train: %s", pt_last_error());
+    return m;
+}
+
+/* Notes 000: (1,0) labelled + and (0,1) labelled -, no bias, w = 0: two updates give
+ * w = (1,-1), then an epoch with no mistake. */
+START_TEST(test_worked_example)
+{
+    const float x[] = {1, 0, 0, 1};
+    const double y[] = {1, -1};
+    pt_dataset *ds = tu_dataset(2, 2, x, y);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.bias = 0;
+    p.isa = PT_ISA_SCALAR;
+    pt_train_report r;
+    pt_model *m = train(ds, &p, &r);
+    float b;
+    const float *w = pt_model_weights(m, &b);
+    ck_assert_float_eq(w[0], 1.0f);
+    ck_assert_float_eq(w[1], -1.0f);
+    ck_assert_float_eq(b, 0.0f);
+    ck_assert_int_eq(r.epochs_run, 2);
+    ck_assert_uint_eq(r.mistakes_per_epoch[0], 2);
+    ck_assert_uint_eq(r.mistakes_per_epoch[1], 0);
+    ck_assert_uint_eq(r.updates, 2);
+    ck_assert_int_eq(r.converged, 1);
+    pt_train_report_clear(&r);
+    pt_model_free(m);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* Notes 001: XOR is not linearly separable, with or without bias. */
+START_TEST(test_xor_never_separated)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_XOR;
+    g.n = 200;
+    g.d = 2;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.epochs = 50;
+    pt_train_report r;
+    pt_model *m = train(ds, &p, &r);
+    ck_assert_int_eq(r.converged, 0);
+    ck_assert_int_eq(r.epochs_run, 50);
+    for (int e = 0; e < r.epochs_run; e++) ck_assert_uint_gt(r.mistakes_per_epoch[e], 0);
+    pt_train_report_clear(&r);
+    pt_model_free(m);
+    pt_dataset_free(ds);
+
+    /* the four corners, the textbook case */
+    const float x[] = {0, 0, 0, 1, 1, 0, 1, 1};
+    const double y[] = {-1, 1, 1, -1};
+    ds = tu_dataset(4, 2, x, y);
+    p.epochs = 1000;
+    m = train(ds, &p, &r);
+    ck_assert_int_eq(r.converged, 0);
+    pt_train_report_clear(&r);
+    pt_model_free(m);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* Notes 003: the circle is separable after phi(x1, x2) = (x1, x2, x1^2 + x2^2). */
+START_TEST(test_circle_embedding)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_CIRCLE;
+    g.n = 500;
+    g.d = 2;
+    g.margin = 0.2;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.epochs = 2000;
+    pt_train_report r;
+    /* without the embedding: not separable */
+    pt_model *m = train(ds, &p, &r);
+    ck_assert_int_eq(r.converged, 0);
+    pt_train_report_clear(&r);
+    pt_model_free(m);
+
+    pt_dataset *phi = pt_dataset_create(g.n, 3);
+    double *labels = malloc(g.n * sizeof *labels);
+    for (size_t i = 0; i < g.n; i++) {
+        const float *x = pt_dataset_row_const(ds, i);
+        float *z = pt_dataset_row(phi, i);
+        z[0] = x[0];
+        z[1] = x[1];
+        z[2] = x[0] * x[0] + x[1] * x[1];
+        labels[i] = pt_dataset_label(ds, i);
+    }
+    ck_assert_int_eq(pt_dataset_set_labels(phi, labels), PT_OK);
+    m = train(phi, &p, &r);
+    ck_assert_int_eq(r.converged, 1);
+    pt_eval ev;
+    ck_assert_int_eq(pt_model_evaluate(m, phi, &ev), PT_OK);
+    ck_assert_double_eq(ev.accuracy, 1.0);
+    pt_train_report_clear(&r);
+    pt_model_free(m);
+    free(labels);
+    pt_dataset_free(phi);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* Block/Novikoff: on separable data the updates never exceed (R/gamma)^2, with R and gamma
+ * as the generator stored them (R over the vectors trained on: bias off here, so the stored
+ * R applies; with bias on, R grows by the constant coordinate). */
+START_TEST(test_mistake_bound_separable)
+{
+    const size_t dims[] = {2, 5, 16, 64};
+    const double margins[] = {0.05, 0.1, 0.3};
+    for (uint64_t seed = 1; seed <= 4; seed++)
+        for (size_t a = 0; a < 4; a++)
+            for (size_t b = 0; b < 3; b++) {
+                pt_gen_params g;
+                pt_gen_params_init(&g);
+                g.n = 1000;
+                g.d = dims[a];
+                g.margin = margins[b];
+                g.seed = seed;
+                pt_dataset *ds;
+                ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+                double R, gamma;
+                ck_assert_ptr_nonnull(pt_dataset_truth(ds, &R, &gamma));
+                ck_assert(gamma >= g.margin);
+                for (int bias = 0; bias <= 1; bias++) {
+                    pt_train_params p;
+                    pt_train_params_init(&p);
+                    p.bias = bias;
+                    p.epochs = 100000;
+                    p.shuffle = (int)(seed & 1);
+                    p.seed = seed;
+                    pt_train_report r;
+                    pt_model *m = train(ds, &p, &r);
+                    double Rt = bias ? sqrt(R * R + 1.0) : R;
+                    double bound = (Rt / gamma) * (Rt / gamma);
+                    ck_assert_int_eq(r.converged, 1);
+                    ck_assert_msg((double)r.updates <= bound, "seed %llu d %zu G %g: %zu updates > %g",
+                                  (unsigned long long)seed, g.d, g.margin, r.updates, bound);
+                    pt_train_report_clear(&r);
+                    pt_model_free(m);
+                }
+                pt_dataset_free(ds);
+            }
+}
+END_TEST
+
+/* The averaged perceptron equals the explicit average of every intermediate w (one per
+ * sample visited), computed here in double. */
+START_TEST(test_averaged_equals_explicit_average)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_NOISY;
+    g.n = 60;
+    g.d = 7;
+    g.seed = 3;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.variant = PT_VARIANT_AVERAGED;
+    p.epochs = 5;
+    p.eta = 0.5f;
+    p.isa = PT_ISA_SCALAR;
+    pt_train_report r;
+    pt_model *m = train(ds, &p, &r);
+
+    /* replay in double */
+    size_t d = g.d;
+    double w[8] = {0}, b = 0, sum[8] = {0}, sumb = 0;
+    size_t T = 0, updates = 0;
+    for (int e = 0; e < r.epochs_run; e++)
+        for (size_t i = 0; i < g.n; i++) {
+            const float *x = pt_dataset_row_const(ds, i);
+            double y = pt_dataset_y(ds)[i], s = b;
+            for (size_t j = 0; j < d; j++) s += w[j] * x[j];
+            if (y * s <= 0) {
+                for (size_t j = 0; j < d; j++) w[j] += 0.5 * y * x[j];
+                b += 0.5 * y;
+                updates++;
+            }
+            for (size_t j = 0; j < d; j++) sum[j] += w[j];
+            sumb += b;
+            T++;
+        }
+    ck_assert_uint_eq(updates, r.updates);
+    float fb;
+    const float *fw = pt_model_weights(m, &fb);
+    for (size_t j = 0; j < d; j++)
+        ck_assert_msg(fabs(fw[j] - sum[j] / T) <= 1e-4 * (1 + fabs(sum[j] / T)), "w[%zu] %g vs %g", j,
+                      fw[j], sum[j] / T);
+    ck_assert(fabs(fb - sumb / T) <= 1e-4 * (1 + fabs(sumb / T)));
+    pt_train_report_clear(&r);
+    pt_model_free(m);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* The same seed gives the same run; another seed a different order. */
+START_TEST(test_shuffle_deterministic)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_NOISY;
+    g.n = 500;
+    g.d = 10;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.shuffle = 1;
+    p.epochs = 3;
+    pt_train_report r1, r2, r3;
+    pt_model *m1 = train(ds, &p, &r1), *m2 = train(ds, &p, &r2);
+    p.seed = 99;
+    pt_model *m3 = train(ds, &p, &r3);
+    ck_assert_mem_eq(pt_model_weights(m1, NULL), pt_model_weights(m2, NULL), g.d * sizeof(float));
+    ck_assert_int_ne(memcmp(pt_model_weights(m1, NULL), pt_model_weights(m3, NULL), g.d * sizeof(float)), 0);
+    pt_train_report_clear(&r1);
+    pt_train_report_clear(&r2);
+    pt_train_report_clear(&r3);
+    pt_model_free(m1);
+    pt_model_free(m2);
+    pt_model_free(m3);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* The margin perceptron (tau > 0) keeps updating until every point has y w.x > tau. */
+START_TEST(test_margin_perceptron)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.n = 300;
+    g.d = 4;
+    g.margin = 0.2;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.margin = 1.0f;
+    p.epochs = 100000;
+    pt_train_report r;
+    pt_model *m = train(ds, &p, &r);
+    ck_assert_int_eq(r.converged, 1);
+    float *s = malloc(g.n * sizeof *s);
+    ck_assert_int_eq(pt_model_scores(m, ds, s), PT_OK);
+    for (size_t i = 0; i < g.n; i++) ck_assert_float_gt(pt_dataset_y(ds)[i] * s[i], 1.0f);
+    free(s);
+    pt_train_report_clear(&r);
+    pt_model_free(m);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+START_TEST(test_label_errors)
+{
+    const float x[] = {1, 2, 3};
+    const double one[] = {1, 1, 1}, three[] = {0, 1, 2};
+    pt_dataset *ds = tu_dataset(3, 1, x, one);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    pt_model *m;
+    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_LABELS);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "training needs two classes"));
+    pt_dataset_free(ds);
+    ds = tu_dataset(3, 1, x, three);
+    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_LABELS);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "3 classes"));
+    pt_dataset_free(ds);
+    /* bad parameters */
+    ds = tu_dataset(3, 1, x, (const double[]){0, 1, 0});
+    p.epochs = 0;
+    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
+    p.epochs = 1;
+    p.eta = -1;
+    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* {0,1} and arbitrary two-valued labels map to -1/+1 by order, and predictions give them back. */
+START_TEST(test_label_mapping)
+{
+    const float x[] = {-2, -1, 1, 2};
+    const double y[] = {3, 3, 7, 7};
+    pt_dataset *ds = tu_dataset(4, 1, x, y);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    pt_train_report r;
+    pt_model *m = train(ds, &p, &r);
+    double pred[4];
+    ck_assert_int_eq(pt_model_predict(m, ds, pred), PT_OK);
+    for (int i = 0; i < 4; i++) ck_assert_double_eq(pred[i], y[i]);
+    pt_train_report_clear(&r);
+    pt_model_free(m);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* Absurd values make the weights overflow: a clear numeric error, not a model of Inf. */
+START_TEST(test_non_finite_weights)
+{
+    const float x[] = {3e38f, -3e38f, -3e38f, 3e38f};
+    const double y[] = {1, -1};
+    pt_dataset *ds = tu_dataset(2, 2, x, y);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.eta = 1e10f;
+    pt_model *m = NULL;
+    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_NUMERIC);
+    ck_assert_ptr_null(m);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "epoch 1"));
+    pt_dataset_free(ds);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("train_online");
+    TCase *tc = tcase_create("online");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_worked_example);
+    tcase_add_test(tc, test_xor_never_separated);
+    tcase_add_test(tc, test_circle_embedding);
+    tcase_add_test(tc, test_mistake_bound_separable);
+    tcase_add_test(tc, test_averaged_equals_explicit_average);
+    tcase_add_test(tc, test_shuffle_deterministic);
+    tcase_add_test(tc, test_margin_perceptron);
+    tcase_add_test(tc, test_label_errors);
+    tcase_add_test(tc, test_label_mapping);
+    tcase_add_test(tc, test_non_finite_weights);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
