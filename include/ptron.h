@@ -217,6 +217,14 @@ typedef enum pt_gram_storage {
     PT_GRAM_ROWS = 2  /* kernel rows computed on demand behind an LRU row cache */
 } pt_gram_storage;
 
+typedef enum pt_online_pass {
+    PT_PASS_AUTO = 0,       /* blocked when there are 2+ threads and the last epoch's mistakes
+                               were rare, else sequential */
+    PT_PASS_SEQUENTIAL = 1, /* one sample at a time on one core */
+    PT_PASS_BLOCKED = 2     /* scores of a block of samples computed in parallel, then walked in
+                               order; recomputed after a mistake: the same model as sequential */
+} pt_online_pass;
+
 /* Progress callback: called once per epoch; return non-zero to stop training. */
 typedef int (*pt_progress_fn)(int epoch, size_t mistakes, double seconds, void *user);
 
@@ -229,6 +237,7 @@ typedef struct pt_train_params {
     int shuffle;         /* reshuffle the order each epoch from seed */
     uint64_t seed;
     int bias;            /* 1: augment with a constant-1 coordinate (default) */
+    pt_online_pass pass; /* online: sequential, blocked (both cores) or auto (default) */
     pt_isa isa;          /* PT_ISA_AUTO by default */
     int threads;         /* 0: all cores */
     size_t mem_budget_bytes; /* voted vectors, Gram cache and the like (default: half of RAM) */
@@ -267,6 +276,8 @@ const char *pt_kernel_name(pt_kernel k);
 pt_status pt_kernel_parse(const char *name, pt_kernel *out);
 const char *pt_batch_impl_name(pt_batch_impl b);
 pt_status pt_batch_impl_parse(const char *name, pt_batch_impl *out);
+const char *pt_online_pass_name(pt_online_pass p);
+pt_status pt_online_pass_parse(const char *name, pt_online_pass *out);
 const char *pt_gram_storage_name(pt_gram_storage g);
 pt_status pt_gram_storage_parse(const char *name, pt_gram_storage *out);
 

@@ -140,6 +140,18 @@ float pt_model_score_row(const pt_model *m, const float *x);
 
 /* --------------------------------------------------------------- training paths */
 
+/* A row transformation applied on the fly (streamed feature expansion): map writes the
+ * d_out mapped features of x, zero padded to pt_stride_for(d_out) floats, into out. */
+typedef struct pt_row_map {
+    size_t d_out;
+    void (*map)(const void *ctx, const float *x, float *out);
+    const void *ctx;
+} pt_row_map;
+
+/* The online path over mapped rows (the model m has d = map->d_out); sequential pass. */
+pt_status pt_train_online_mapped(const pt_dataset *ds, const pt_row_map *map,
+                                 const pt_train_params *p, const pt_kernels *k, pt_model *m,
+                                 pt_train_report *r);
 pt_status pt_train_online(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
                           pt_model *m, pt_train_report *r);
 pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,

@@ -63,6 +63,8 @@ NAME_TABLE(pt_kernel, pt_kernel_name, pt_kernel_parse, "kernel", {"linear", PT_K
            {"poly", PT_KERNEL_POLY}, {"rbf", PT_KERNEL_RBF})
 NAME_TABLE(pt_batch_impl, pt_batch_impl_name, pt_batch_impl_parse, "batch implementation",
            {"auto", PT_BATCH_AUTO}, {"gemv", PT_BATCH_GEMV}, {"fused", PT_BATCH_FUSED})
+NAME_TABLE(pt_online_pass, pt_online_pass_name, pt_online_pass_parse, "pass",
+           {"auto", PT_PASS_AUTO}, {"sequential", PT_PASS_SEQUENTIAL}, {"blocked", PT_PASS_BLOCKED})
 NAME_TABLE(pt_gram_storage, pt_gram_storage_name, pt_gram_storage_parse, "Gram storage",
            {"auto", PT_GRAM_AUTO}, {"full", PT_GRAM_FULL}, {"rows", PT_GRAM_ROWS})
 

@@ -5,6 +5,11 @@
  * Variants: classic (last iterate) and averaged. The average of all iterates uses the lazy
  * sum: with c the number of samples seen before an update of delta, keep u += c delta; the
  * average after T samples is w - u / T. No O(d) work per correct sample.
+ *
+ * Passes: sequential, or blocked: the scores of a block of samples are computed in parallel
+ * (OpenMP), then the block is walked in order; a mistake invalidates the scores after it, so
+ * they are recomputed from the next sample on. The scores come from the same dot kernel as the
+ * sequential pass, so the decisions, the updates and w are bit-identical.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -12,101 +17,209 @@
 
 #include "internal.h"
 
-typedef struct online_state {
-    float *w, *u; /* u: averaged variant only */
-    float b, ub;
-    double steps; /* samples seen (for the average); double: exact up to 2^53 */
-} online_state;
+/* Blocked pass: block sizes adapt between these (rows); a mistake shrinks the block, a clean
+ * block grows it. */
+#define BLOCK_MIN 64
+#define BLOCK_START 512
+#define BLOCK_MAX 16384
+/* Auto: go blocked when the last epoch had fewer than n / AUTO_RATE mistakes. Each mistake
+ * wastes on average half a block of scores; at this rate the waste stays a few percent. */
+#define AUTO_RATE 256
 
-static pt_status check_finite(const online_state *st, size_t len, int epoch)
+typedef struct online {
+    const pt_kernels *k;
+    size_t len; /* floats per row (padded stride) */
+    float tau, eta, bias;
+    bool averaged;
+    float *w, *u; /* u: the averaged variant's lazy sum */
+    float b, ub;
+    double steps; /* samples seen, for the average (exact in double up to 2^53) */
+} online;
+
+/* The step on a sample whose score is known: update on a margin violation. Returns 1 if it
+ * updated. Every sample counts towards the average, mistake or not. */
+static inline int visit(online *o, const float *x, float y, float score)
 {
-    if (!isfinite(st->b)) goto bad;
-    for (size_t j = 0; j < len; j++)
-        if (!isfinite(st->w[j])) goto bad;
+    int upd = y * score <= o->tau;
+    if (upd) {
+        float a = o->eta * y;
+        if (o->averaged) {
+            float c = (float)o->steps * a;
+            o->k->axpy2(a, c, x, o->w, o->u, o->len);
+            o->ub += c * o->bias;
+        } else {
+            o->k->axpy(a, x, o->w, o->len);
+        }
+        o->b += a * o->bias;
+    }
+    o->steps += 1.0;
+    return upd;
+}
+
+static inline float score_of(const online *o, const float *x)
+{
+    return o->k->dot(o->w, x, o->len) + o->b * o->bias;
+}
+
+static inline const float *row(const pt_dataset *ds, const uint32_t *order, size_t t)
+{
+    return ds->X + (order ? order[t] : t) * ds->stride;
+}
+
+/* One sequential epoch; *mistakes gets the updates made. */
+static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_t *order,
+                                  const pt_row_map *map, float *mapped, size_t *mistakes, int epoch)
+{
+    size_t count = 0;
+    const float *Y = ds->y;
+    for (size_t t = 0; t < ds->n; t++) {
+        const float *x = row(ds, order, t);
+        float y = Y[order ? order[t] : t];
+        if (map) {
+            map->map(map->ctx, x, mapped);
+            x = mapped;
+        }
+        if (!o->averaged) {
+            /* the fused kernel: one call, x still in L1 for the update */
+            float s;
+            count += (size_t)o->k->step(o->w, &o->b, x, o->len, y, o->tau, o->eta, o->bias, &s);
+        } else {
+            count += (size_t)visit(o, x, y, score_of(o, x));
+        }
+        if (pt_stop_requested) {
+            *mistakes = count;
+            return pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d at sample %zu", epoch, t + 1);
+        }
+    }
+    *mistakes = count;
     return PT_OK;
-bad:
+}
+
+/* One blocked epoch: scores[] holds BLOCK_MAX floats. */
+static pt_status epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *order,
+                               float *scores, int threads, size_t *mistakes, int epoch)
+{
+    size_t count = 0, n = ds->n, block = BLOCK_START;
+    const float *Y = ds->y;
+    size_t t = 0;
+    while (t < n) {
+        size_t end = t + block < n ? t + block : n;
+        long lo = (long)t, hi = (long)end;
+#pragma omp parallel for schedule(static) num_threads(threads) if (hi - lo >= 2 * BLOCK_MIN)
+        for (long j = lo; j < hi; j++) scores[j - lo] = score_of(o, row(ds, order, (size_t)j));
+        size_t j = t;
+        for (; j < end; j++)
+            if (visit(o, row(ds, order, j), Y[order ? order[j] : j], scores[j - t])) break;
+        if (j < end) {
+            /* a mistake at j: the scores after it are stale */
+            count++;
+            t = j + 1;
+            block = block / 4 > BLOCK_MIN ? block / 4 : BLOCK_MIN;
+        } else {
+            t = end;
+            block = block * 2 < BLOCK_MAX ? block * 2 : BLOCK_MAX;
+        }
+        if (pt_stop_requested) {
+            *mistakes = count;
+            return pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d at sample %zu", epoch, t);
+        }
+    }
+    *mistakes = count;
+    return PT_OK;
+}
+
+static pt_status check_finite(const online *o, int epoch)
+{
+    bool ok = isfinite(o->b);
+    for (size_t j = 0; j < o->len && ok; j++) ok = isfinite(o->w[j]);
+    if (ok) return PT_OK;
     return pt_fail(PT_ERR_NUMERIC,
                    "weights became non-finite in epoch %d: lower --eta or rescale the features",
                    epoch);
 }
 
-pt_status pt_train_online(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
-                          pt_model *m, pt_train_report *r)
+static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_train_params *p,
+                       const pt_kernels *k, pt_model *m, pt_train_report *r)
 {
-    const size_t n = ds->n, len = ds->stride;
-    const float tau = p->margin, eta = p->eta, bias = p->bias ? 1.0f : 0.0f;
-    const bool averaged = p->variant == PT_VARIANT_AVERAGED;
+    const size_t n = ds->n;
     if (p->variant == PT_VARIANT_VOTED)
         return pt_fail(PT_ERR_UNSUPPORTED, "the voted perceptron is not built yet");
-
-    online_state st = {.w = m->w};
+    online o = {
+        .k = k,
+        .len = map ? pt_stride_for(map->d_out) : ds->stride,
+        .tau = p->margin,
+        .eta = p->eta,
+        .bias = p->bias ? 1.0f : 0.0f,
+        .averaged = p->variant == PT_VARIANT_AVERAGED,
+        .w = m->w,
+    };
+    const int threads = pt_threads_resolve(p->threads);
     uint32_t *order = NULL;
+    float *scores = NULL, *mapped = NULL;
     pt_status s = PT_OK;
-    if (averaged && !(st.u = pt_calloc(len * sizeof(float), "averaging buffer"))) return PT_ERR_NOMEM;
-    if (p->shuffle) {
-        if (n > UINT32_MAX) {
-            s = pt_fail(PT_ERR_LIMIT, "--shuffle supports up to 2^32 rows (got %zu)", n);
-            goto out;
-        }
-        if (!(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) {
-            s = PT_ERR_NOMEM;
-            goto out;
-        }
-        for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+    if (p->shuffle && n > UINT32_MAX)
+        return pt_fail(PT_ERR_LIMIT, "--shuffle supports up to 2^32 rows (got %zu)", n);
+    /* every buffer once, before the first epoch */
+    if ((o.averaged && !(o.u = pt_calloc(o.len * sizeof(float), "averaging buffer"))) ||
+        (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
+        (!map && !(scores = pt_alloc(BLOCK_MAX * sizeof(float), "block scores"))) ||
+        (map && !(mapped = pt_calloc(o.len * sizeof(float), "mapped row")))) {
+        s = PT_ERR_NOMEM;
+        goto out;
     }
+    if (order)
+        for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
     pt_rng rng;
     pt_rng_seed(&rng, p->seed);
-    const float *X = ds->X, *Y = ds->y;
     double t0 = pt_now();
+    size_t last = n; /* mistakes in the previous epoch */
 
     for (int epoch = 1; epoch <= p->epochs; epoch++) {
         if (order) pt_rng_shuffle(&rng, order, n);
+        bool blocked = !map && (p->pass == PT_PASS_BLOCKED ||
+                                (p->pass == PT_PASS_AUTO && threads >= 2 && epoch > 1 &&
+                                 last * AUTO_RATE < n));
         size_t mistakes = 0;
-        for (size_t t = 0; t < n; t++) {
-            size_t i = order ? order[t] : t;
-            const float *x = X + i * len;
-            const float y = Y[i];
-            if (!averaged) {
-                float score;
-                mistakes += (size_t)k->step(st.w, &st.b, x, len, y, tau, eta, bias, &score);
-            } else {
-                float score = k->dot(st.w, x, len) + st.b * bias;
-                if (y * score <= tau) {
-                    float a = eta * y, c = (float)st.steps * a;
-                    k->axpy2(a, c, x, st.w, st.u, len);
-                    st.b += a * bias;
-                    st.ub += c * bias;
-                    mistakes++;
-                }
-                st.steps += 1.0;
-            }
-            if (pt_stop_requested) {
-                s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d at sample %zu", epoch, t + 1);
-                goto finish;
-            }
-        }
+        s = blocked ? epoch_blocked(&o, ds, order, scores, threads, &mistakes, epoch)
+                    : epoch_sequential(&o, ds, order, map, mapped, &mistakes, epoch);
         r->updates += mistakes;
-        if ((s = pt_report_push_epoch(r, mistakes, NAN)) != PT_OK) goto finish;
-        if ((s = check_finite(&st, len, epoch)) != PT_OK) goto finish;
+        if (s != PT_OK) break;
+        if ((s = pt_report_push_epoch(r, mistakes, NAN)) != PT_OK) break;
+        if ((s = check_finite(&o, epoch)) != PT_OK) break;
+        last = mistakes;
         if (p->progress && p->progress(epoch, mistakes, pt_now() - t0, p->progress_user)) {
             s = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d", epoch);
-            goto finish;
+            break;
         }
         if (mistakes == 0) {
             r->converged = 1;
             break;
         }
     }
-finish:
-    if (averaged && st.steps > 0) {
+    if (o.averaged && o.steps > 0) {
         /* average = w - u / T */
-        float inv = (float)(1.0 / st.steps);
-        k->scale_add(1.0f, st.w, -inv, st.u, st.w, len);
-        st.b = st.b - st.ub * inv;
+        float inv = (float)(1.0 / o.steps);
+        k->scale_add(1.0f, o.w, -inv, o.u, o.w, o.len);
+        o.b -= o.ub * inv;
     }
-    m->b = st.b;
+    m->b = o.b;
 out:
-    pt_free(st.u);
+    pt_free(o.u);
     pt_free(order);
+    pt_free(scores);
+    pt_free(mapped);
     return s;
+}
+
+pt_status pt_train_online(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                          pt_model *m, pt_train_report *r)
+{
+    return train(ds, NULL, p, k, m, r);
+}
+
+pt_status pt_train_online_mapped(const pt_dataset *ds, const pt_row_map *map,
+                                 const pt_train_params *p, const pt_kernels *k, pt_model *m,
+                                 pt_train_report *r)
+{
+    return train(ds, map, p, k, m, r);
 }

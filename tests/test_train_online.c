@@ -338,6 +338,82 @@ START_TEST(test_non_finite_weights)
 }
 END_TEST
 
+/* Integer-valued data: every dot and update is exact in float, so every ISA and both passes
+ * must make the same mistakes and end with bit-identical weights. */
+static pt_dataset *integer_dataset(size_t n, size_t d, uint64_t seed)
+{
+    pt_rng rng;
+    pt_rng_seed(&rng, seed);
+    float *x = malloc(n * d * sizeof *x);
+    double *y = malloc(n * sizeof *y);
+    int w[64];
+    for (size_t j = 0; j < d; j++) w[j] = (int)pt_rng_below(&rng, 7) - 3;
+    for (size_t i = 0; i < n; i++) {
+        long s = 0;
+        for (size_t j = 0; j < d; j++) {
+            int v = (int)pt_rng_below(&rng, 9) - 4;
+            x[i * d + j] = (float)v;
+            s += (long)v * w[j];
+        }
+        /* 5% label noise so that training runs many epochs */
+        y[i] = (s >= 0) != (pt_rng_uniform(&rng) < 0.05) ? 1.0 : -1.0;
+    }
+    pt_dataset *ds = tu_dataset(n, d, x, y);
+    free(x);
+    free(y);
+    return ds;
+}
+
+START_TEST(test_isa_and_pass_identical)
+{
+    const size_t dims[] = {3, 16, 37};
+    for (size_t a = 0; a < 3; a++) {
+        pt_dataset *ds = integer_dataset(3000, dims[a], 11 + a);
+        for (int variant = 0; variant <= 1; variant++)
+            for (int shuffle = 0; shuffle <= 1; shuffle++) {
+                pt_train_params p;
+                pt_train_params_init(&p);
+                p.epochs = 6;
+                p.shuffle = shuffle;
+                p.variant = variant ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
+                p.isa = PT_ISA_SCALAR;
+                p.pass = PT_PASS_SEQUENTIAL;
+                pt_train_report ref;
+                pt_model *mref = train(ds, &p, &ref);
+                for (int isa = PT_ISA_SCALAR; isa <= PT_ISA_NEON; isa++) {
+                    if (!pt_isa_available((pt_isa)isa)) continue;
+                    for (int pass = PT_PASS_SEQUENTIAL; pass <= PT_PASS_BLOCKED; pass++)
+                        for (int threads = 1; threads <= 2; threads++) {
+                            p.isa = (pt_isa)isa;
+                            p.pass = (pt_online_pass)pass;
+                            p.threads = threads;
+                            pt_train_report r;
+                            pt_model *m = train(ds, &p, &r);
+                            ck_assert_int_eq(r.epochs_run, ref.epochs_run);
+                            ck_assert_mem_eq(r.mistakes_per_epoch, ref.mistakes_per_epoch,
+                                             (size_t)r.epochs_run * sizeof(size_t));
+                            float b1, b2;
+                            const float *w1 = pt_model_weights(m, &b1), *w2 = pt_model_weights(mref, &b2);
+                            if (!variant) {
+                                ck_assert_mem_eq(w1, w2, dims[a] * sizeof(float));
+                                ck_assert_float_eq(b1, b2);
+                            } else {
+                                /* the average divides by T: equal up to that rounding */
+                                for (size_t j = 0; j < dims[a]; j++)
+                                    ck_assert_float_eq_tol(w1[j], w2[j], 1e-4f * (1 + fabsf(w2[j])));
+                            }
+                            pt_train_report_clear(&r);
+                            pt_model_free(m);
+                        }
+                }
+                pt_train_report_clear(&ref);
+                pt_model_free(mref);
+            }
+        pt_dataset_free(ds);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("train_online");
@@ -353,6 +429,7 @@ int main(void)
     tcase_add_test(tc, test_label_errors);
     tcase_add_test(tc, test_label_mapping);
     tcase_add_test(tc, test_non_finite_weights);
+    tcase_add_test(tc, test_isa_and_pass_identical);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

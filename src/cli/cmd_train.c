@@ -46,6 +46,10 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (IS("--averaged")) p->variant = PT_VARIANT_AVERAGED;
         else if (IS("--voted")) p->variant = PT_VARIANT_VOTED;
         else if (IS("--shuffle")) p->shuffle = 1;
+        else if (IS("--pass")) {
+            const char *v = cli_value(&a, arg);
+            if (v && pt_online_pass_parse(v, &p->pass)) return cli_usage_error("train", "%s", pt_last_error());
+        }
         else if (IS("--seed")) cli_u64(&a, arg, &p->seed);
         else if (IS("--no-bias")) p->bias = 0;
         else if (IS("--loss")) {
