@@ -79,6 +79,9 @@ void progress_init(progress *p, bool quiet, int epochs, size_t n);
 int progress_epoch(int epoch, size_t mistakes, double seconds, void *user);
 void progress_done(progress *p);
 
+/* --mem-mb of the running command (0: the library's default, half of RAM). */
+extern size_t cli_mem_mb;
+
 /* Read a dataset, printing nothing; on failure the caller reports via cli_fail. */
 pt_status cli_read_dataset(const char *path, const char *format, size_t max_features,
                            pt_dataset **out, double *seconds);

@@ -14,6 +14,7 @@ int cmd_convert(int argc, char **argv)
         else if (strcmp(arg, "--format") == 0) format = cli_value(&a, arg);
         else if (strcmp(arg, "--to") == 0) to = cli_value(&a, arg);
         else if (strcmp(arg, "--max-features") == 0) cli_size(&a, arg, 1, SIZE_MAX, &max_features);
+        else if (strcmp(arg, "--mem-mb") == 0) cli_size(&a, arg, 1, SIZE_MAX >> 21, &cli_mem_mb);
         else if (arg[0] == '-' && arg[1]) return cli_usage_error("convert", "unknown option %s", arg);
         else if (!in) in = arg;
         else return cli_usage_error("convert", "unexpected argument '%s'", arg);

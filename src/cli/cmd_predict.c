@@ -17,6 +17,7 @@ int cmd_predict(int argc, char **argv)
         else if (strcmp(arg, "--format") == 0) format = cli_value(&a, arg);
         else if (strcmp(arg, "--json") == 0) json = true;
         else if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) quiet = true;
+        else if (strcmp(arg, "--mem-mb") == 0) cli_size(&a, arg, 1, SIZE_MAX >> 21, &cli_mem_mb);
         else if (arg[0] == '-' && arg[1]) return cli_usage_error("predict", "unknown option %s", arg);
         else if (!model) model = arg;
         else if (!file) file = arg;

@@ -85,7 +85,9 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (IS("--reference")) o->reference = cli_value(&a, arg);
         else if (IS("--format")) o->format = cli_value(&a, arg);
         else if (IS("--max-features")) cli_size(&a, arg, 1, SIZE_MAX, &o->max_features);
-        else if (IS("--json")) o->json = true;
+        else if (IS("--mem-mb")) {
+            if (cli_size(&a, arg, 1, SIZE_MAX >> 21, &cli_mem_mb)) p->mem_budget_bytes = cli_mem_mb << 20;
+        } else if (IS("--json")) o->json = true;
         else if (IS("--quiet") || IS("-q")) o->quiet = true;
         else if (arg[0] == '-' && arg[1]) return cli_usage_error("train", "unknown option %s", arg);
         else if (!o->file) o->file = arg;

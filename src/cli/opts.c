@@ -64,6 +64,8 @@ static const struct {
      "  --reference MODEL        a linear model to use as the reference separator for --bounds\n"
      "  --format F               input format (libsvm, csv, ptd; default by extension)\n"
      "  --max-features N         LIBSVM: largest feature index accepted (default 10000000)\n"
+     "  --mem-mb M               memory budget for the data and training buffers (default:\n"
+     "                           half of RAM); larger needs are refused before allocating\n"
      "  --json                   print one JSON object on stdout and nothing else there\n"
      "  --quiet                  no progress, no summary\n"},
     {"predict", "usage: ptron predict MODEL FILE [-o PREDICTIONS] [--format F] [--json] [--quiet]\n"
@@ -203,6 +205,8 @@ bool cli_u64(cli_args *a, const char *opt, uint64_t *out)
     return true;
 }
 
+size_t cli_mem_mb;
+
 pt_status cli_read_dataset(const char *path, const char *format, size_t max_features,
                            pt_dataset **out, double *seconds)
 {
@@ -213,6 +217,7 @@ pt_status cli_read_dataset(const char *path, const char *format, size_t max_feat
         if (s != PT_OK) return s;
     }
     if (max_features) o.max_features = max_features;
+    if (cli_mem_mb) o.mem_budget_bytes = cli_mem_mb << 20;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     pt_status s = pt_dataset_read(path, &o, out);
