@@ -1,0 +1,213 @@
+/* The CLI end to end: gen, info, convert, train, predict; the JSON contract; exit statuses
+ * and messages for usage errors and bad input. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "'%s' not in: %s", (sub), (s))
+
+static char path_buf[8][512];
+static const char *keep(int slot, const char *p)
+{
+    snprintf(path_buf[slot], sizeof path_buf[slot], "%s", p);
+    return path_buf[slot];
+}
+
+static int run(char **out, char **err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int run(char **out, char **err, const char *fmt, ...)
+{
+    char args[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    return tu_run_cli(args, out, err);
+}
+
+/* The foundation issue's acceptance check. */
+START_TEST(test_separable_20000x64_converges)
+{
+    const char *data = keep(0, tu_path("sep", ".ptd")), *model = keep(1, tu_path("sep", ".model"));
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "gen separable --n 20000 --d 64 -o %s", data), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 1000 --json", data, model), 0);
+    /* one JSON object, nothing else on stdout */
+    ck_assert_int_eq(out[0], '{');
+    ck_assert_ptr_eq(strchr(out, '\n'), out + strlen(out) - 1);
+    const char *keys[] = {"\"path\": \"online\"", "\"isa\": ", "\"threads\": ", "\"n\": 20000", "\"d\": 64",
+                          "\"epochs_run\": ", "\"mistakes_per_epoch\": [", "\"updates\": ",
+                          "\"converged\": true", "\"load_seconds\": ", "\"train_seconds\": ",
+                          "\"train_accuracy\": 1,"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) HAS(out, keys[i]);
+    ck_assert_str_eq(err, "");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "predict %s %s --json", model, data), 0);
+    HAS(out, "\"n\": 20000");
+    HAS(out, "\"accuracy\": 1,");
+    HAS(out, "\"seconds\": ");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "info %s --json", data), 0);
+    HAS(out, "\"type\": \"dataset\"");
+    HAS(out, "\"truth_gamma\": ");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "info %s", model), 0);
+    HAS(out, "ptron model, online path");
+    free(out);
+    free(err);
+}
+END_TEST
+
+START_TEST(test_human_output_and_bounds)
+{
+    const char *data = keep(0, tu_path("b", ".ptd")), *model = keep(1, tu_path("b", ".model"));
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "gen separable --n 500 --d 8 --margin 0.2 -o %s", data), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 100 --bounds", data, model), 0);
+    HAS(out, "converged");
+    HAS(out, "(R/gamma)^2 = ");
+    HAS(out, "train accuracy = 100% (500/500)");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "predict %s %s", model, data), 0);
+    ck_assert_str_eq(out, "Accuracy = 100% (500/500)\n");
+    free(out);
+    free(err);
+}
+END_TEST
+
+START_TEST(test_convert_round_trip)
+{
+    const char *ptd = keep(0, tu_path("c", ".ptd")), *svm = keep(1, tu_path("c", ".svm")),
+               *csv = keep(2, tu_path("c", ".csv")), *back = keep(3, tu_path("c2", ".ptd"));
+    char *out, *err, *a, *b;
+    ck_assert_int_eq(run(&out, &err, "gen noisy --n 300 --d 5 -o %s", ptd), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(NULL, NULL, "convert %s -o %s", ptd, svm), 0);
+    ck_assert_int_eq(run(NULL, NULL, "convert %s -o %s", svm, csv), 0);
+    ck_assert_int_eq(run(NULL, NULL, "convert %s -o %s", csv, back), 0);
+    ck_assert_int_eq(run(&a, &err, "info %s --json", ptd), 0);
+    free(err);
+    ck_assert_int_eq(run(&b, &err, "info %s --json", back), 0);
+    free(err);
+    /* same sizes, labels, non-zeros and R: compare from "n" up to "load_seconds" */
+    char *pa = strstr(a, "\"n\""), *pb = strstr(b, "\"n\"");
+    *strstr(pa, "\"load_seconds\"") = 0;
+    *strstr(pb, "\"load_seconds\"") = 0;
+    ck_assert_str_eq(pa, pb);
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(test_usage_errors_exit_1)
+{
+    char *out, *err;
+    const char *cases[] = {"train", "train x.svm --frobnicate", "train x.svm --epochs 0",
+                           "train x.svm --eta -1", "train x.svm --eta abc", "train x.svm --path dual",
+                           "gen", "gen spiral -o x.svm", "predict only-one-arg", "frobnicate",
+                           "train x.svm --epochs"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ck_assert_msg(run(&out, &err, "%s", cases[i]) == 1, "'%s' should exit 1", cases[i]);
+        ck_assert_msg(strstr(err, "usage") != NULL, "'%s': no usage line in: %s", cases[i], err);
+        ck_assert_str_eq(out, "");
+        free(out);
+        free(err);
+    }
+}
+END_TEST
+
+START_TEST(test_bad_input_exit_2)
+{
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "train /nonexistent/data.svm"), 2);
+    HAS(err, "/nonexistent/data.svm");
+    free(out);
+    free(err);
+    const char *one = keep(0, tu_write_file("one", ".svm", "1 1:0.5\n1 2:0.25\n"));
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s", one, tu_path("m", ".model")), 2);
+    HAS(err, "training needs two classes");
+    free(out);
+    free(err);
+    const char *three = keep(1, tu_write_file("three", ".svm", "1 1:1\n2 1:2\n3 1:3\n"));
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s", three, tu_path("m", ".model")), 2);
+    HAS(err, "3 classes");
+    free(out);
+    free(err);
+    const char *bad = keep(2, tu_write_file("bad", ".svm", "1 1:1\n-1 0:2\n"));
+    ck_assert_int_eq(run(&out, &err, "train %s", bad), 2);
+    HAS(err, bad);
+    HAS(err, ":2:");
+    free(out);
+    free(err);
+    const char *notmodel = keep(3, tu_write_file("nm", ".model", "hello\n"));
+    ck_assert_int_eq(run(&out, &err, "predict %s %s", notmodel, one), 2);
+    HAS(err, notmodel);
+    free(out);
+    free(err);
+}
+END_TEST
+
+/* A model trained on 3 features predicting data with 5: the extra features are ignored, with
+ * a warning on stderr, as LIBLINEAR does. */
+START_TEST(test_feature_count_mismatch)
+{
+    const char *small = keep(0, tu_write_file("f3", ".svm", "1 1:1 3:1\n-1 1:-1 2:1\n1 2:-1 3:2\n-1 1:-2\n"));
+    const char *wide = keep(1, tu_write_file("f5", ".svm", "1 1:1 3:1 5:9\n-1 1:-1 2:1 4:7\n"));
+    const char *model = keep(2, tu_path("f", ".model"));
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 50 --quiet", small, model), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "predict %s %s", model, wide), 0);
+    HAS(err, "warning");
+    HAS(err, "ignored");
+    HAS(out, "Accuracy = ");
+    free(out);
+    free(err);
+}
+END_TEST
+
+START_TEST(test_help_lists_every_option)
+{
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "help train"), 0);
+    const char *opts[] = {"--path", "--epochs", "--eta", "--margin", "--averaged", "--shuffle", "--seed",
+                          "--loss", "--lambda", "--batch-size", "--schedule", "--kernel", "--degree",
+                          "--gamma", "--coef0", "--cache-mb", "--threads", "--isa", "--json", "--quiet",
+                          "--no-bias", "--bounds", "--pass", "--mem-mb"};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) HAS(out, opts[i]);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "--version"), 0);
+    HAS(out, "ptron ");
+    free(out);
+    free(err);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("cli");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_separable_20000x64_converges);
+    tcase_add_test(tc, test_human_output_and_bounds);
+    tcase_add_test(tc, test_convert_round_trip);
+    tcase_add_test(tc, test_usage_errors_exit_1);
+    tcase_add_test(tc, test_bad_input_exit_2);
+    tcase_add_test(tc, test_feature_count_mismatch);
+    tcase_add_test(tc, test_help_lists_every_option);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
