@@ -190,6 +190,35 @@ const char *pt_gen_kind_name(pt_gen_kind k);
 /* Deterministic: the same parameters give bit-identical data on every machine. */
 pt_status pt_generate(const pt_gen_params *p, pt_dataset **out);
 
+/* ---------------------------------------------------------------- feature expansion */
+
+typedef enum pt_expand_kind {
+    PT_EXPAND_NONE = 0,
+    PT_EXPAND_POLY = 1, /* all monomials of degree <= D, multinomial sqrt coefficients:
+                           phi(x).phi(z) = (coef0 + x.z)^D exactly (up to rounding) */
+    PT_EXPAND_RFF = 2   /* random Fourier features for exp(-gamma |x - z|^2):
+                           z(x) = sqrt(2/D) cos(W x + b), W ~ N(0, 2 gamma I), b ~ U[0, 2 pi) */
+} pt_expand_kind;
+
+typedef struct pt_expand_params {
+    pt_expand_kind kind;
+    int degree;           /* POLY: D (default 2) */
+    float coef0;          /* POLY: C (default 1) */
+    size_t rff_dim;       /* RFF: number of features (default 1024) */
+    float gamma;          /* RFF: kernel width (default 1) */
+    uint64_t seed;        /* RFF: seed of W and b (default 1) */
+    size_t max_features;  /* refuse an output dimension above this (default 10,000,000) */
+    size_t mem_budget_bytes; /* refuse a materialised expansion above this (default half RAM) */
+} pt_expand_params;
+
+void pt_expand_params_init(pt_expand_params *p);
+/* Output dimension for input dimension d: C(d + D, D) for POLY, rff_dim for RFF; SIZE_MAX on
+ * overflow. */
+size_t pt_expand_dim(const pt_expand_params *p, size_t d);
+/* Materialise the expansion of every row (refused with the dimension and bytes needed when over
+ * max_features or the memory budget). Labels and class table are kept. */
+pt_status pt_expand(const pt_dataset *ds, const pt_expand_params *p, pt_dataset **out);
+
 /* ------------------------------------------------------------------------ training */
 
 typedef enum pt_path { PT_PATH_ONLINE = 0, PT_PATH_BATCH = 1, PT_PATH_KERNEL = 2 } pt_path;
