@@ -1,8 +1,575 @@
-/* placeholder: the .ptd reader/writer (issue 2 helper) */
+/*
+ * ptron's binary dataset file (.ptd): written through a stream, read by mmap.
+ *
+ * Layout, all integers and doubles little-endian (the sections are written from memory as
+ * they are, so the build refuses big-endian hosts below):
+ *
+ *   offset size  header (HEADER_SIZE = 256 bytes)
+ *   0      8     magic "PTRONDS\0"
+ *   8      4     format version, u32 (PTD_VERSION = 1)
+ *   12     4     header size in bytes, u32 (256)
+ *   16     8     n: rows, u64
+ *   24     8     d: features, u64
+ *   32     8     stride: floats per row, u64; must equal pt_stride_for(d)
+ *   40     8     nclass: distinct labels, u64 (<= n)
+ *   48     8     nnz: non-zero feature values, u64 (checked against the matrix on read)
+ *   56     8     flags, u64: bit 0 = generator truth present (the w* section is there)
+ *   64     8     truth_R, double
+ *   72     8     truth_gamma, double
+ *   80     16    generator kind, NUL padded ("" if not generated)
+ *   96     96    four section entries of {offset u64, length u64, checksum u64}, in this order:
+ *                class values, labels, w*, matrix
+ *   192    56    reserved, zero
+ *   248    8     header checksum: pt_checksum (XXH3-64) of bytes 0..247
+ *
+ *   sections, each checksummed with pt_checksum over its bytes:
+ *   256                      class values: nclass doubles, ascending
+ *   round_up(.., 8)          labels: n int32 class indices (0..nclass-1)
+ *   round_up(.., 8)          w*: d doubles, only when flag bit 0 is set (else length 0)
+ *   round_up(.., 4096)       matrix: n rows of stride float32, zero past d; the file ends here
+ *
+ * The section offsets are fixed by n, d, nclass and the flag: a reader recomputes them and
+ * refuses a header that says otherwise. The matrix starts at a multiple of 4096 and the reader
+ * maps the whole file from offset 0, so row 0 is page aligned (64-byte alignment is what the
+ * SIMD kernels need) whatever the page size.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "internal.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the .ptd reader and writer assume a little-endian host"
+#endif
+
+#define PTD_VERSION 1u
+#define HEADER_SIZE 256u
+#define HEADER_SUM_AT 248u
+#define SECTIONS_AT 96u
+#define MATRIX_ALIGN 4096u
+#define FLAG_TRUTH 1u
+/* Rows are hashed and scanned in blocks of about this size, so the scan reads from L2. */
+#define BLOCK_BYTES (256u << 10)
+
+static const char magic[8] = {'P', 'T', 'R', 'O', 'N', 'D', 'S', '\0'};
+
+enum { SEC_CLASSES, SEC_LABELS, SEC_WSTAR, SEC_MATRIX, NSEC };
+static const char *const sec_name[NSEC] = {"class values", "labels", "w*", "matrix"};
+
+typedef struct header {
+    uint32_t version, header_size;
+    uint64_t n, d, stride, nclass, nnz, flags;
+    double truth_R, truth_gamma;
+    char kind[16];
+    uint64_t off[NSEC], len[NSEC], sum[NSEC];
+} header;
+
+/* ------------------------------------------------------------------ header encoding */
+
+static void put32(unsigned char *b, uint32_t v) { memcpy(b, &v, 4); }
+static void put64(unsigned char *b, uint64_t v) { memcpy(b, &v, 8); }
+static uint32_t get32(const unsigned char *b) { uint32_t v; memcpy(&v, b, 4); return v; }
+static uint64_t get64(const unsigned char *b) { uint64_t v; memcpy(&v, b, 8); return v; }
+
+static void encode(const header *h, unsigned char b[HEADER_SIZE])
+{
+    memset(b, 0, HEADER_SIZE);
+    memcpy(b, magic, 8);
+    put32(b + 8, h->version);
+    put32(b + 12, h->header_size);
+    put64(b + 16, h->n);
+    put64(b + 24, h->d);
+    put64(b + 32, h->stride);
+    put64(b + 40, h->nclass);
+    put64(b + 48, h->nnz);
+    put64(b + 56, h->flags);
+    memcpy(b + 64, &h->truth_R, 8);
+    memcpy(b + 72, &h->truth_gamma, 8);
+    memcpy(b + 80, h->kind, 16);
+    for (int s = 0; s < NSEC; s++) {
+        put64(b + SECTIONS_AT + 24 * s, h->off[s]);
+        put64(b + SECTIONS_AT + 24 * s + 8, h->len[s]);
+        put64(b + SECTIONS_AT + 24 * s + 16, h->sum[s]);
+    }
+    put64(b + HEADER_SUM_AT, pt_checksum(b, HEADER_SUM_AT));
+}
+
+static void decode(const unsigned char b[HEADER_SIZE], header *h)
+{
+    h->version = get32(b + 8);
+    h->header_size = get32(b + 12);
+    h->n = get64(b + 16);
+    h->d = get64(b + 24);
+    h->stride = get64(b + 32);
+    h->nclass = get64(b + 40);
+    h->nnz = get64(b + 48);
+    h->flags = get64(b + 56);
+    memcpy(&h->truth_R, b + 64, 8);
+    memcpy(&h->truth_gamma, b + 72, 8);
+    memcpy(h->kind, b + 80, 16);
+    for (int s = 0; s < NSEC; s++) {
+        h->off[s] = get64(b + SECTIONS_AT + 24 * s);
+        h->len[s] = get64(b + SECTIONS_AT + 24 * s + 8);
+        h->sum[s] = get64(b + SECTIONS_AT + 24 * s + 16);
+    }
+}
+
+/* The canonical section offsets and lengths for these sizes, and the file size; false if any
+ * of it overflows 64 bits. */
+static bool plan(uint64_t n, uint64_t d, uint64_t stride, uint64_t nclass, bool truth,
+                 uint64_t off[NSEC], uint64_t len[NSEC], uint64_t *total)
+{
+    uint64_t cells;
+    if (__builtin_mul_overflow(nclass, 8, &len[SEC_CLASSES]) ||
+        __builtin_mul_overflow(n, 4, &len[SEC_LABELS]) ||
+        __builtin_mul_overflow(truth ? d : 0, 8, &len[SEC_WSTAR]) ||
+        __builtin_mul_overflow(n, stride, &cells) ||
+        __builtin_mul_overflow(cells, 4, &len[SEC_MATRIX]))
+        return false;
+    uint64_t at = HEADER_SIZE;
+    for (int s = 0; s < NSEC; s++) {
+        uint64_t align = s == SEC_MATRIX ? MATRIX_ALIGN : 8;
+        if (at > UINT64_MAX - align) return false;
+        off[s] = (at + align - 1) / align * align;
+        if (__builtin_add_overflow(off[s], len[s], &at)) return false;
+    }
+    *total = at;
+    return true;
+}
+
+/* ------------------------------------------------------------------- matrix scanning */
+
+/* What a row holds: its non-zeros, whether any feature is NaN/Inf, whether the padding past
+ * d is non-zero. Written as plain float compares so the compiler vectorises it. */
+typedef struct row_scan {
+    size_t nnz, bad, pad;
+} row_scan;
+
+static void scan_row(const float *x, size_t d, size_t stride, row_scan *r)
+{
+    size_t nz = 0, bad = 0, pad = 0;
+    for (size_t j = 0; j < d; j++) {
+        nz += x[j] != 0.0f;
+        bad += !(fabsf(x[j]) <= FLT_MAX);
+    }
+    for (size_t j = d; j < stride; j++) pad += x[j] != 0.0f;
+    r->nnz = nz;
+    r->bad = bad;
+    r->pad = pad;
+}
+
+static size_t first_bad(const float *x, size_t d)
+{
+    size_t j = 0;
+    while (j < d && fabsf(x[j]) <= FLT_MAX) j++;
+    return j;
+}
+
+static size_t rows_per_block(size_t stride)
+{
+    size_t row = stride * sizeof(float);
+    return row >= BLOCK_BYTES ? 1 : BLOCK_BYTES / row;
+}
+
+/* ---------------------------------------------------------------------------- reader */
+
+static pt_status read_header(const char *path, int fd, uint64_t file_size, header *h)
+{
+    unsigned char b[HEADER_SIZE];
+    size_t got = 0;
+    while (got < HEADER_SIZE) {
+        ssize_t r = pread(fd, b + got, HEADER_SIZE - got, (off_t)got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return pt_fail(PT_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+        if (r == 0) break;
+        got += (size_t)r;
+    }
+    if (memcmp(b, magic, got < 8 ? got : 8) != 0 || got == 0)
+        return pt_fail(PT_ERR_FORMAT, "%s: not a ptron dataset (bad magic)", path);
+    if (got < 12)
+        return pt_fail(PT_ERR_FORMAT, "%s: truncated: the header needs %u bytes, the file has %zu",
+                       path, HEADER_SIZE, got);
+    decode(b, h);
+    /* The version comes before anything else: a newer format may lay out the rest otherwise. */
+    if (h->version > PTD_VERSION)
+        return pt_fail(PT_ERR_VERSION,
+                       "%s: .ptd format version %" PRIu32 " is newer than this ptron reads "
+                       "(version %u); upgrade ptron",
+                       path, h->version, PTD_VERSION);
+    if (h->version == 0)
+        return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: format version 0", path);
+    if (got < HEADER_SIZE)
+        return pt_fail(PT_ERR_FORMAT, "%s: truncated: the header needs %u bytes, the file has %zu",
+                       path, HEADER_SIZE, got);
+    if (get64(b + HEADER_SUM_AT) != pt_checksum(b, HEADER_SUM_AT))
+        return pt_fail(PT_ERR_CHECKSUM, "%s: checksum mismatch in the header (file corrupted)",
+                       path);
+    if (h->header_size != HEADER_SIZE)
+        return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: header size %" PRIu32
+                       ", expected %u", path, h->header_size, HEADER_SIZE);
+    if (h->flags & ~(uint64_t)FLAG_TRUTH)
+        return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: unknown flags 0x%" PRIx64,
+                       path, h->flags);
+    /* 0 for a d so large that the stride would wrap: refused whatever stride says */
+    size_t want_stride = h->d > SIZE_MAX / 8 ? 0 : pt_stride_for((size_t)h->d);
+    if (want_stride == 0 || h->stride != want_stride)
+        return pt_fail(PT_ERR_FORMAT,
+                       "%s: inconsistent header: stride %" PRIu64 " for %" PRIu64
+                       " features, expected %zu",
+                       path, h->stride, h->d, want_stride);
+    if (h->nclass > h->n || (h->n > 0 && h->nclass == 0))
+        return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: %" PRIu64 " classes for %" PRIu64
+                       " rows", path, h->nclass, h->n);
+    if (memchr(h->kind, '\0', sizeof h->kind) == NULL)
+        return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: generator kind not terminated",
+                       path);
+    if (!isfinite(h->truth_R) || !isfinite(h->truth_gamma))
+        return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: truth R or gamma not finite",
+                       path);
+
+    uint64_t off[NSEC], len[NSEC], total;
+    if (!plan(h->n, h->d, h->stride, h->nclass, h->flags & FLAG_TRUTH, off, len, &total) ||
+        total > SIZE_MAX)
+        return pt_fail(PT_ERR_FORMAT,
+                       "%s: inconsistent header: %" PRIu64 " rows x %" PRIu64
+                       " features overflow the file size",
+                       path, h->n, h->d);
+    for (int s = 0; s < NSEC; s++)
+        if (h->off[s] != off[s] || h->len[s] != len[s])
+            return pt_fail(PT_ERR_FORMAT,
+                           "%s: inconsistent header: %s section at offset %" PRIu64 ", %" PRIu64
+                           " bytes; expected offset %" PRIu64 ", %" PRIu64 " bytes",
+                           path, sec_name[s], h->off[s], h->len[s], off[s], len[s]);
+    if (file_size < total)
+        return pt_fail(PT_ERR_FORMAT,
+                       "%s: truncated: the header describes %" PRIu64
+                       " bytes, the file has %" PRIu64,
+                       path, total, file_size);
+    if (file_size > total)
+        return pt_fail(PT_ERR_FORMAT,
+                       "%s: inconsistent: the header describes %" PRIu64 " bytes, the file has %"
+                       PRIu64 " (trailing data)",
+                       path, total, file_size);
+    return PT_OK;
+}
+
+static pt_status check_section(const char *path, const header *h, const unsigned char *base,
+                               int s)
+{
+    if (pt_checksum(base + h->off[s], (size_t)h->len[s]) != h->sum[s])
+        return pt_fail(PT_ERR_CHECKSUM, "%s: checksum mismatch in the %s section (file corrupted)",
+                       path, sec_name[s]);
+    return PT_OK;
+}
+
+/* Copy and check the small sections: class table, labels (and y), w*. */
+static pt_status load_small(const char *path, const header *h, const unsigned char *base,
+                            pt_dataset *ds)
+{
+    for (int s = SEC_CLASSES; s <= SEC_WSTAR; s++) PT_TRY(check_section(path, h, base, s));
+
+    size_t n = ds->n, k = (size_t)h->nclass;
+    ds->nclass = k;
+    ds->class_values = malloc((k ? k : 1) * sizeof(double));
+    if (!ds->class_values) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu classes", path, k);
+    memcpy(ds->class_values, base + h->off[SEC_CLASSES], k * sizeof(double));
+    for (size_t c = 0; c < k; c++) {
+        double v = ds->class_values[c];
+        if (!isfinite(v) || (c > 0 && !(v > ds->class_values[c - 1])))
+            return pt_fail(PT_ERR_FORMAT,
+                           "%s: class value %zu (%g) is not finite or not in ascending order",
+                           path, c, v);
+    }
+
+    if (!(ds->cls = pt_alloc((n ? n : 1) * sizeof(int32_t), "class indices"))) return PT_ERR_NOMEM;
+    memcpy(ds->cls, base + h->off[SEC_LABELS], n * sizeof(int32_t));
+    for (size_t i = 0; i < n; i++)
+        if (ds->cls[i] < 0 || (size_t)ds->cls[i] >= k)
+            return pt_fail(PT_ERR_FORMAT, "%s: row %zu: class index %" PRId32
+                           " out of range (%zu classes)", path, i + 1, ds->cls[i], k);
+    if (k == 2) {
+        if (!(ds->y = pt_alloc((n ? n : 1) * sizeof(float), "labels"))) return PT_ERR_NOMEM;
+        for (size_t i = 0; i < n; i++) ds->y[i] = ds->cls[i] == 1 ? 1.0f : -1.0f;
+    }
+
+    if (h->flags & FLAG_TRUTH) {
+        size_t d = ds->d;
+        if (!(ds->wstar = malloc((d ? d : 1) * sizeof(double))))
+            return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate w* (%zu doubles)", path, d);
+        memcpy(ds->wstar, base + h->off[SEC_WSTAR], d * sizeof(double));
+        for (size_t j = 0; j < d; j++)
+            if (!isfinite(ds->wstar[j]))
+                return pt_fail(PT_ERR_FORMAT, "%s: w* value %zu is not finite", path, j + 1);
+    }
+    return PT_OK;
+}
+
+/* One pass over the mapped matrix: checksum, finiteness, zero padding, nnz. The pass reads
+ * block by block, hashing a block and then scanning it while it sits in cache. A corrupted
+ * byte is reported as a checksum mismatch even if it also made a NaN. */
+static pt_status verify_matrix(const char *path, const header *h, pt_dataset *ds)
+{
+    size_t n = ds->n, d = ds->d, stride = ds->stride;
+    XXH3_state_t *st = XXH3_createState();
+    if (!st) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a hash state", path);
+    XXH3_64bits_reset(st);
+    size_t nnz = 0, bad_row = SIZE_MAX, pad_row = SIZE_MAX, step = rows_per_block(stride);
+    for (size_t i0 = 0; i0 < n; i0 += step) {
+        size_t i1 = n - i0 < step ? n : i0 + step;
+        const float *blk = ds->X + i0 * stride;
+        XXH3_64bits_update(st, blk, (i1 - i0) * stride * sizeof(float));
+        for (size_t i = i0; i < i1; i++) {
+            row_scan r;
+            scan_row(ds->X + i * stride, d, stride, &r);
+            nnz += r.nnz;
+            if (r.bad && bad_row == SIZE_MAX) bad_row = i;
+            if (r.pad && pad_row == SIZE_MAX) pad_row = i;
+        }
+    }
+    uint64_t sum = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    if (sum != h->sum[SEC_MATRIX])
+        return pt_fail(PT_ERR_CHECKSUM,
+                       "%s: checksum mismatch in the matrix section (file corrupted)", path);
+    if (bad_row != SIZE_MAX)
+        return pt_fail(PT_ERR_FORMAT, "%s: row %zu, feature %zu: value is not finite", path,
+                       bad_row + 1, first_bad(ds->X + bad_row * stride, d) + 1);
+    if (pad_row != SIZE_MAX)
+        return pt_fail(PT_ERR_FORMAT, "%s: row %zu: non-zero padding past feature %zu", path,
+                       pad_row + 1, d);
+    if (nnz != h->nnz)
+        return pt_fail(PT_ERR_FORMAT,
+                       "%s: inconsistent: the header says %" PRIu64
+                       " non-zeros, the matrix has %zu",
+                       path, h->nnz, nnz);
+    ds->nnz = nnz;
+    return PT_OK;
+}
+
 pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **out)
 {
-    (void)o; (void)out;
-    return pt_fail(PT_ERR_UNSUPPORTED, "%s: .ptd reader not built yet", path);
+    *out = NULL;
+    size_t budget = o ? o->mem_budget_bytes : pt_default_mem_budget();
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return pt_fail(PT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        pt_status s = pt_fail(PT_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
+        close(fd);
+        return s;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        close(fd);
+        return pt_fail(PT_ERR_IO, "%s: not a regular file (a .ptd file is memory-mapped)", path);
+    }
+    header h;
+    pt_status s = read_header(path, fd, (uint64_t)sb.st_size, &h);
+    if (s == PT_OK) s = pt_check_dense_budget(path, (size_t)h.n, (size_t)h.d, budget);
+    if (s != PT_OK) {
+        close(fd);
+        return s;
+    }
+
+    /* MAP_POPULATE: the verification pass touches every page anyway, and populating in one
+     * call is much cheaper than a page fault per 64 KiB. */
+    size_t map_len = (size_t)sb.st_size;
+    void *map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    int map_errno = errno;
+    close(fd);
+    if (map == MAP_FAILED)
+        return pt_fail(PT_ERR_IO, "%s: cannot map %zu bytes: %s", path, map_len,
+                       strerror(map_errno));
+
+    pt_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds) {
+        munmap(map, map_len);
+        return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the dataset header", path);
+    }
+    ds->map = map;
+    ds->map_len = map_len;
+    ds->X_owned = false;
+    ds->n = (size_t)h.n;
+    ds->d = (size_t)h.d;
+    ds->stride = (size_t)h.stride;
+    ds->X = (float *)((unsigned char *)map + h.off[SEC_MATRIX]);
+    ds->truth_R = h.truth_R;
+    ds->truth_gamma = h.truth_gamma;
+    memcpy(ds->kind, h.kind, sizeof ds->kind);
+
+    s = load_small(path, &h, map, ds);
+    if (s == PT_OK) s = verify_matrix(path, &h, ds);
+    if (s != PT_OK) {
+        pt_dataset_free(ds);
+        return s;
+    }
+    *out = ds;
+    return PT_OK;
 }
-pt_status pt_write_ptd(FILE *f, const void *ds) { (void)f; (void)ds; return pt_fail(PT_ERR_UNSUPPORTED, ".ptd writer not built yet"); }
+
+/* ---------------------------------------------------------------------------- writer */
+
+/* Hands the matrix to fn block by block, exactly as the file holds it: rows whose padding is
+ * not zero (a caller wrote past d) are copied into scratch with the padding cleared. */
+typedef pt_status (*block_fn)(const float *blk, size_t i0, size_t rows, void *ctx);
+
+static pt_status each_block(const pt_dataset *ds, float *scratch, block_fn fn, void *ctx)
+{
+    size_t n = ds->n, d = ds->d, stride = ds->stride, step = rows_per_block(stride);
+    for (size_t i0 = 0; i0 < n; i0 += step) {
+        size_t rows = n - i0 < step ? n - i0 : step;
+        const float *blk = ds->X + i0 * stride;
+        bool clean = true;
+        for (size_t i = 0; i < rows && clean; i++)
+            for (size_t j = d; j < stride; j++)
+                if (blk[i * stride + j] != 0.0f) {
+                    clean = false;
+                    break;
+                }
+        if (!clean) {
+            memcpy(scratch, blk, rows * stride * sizeof(float));
+            for (size_t i = 0; i < rows; i++)
+                memset(scratch + i * stride + d, 0, (stride - d) * sizeof(float));
+            blk = scratch;
+        }
+        PT_TRY(fn(blk, i0, rows, ctx));
+    }
+    return PT_OK;
+}
+
+typedef struct hash_ctx {
+    XXH3_state_t *st;
+    size_t d, stride, nnz;
+} hash_ctx;
+
+static pt_status hash_block(const float *blk, size_t i0, size_t rows, void *ctx)
+{
+    hash_ctx *c = ctx;
+    XXH3_64bits_update(c->st, blk, rows * c->stride * sizeof(float));
+    for (size_t i = 0; i < rows; i++) {
+        row_scan r;
+        const float *x = blk + i * c->stride;
+        scan_row(x, c->d, c->stride, &r);
+        if (r.bad)
+            return pt_fail(PT_ERR_INVALID,
+                           "row %zu, feature %zu: value is not finite (a .ptd file holds finite "
+                           "numbers only)",
+                           i0 + i + 1, first_bad(x, c->d) + 1);
+        c->nnz += r.nnz;
+    }
+    return PT_OK;
+}
+
+static pt_status put(FILE *f, const void *p, size_t len)
+{
+    if (len && fwrite(p, 1, len, f) != len)
+        return pt_fail(PT_ERR_IO, "writing the .ptd file: %s", strerror(errno));
+    return PT_OK;
+}
+
+typedef struct write_ctx {
+    FILE *f;
+    size_t stride;
+} write_ctx;
+
+static pt_status write_block(const float *blk, size_t i0, size_t rows, void *ctx)
+{
+    (void)i0;
+    const write_ctx *w = ctx;
+    return put(w->f, blk, rows * w->stride * sizeof(float));
+}
+
+/* Zero bytes from position at up to to. */
+static pt_status pad_to(FILE *f, uint64_t at, uint64_t to)
+{
+    static const unsigned char zeros[MATRIX_ALIGN];
+    while (at < to) {
+        size_t k = to - at < sizeof zeros ? (size_t)(to - at) : sizeof zeros;
+        PT_TRY(put(f, zeros, k));
+        at += k;
+    }
+    return PT_OK;
+}
+
+pt_status pt_write_ptd(FILE *f, const void *ctx)
+{
+    const pt_dataset *ds = ctx;
+    size_t n = ds->n, d = ds->d, stride = ds->stride;
+    if (stride != pt_stride_for(d))
+        return pt_fail(PT_ERR_INVALID, "dataset stride %zu, expected %zu for %zu features", stride,
+                       pt_stride_for(d), d);
+    /* A dataset whose labels were never set has every label 0 (pt_dataset_create). */
+    static const double zero_class = 0.0;
+    const double *classes = ds->class_values;
+    size_t nclass = ds->nclass;
+    if (nclass == 0 && n > 0) {
+        classes = &zero_class;
+        nclass = 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (ds->cls[i] < 0 || (size_t)ds->cls[i] >= nclass)
+            return pt_fail(PT_ERR_INVALID, "row %zu: class index %" PRId32 " out of range", i + 1,
+                           ds->cls[i]);
+
+    header h;
+    memset(&h, 0, sizeof h);
+    h.version = PTD_VERSION;
+    h.header_size = HEADER_SIZE;
+    h.n = n;
+    h.d = d;
+    h.stride = stride;
+    h.nclass = nclass;
+    h.flags = ds->wstar ? FLAG_TRUTH : 0;
+    h.truth_R = ds->truth_R;
+    h.truth_gamma = ds->truth_gamma;
+    memcpy(h.kind, ds->kind, sizeof h.kind);
+    h.kind[sizeof h.kind - 1] = '\0';
+    uint64_t total;
+    if (!plan(n, d, stride, nclass, ds->wstar != NULL, h.off, h.len, &total))
+        return pt_fail(PT_ERR_INVALID, "dataset of %zu x %zu: size overflows", n, d);
+    h.sum[SEC_CLASSES] = pt_checksum(classes, nclass * sizeof(double));
+    h.sum[SEC_LABELS] = pt_checksum(ds->cls, n * sizeof(int32_t));
+    h.sum[SEC_WSTAR] = pt_checksum(ds->wstar, ds->wstar ? d * sizeof(double) : 0);
+
+    /* The header carries the matrix checksum and nnz, so a first pass computes them (and
+     * refuses NaN/Inf, which the reader would refuse); the second pass writes. */
+    size_t step = rows_per_block(stride);
+    float *scratch = pt_alloc(step * stride * sizeof(float), "write buffer");
+    hash_ctx hc = {.st = XXH3_createState(), .d = d, .stride = stride};
+    pt_status s = PT_OK;
+    if (!scratch || !hc.st) {
+        s = scratch ? pt_fail(PT_ERR_NOMEM, "cannot allocate a hash state") : PT_ERR_NOMEM;
+        goto out;
+    }
+    XXH3_64bits_reset(hc.st);
+    if ((s = each_block(ds, scratch, hash_block, &hc)) != PT_OK) goto out;
+    h.sum[SEC_MATRIX] = XXH3_64bits_digest(hc.st);
+    h.nnz = hc.nnz;
+
+    unsigned char b[HEADER_SIZE];
+    encode(&h, b);
+    const void *data[NSEC] = {classes, ds->cls, ds->wstar, NULL};
+    uint64_t at = 0;
+    if ((s = put(f, b, HEADER_SIZE)) != PT_OK) goto out;
+    at = HEADER_SIZE;
+    for (int k = 0; k < NSEC && s == PT_OK; k++) {
+        if ((s = pad_to(f, at, h.off[k])) != PT_OK) break;
+        if (k == SEC_MATRIX) s = each_block(ds, scratch, write_block, &(write_ctx){f, stride});
+        else s = put(f, data[k], (size_t)h.len[k]);
+        at = h.off[k] + h.len[k];
+    }
+out:
+    pt_free(scratch);
+    if (hc.st) XXH3_freeState(hc.st);
+    return s;
+}

@@ -1,4 +1,612 @@
-/* placeholder: model files (issue 2 helper) */
+/*
+ * Model files: a text format a person can read (in the spirit of LIBLINEAR's), with a
+ * checksum. Version 1:
+ *
+ *   ptron-model 1
+ *   path online              online | batch | kernel
+ *   variant classic          classic | averaged | voted
+ *   bias 1
+ *   d 3
+ *   nclass 2
+ *   labels -1 1              label of the -1 side, then of the +1 side (%.17g)
+ *   eta 1 ... gram_storage auto   every training parameter (floats %.9g, doubles %.17g)
+ *   epochs_run 4
+ *   b 0.5                    the bias weight
+ *   w                        linear models: then d lines, one weight each (%.9g)
+ *   0.25
+ *   ...
+ *   n_sv 3                   kernel models instead of w: then n_sv lines, each the signed
+ *   -1 0.5 0.25 1            coefficient followed by the d values of the support vector
+ *   checksum 0123456789abcdef    pt_checksum (XXH3-64) of every byte before this line
+ *
+ * Keys may come in any order before the weights; each must appear exactly once. Numbers are
+ * written and read under the C locale (uselocale below), so a program that called setlocale
+ * for a decimal comma still writes "0.5"; %.9g and strtof round-trip every finite float
+ * exactly, %.17g and strtod every double.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "internal.h"
-pt_status pt_model_save(const pt_model *m, const char *path) { (void)m; return pt_fail(PT_ERR_UNSUPPORTED, "%s: model writer not built yet", path); }
-pt_status pt_model_load(const char *path, pt_model **out) { *out = NULL; return pt_fail(PT_ERR_UNSUPPORTED, "%s: model reader not built yet", path); }
+
+#define MODEL_VERSION 1
+#define MODEL_MAGIC "ptron-model"
+#define MAX_MODEL_BYTES ((uint64_t)16 << 30)
+#define CHECKSUM_KEY "checksum "
+#define CHECKSUM_LINE_LEN (sizeof CHECKSUM_KEY - 1 + 16) /* without the newline */
+
+/* The header keys, in the order they are written. */
+enum key {
+    K_PATH, K_VARIANT, K_BIAS, K_D, K_NCLASS, K_LABELS,
+    K_ETA, K_MARGIN, K_EPOCHS, K_SHUFFLE, K_SEED, K_LOSS, K_LAMBDA, K_SCHEDULE, K_BATCH_SIZE,
+    K_TOL, K_AVERAGE_ITERATES, K_BATCH_IMPL, K_KERNEL, K_DEGREE, K_GAMMA, K_COEF0, K_CACHE_MB,
+    K_GRAM_STORAGE, K_EPOCHS_RUN, K_B, NKEYS
+};
+static const char *const key_name[NKEYS] = {
+    "path", "variant", "bias", "d", "nclass", "labels",
+    "eta", "margin", "epochs", "shuffle", "seed", "loss", "lambda", "schedule", "batch_size",
+    "tol", "average_iterates", "batch_impl", "kernel", "degree", "gamma", "coef0", "cache_mb",
+    "gram_storage", "epochs_run", "b",
+};
+
+/* Switch this thread to the C locale for numbers; restore with c_locale_end. */
+typedef struct c_locale {
+    locale_t c, old;
+} c_locale;
+
+static void c_locale_begin(c_locale *l)
+{
+    l->c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    l->old = l->c ? uselocale(l->c) : (locale_t)0;
+}
+
+static void c_locale_end(c_locale *l)
+{
+    if (!l->c) return;
+    uselocale(l->old);
+    freelocale(l->c);
+}
+
+/* ---------------------------------------------------------------------------- saving */
+
+static bool all_finite(const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return false;
+    return true;
+}
+
+static pt_status check_savable(const pt_model *m)
+{
+    const pt_train_params *p = &m->params;
+    const char *names[] = {pt_path_name(m->path), pt_variant_name(m->variant),
+                           pt_loss_name(p->loss), pt_schedule_name(p->schedule),
+                           pt_batch_impl_name(p->batch_impl), pt_kernel_name(p->kernel),
+                           pt_gram_storage_name(p->gram_storage)};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(names[i], "unknown") == 0)
+            return pt_fail(PT_ERR_INVALID, "cannot save a model with an unknown enum value");
+    if (m->nclass != 2)
+        return pt_fail(PT_ERR_INVALID, "cannot save a model of %zu classes (format version %d "
+                       "holds two)", m->nclass, MODEL_VERSION);
+    if (!isfinite(m->class_values[0]) || !isfinite(m->class_values[1]) ||
+        !isfinite(p->eta) || !isfinite(p->margin) || !isfinite(p->lambda) ||
+        !isfinite(p->tol) || !isfinite(p->gamma) || !isfinite(p->coef0) || !isfinite(m->b))
+        return pt_fail(PT_ERR_INVALID, "cannot save a model with a non-finite label or parameter");
+    if (m->w ? !all_finite(m->w, m->d)
+             : (m->n_sv && (!m->sv || !m->coef || !all_finite(m->coef, m->n_sv))))
+        return pt_fail(PT_ERR_NUMERIC, "cannot save a model whose weights are not finite");
+    for (size_t i = 0; !m->w && i < m->n_sv; i++)
+        if (!all_finite(m->sv + i * pt_stride_for(m->d), m->d))
+            return pt_fail(PT_ERR_NUMERIC,
+                           "cannot save a model whose support vectors are not finite");
+    return PT_OK;
+}
+
+static void print_model(FILE *f, const pt_model *m)
+{
+    const pt_train_params *p = &m->params;
+    fprintf(f, "%s %d\n", MODEL_MAGIC, MODEL_VERSION);
+    fprintf(f, "path %s\nvariant %s\nbias %d\nd %zu\nnclass %zu\nlabels %.17g %.17g\n",
+            pt_path_name(m->path), pt_variant_name(m->variant), m->bias ? 1 : 0, m->d, m->nclass,
+            m->class_values[0], m->class_values[1]);
+    fprintf(f, "eta %.9g\nmargin %.9g\nepochs %d\nshuffle %d\nseed %" PRIu64 "\n", (double)p->eta,
+            (double)p->margin, p->epochs, p->shuffle ? 1 : 0, p->seed);
+    fprintf(f, "loss %s\nlambda %.9g\nschedule %s\nbatch_size %zu\ntol %.17g\n",
+            pt_loss_name(p->loss), (double)p->lambda, pt_schedule_name(p->schedule), p->batch_size,
+            p->tol);
+    fprintf(f, "average_iterates %d\nbatch_impl %s\n", p->average_iterates ? 1 : 0,
+            pt_batch_impl_name(p->batch_impl));
+    fprintf(f, "kernel %s\ndegree %d\ngamma %.9g\ncoef0 %.9g\ncache_mb %zu\ngram_storage %s\n",
+            pt_kernel_name(p->kernel), p->degree, (double)p->gamma, (double)p->coef0, p->cache_mb,
+            pt_gram_storage_name(p->gram_storage));
+    fprintf(f, "epochs_run %d\nb %.9g\n", m->epochs_run, (double)m->b);
+    if (m->w) {
+        fputs("w\n", f);
+        for (size_t j = 0; j < m->d; j++) fprintf(f, "%.9g\n", (double)m->w[j]);
+    } else {
+        size_t stride = pt_stride_for(m->d);
+        fprintf(f, "n_sv %zu\n", m->n_sv);
+        for (size_t i = 0; i < m->n_sv; i++) {
+            const float *x = m->sv + i * stride;
+            fprintf(f, "%.9g", (double)m->coef[i]);
+            for (size_t j = 0; j < m->d; j++) fprintf(f, " %.9g", (double)x[j]);
+            fputc('\n', f);
+        }
+    }
+}
+
+typedef struct text {
+    const char *buf;
+    size_t len;
+} text;
+
+static pt_status write_text(FILE *f, const void *ctx)
+{
+    const text *t = ctx;
+    if (fwrite(t->buf, 1, t->len, f) != t->len)
+        return pt_fail(PT_ERR_IO, "writing the model: %s", strerror(errno));
+    return PT_OK;
+}
+
+pt_status pt_model_save(const pt_model *m, const char *path)
+{
+    pt_clear_error();
+    PT_TRY(check_savable(m));
+    /* The whole text goes to memory first: the checksum line covers every byte before it. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the model text", path);
+    c_locale loc;
+    c_locale_begin(&loc);
+    print_model(f, m);
+    bool ok = fflush(f) == 0 && !ferror(f);
+    if (ok) ok = fprintf(f, CHECKSUM_KEY "%016" PRIx64 "\n", pt_checksum(buf, len)) > 0;
+    c_locale_end(&loc);
+    if (fclose(f) != 0 || !ok) {
+        free(buf);
+        return pt_fail(PT_ERR_NOMEM, "%s: cannot build the model text in memory", path);
+    }
+    text t = {buf, len};
+    pt_status s = pt_write_atomic(path, write_text, &t);
+    free(buf);
+    return s;
+}
+
+/* --------------------------------------------------------------------------- loading */
+
+typedef struct parser {
+    const char *path;
+    char *p, *end; /* unread part of the body (before the checksum line) */
+    size_t line;   /* number of the line last returned */
+} parser;
+
+static pt_status perr(const parser *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static pt_status perr(const parser *r, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return pt_fail(PT_ERR_PARSE, "%s:%zu: %s", r->path, r->line, msg);
+}
+
+/* The next line, NUL-terminated in place; NULL at the end of the body. */
+static char *next_line(parser *r)
+{
+    if (r->p >= r->end) return NULL;
+    char *s = r->p, *nl = memchr(s, '\n', (size_t)(r->end - s));
+    *nl = '\0'; /* the body ends with a newline: the checksum line follows it */
+    r->p = nl + 1;
+    r->line++;
+    return s;
+}
+
+static char *skip_blanks(char *s)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    return s;
+}
+
+/* Split off the next whitespace-separated token (NUL-terminating it); NULL if none. */
+static char *token(char **s)
+{
+    char *t = skip_blanks(*s);
+    if (!*t) return NULL;
+    char *e = t;
+    while (*e && *e != ' ' && *e != '\t') e++;
+    if (*e) *e++ = '\0';
+    *s = e;
+    return t;
+}
+
+static pt_status parse_f32(const parser *r, const char *what, const char *t, float *out)
+{
+    char *e;
+    float v = strtof(t, &e);
+    /* errno is not consulted: glibc sets ERANGE for subnormal results, which are exact. */
+    if (e == t || *e || !isfinite(v)) return perr(r, "%s: '%s' is not a finite number", what, t);
+    *out = v;
+    return PT_OK;
+}
+
+static pt_status parse_f64(const parser *r, const char *what, const char *t, double *out)
+{
+    char *e;
+    double v = strtod(t, &e);
+    if (e == t || *e || !isfinite(v)) return perr(r, "%s: '%s' is not a finite number", what, t);
+    *out = v;
+    return PT_OK;
+}
+
+static pt_status parse_u64(const parser *r, const char *what, const char *t, uint64_t max,
+                           uint64_t *out)
+{
+    char *e;
+    errno = 0;
+    unsigned long long v = strtoull(t, &e, 10);
+    if (*t < '0' || *t > '9' || *e || errno == ERANGE || v > max)
+        return perr(r, "%s: '%s' is not an integer in 0..%" PRIu64, what, t, max);
+    *out = v;
+    return PT_OK;
+}
+
+static pt_status parse_int(const parser *r, const char *what, const char *t, int max, int *out)
+{
+    uint64_t v = 0;
+    PT_TRY(parse_u64(r, what, t, (uint64_t)max, &v));
+    *out = (int)v;
+    return PT_OK;
+}
+
+/* An enum from its name: table of names indexed by value. */
+static pt_status parse_enum(const parser *r, const char *what, const char *t,
+                            const char *(*name)(int), int count, int *out)
+{
+    char list[128] = "";
+    for (int v = 0; v < count; v++) {
+        if (strcmp(t, name(v)) == 0) {
+            *out = v;
+            return PT_OK;
+        }
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", v ? ", " : "", name(v));
+    }
+    return perr(r, "%s: unknown value '%s' (%s)", what, t, list);
+}
+
+static const char *path_name(int v) { return pt_path_name((pt_path)v); }
+static const char *variant_name(int v) { return pt_variant_name((pt_variant)v); }
+static const char *loss_name(int v) { return pt_loss_name((pt_loss)v); }
+static const char *schedule_name(int v) { return pt_schedule_name((pt_schedule)v); }
+static const char *batch_impl_name(int v) { return pt_batch_impl_name((pt_batch_impl)v); }
+static const char *kernel_name(int v) { return pt_kernel_name((pt_kernel)v); }
+static const char *gram_storage_name(int v) { return pt_gram_storage_name((pt_gram_storage)v); }
+
+/* What the header lines give, before the weights. */
+typedef struct fields {
+    pt_path path;
+    pt_variant variant;
+    int bias;
+    uint64_t d, nclass;
+    double labels[2];
+    pt_train_params p;
+    int epochs_run;
+    float b;
+} fields;
+
+/* Parse the value(s) of one header key; line holds what follows the key. */
+static pt_status parse_key(const parser *r, enum key k, char *line, fields *f)
+{
+    const char *name = key_name[k];
+    char *t = token(&line), *t2 = t ? token(&line) : NULL;
+    int want = k == K_LABELS ? 2 : 1, have = !t ? 0 : !t2 ? 1 : 2;
+    if (have == 2 && want == 2 && token(&line)) have = 3;
+    if (have != want)
+        return perr(r, "%s: expected %d value%s, found %s", name, want, want > 1 ? "s" : "",
+                    have > want ? "more" : have ? "one" : "none");
+    int e = 0;
+    uint64_t u = 0;
+    pt_status s = PT_OK;
+    pt_train_params *p = &f->p;
+    switch (k) {
+    case K_PATH: s = parse_enum(r, name, t, path_name, 3, &e); f->path = (pt_path)e; break;
+    case K_VARIANT:
+        s = parse_enum(r, name, t, variant_name, 3, &e);
+        f->variant = (pt_variant)e;
+        break;
+    case K_BIAS: s = parse_int(r, name, t, 1, &f->bias); break;
+    case K_D: s = parse_u64(r, name, t, SIZE_MAX / 16, &f->d); break;
+    case K_NCLASS:
+        s = parse_u64(r, name, t, UINT64_MAX, &f->nclass);
+        if (s == PT_OK && f->nclass != 2)
+            s = perr(r, "nclass %" PRIu64 ": format version %d holds two-class models", f->nclass,
+                     MODEL_VERSION);
+        break;
+    case K_LABELS:
+        s = parse_f64(r, name, t, &f->labels[0]);
+        if (s == PT_OK) s = parse_f64(r, name, t2, &f->labels[1]);
+        break;
+    case K_ETA: s = parse_f32(r, name, t, &p->eta); break;
+    case K_MARGIN: s = parse_f32(r, name, t, &p->margin); break;
+    case K_EPOCHS: s = parse_int(r, name, t, INT32_MAX, &p->epochs); break;
+    case K_SHUFFLE: s = parse_int(r, name, t, 1, &p->shuffle); break;
+    case K_SEED: s = parse_u64(r, name, t, UINT64_MAX, &p->seed); break;
+    case K_LOSS: s = parse_enum(r, name, t, loss_name, 3, &e); p->loss = (pt_loss)e; break;
+    case K_LAMBDA: s = parse_f32(r, name, t, &p->lambda); break;
+    case K_SCHEDULE:
+        s = parse_enum(r, name, t, schedule_name, 3, &e);
+        p->schedule = (pt_schedule)e;
+        break;
+    case K_BATCH_SIZE: s = parse_u64(r, name, t, SIZE_MAX, &u); p->batch_size = (size_t)u; break;
+    case K_TOL: s = parse_f64(r, name, t, &p->tol); break;
+    case K_AVERAGE_ITERATES: s = parse_int(r, name, t, 1, &p->average_iterates); break;
+    case K_BATCH_IMPL:
+        s = parse_enum(r, name, t, batch_impl_name, 3, &e);
+        p->batch_impl = (pt_batch_impl)e;
+        break;
+    case K_KERNEL: s = parse_enum(r, name, t, kernel_name, 3, &e); p->kernel = (pt_kernel)e; break;
+    case K_DEGREE: s = parse_int(r, name, t, INT32_MAX, &p->degree); break;
+    case K_GAMMA: s = parse_f32(r, name, t, &p->gamma); break;
+    case K_COEF0: s = parse_f32(r, name, t, &p->coef0); break;
+    case K_CACHE_MB: s = parse_u64(r, name, t, SIZE_MAX, &u); p->cache_mb = (size_t)u; break;
+    case K_GRAM_STORAGE:
+        s = parse_enum(r, name, t, gram_storage_name, 3, &e);
+        p->gram_storage = (pt_gram_storage)e;
+        break;
+    case K_EPOCHS_RUN: s = parse_int(r, name, t, INT32_MAX, &f->epochs_run); break;
+    case K_B: s = parse_f32(r, name, t, &f->b); break;
+    case NKEYS: break;
+    }
+    return s;
+}
+
+/* Exactly count numbers on the line into out. */
+static pt_status parse_floats(const parser *r, char *line, size_t count, float *out)
+{
+    for (size_t k = 0; k < count; k++) {
+        char *t = token(&line);
+        if (!t) return perr(r, "expected %zu values, found %zu", count, k);
+        PT_TRY(parse_f32(r, "value", t, &out[k]));
+    }
+    if (token(&line)) return perr(r, "expected %zu values, found more", count);
+    return PT_OK;
+}
+
+static pt_status parse_linear(parser *r, const fields *f, pt_model **out)
+{
+    /* Each weight takes at least two bytes ("0\n"): bound d by what is left before allocating. */
+    if (f->d > (uint64_t)(r->end - r->p) / 2)
+        return perr(r, "w: %" PRIu64 " weights cannot fit in the %zu bytes left", f->d,
+                    (size_t)(r->end - r->p));
+    pt_model *m = *out = pt_model_alloc_linear((size_t)f->d);
+    if (!m) return PT_ERR_NOMEM;
+    for (size_t j = 0; j < f->d; j++) {
+        char *line = next_line(r);
+        if (!line) {
+            r->line++; /* the checksum line came instead */
+            return perr(r, "w: found %zu of %" PRIu64 " weights", j, f->d);
+        }
+        PT_TRY(parse_floats(r, line, 1, &m->w[j]));
+    }
+    return PT_OK;
+}
+
+static pt_status parse_kernel(parser *r, const fields *f, char *rest, pt_model **out)
+{
+    char *t = token(&rest);
+    uint64_t n_sv = 0;
+    if (!t || token(&rest)) return perr(r, "n_sv: expected one value");
+    PT_TRY(parse_u64(r, "n_sv", t, UINT64_MAX, &n_sv));
+    /* Each line holds d + 1 numbers of at least two bytes each: bound n_sv by the bytes left. */
+    uint64_t min_bytes, left = (uint64_t)(r->end - r->p);
+    if (__builtin_mul_overflow(n_sv, 2 * (f->d + 1), &min_bytes) || min_bytes > left)
+        return perr(r, "n_sv: %" PRIu64 " support vectors of %" PRIu64
+                    " features cannot fit in the %" PRIu64 " bytes left",
+                    n_sv, f->d, left);
+    size_t stride = pt_stride_for((size_t)f->d), n = (size_t)n_sv;
+    pt_model *m = *out = calloc(1, sizeof *m);
+    if (!m) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the model", r->path);
+    m->n_sv = n;
+    m->sv = pt_calloc(n * stride * sizeof(float), "support vectors"); /* zero padding */
+    m->coef = pt_alloc(n * sizeof(float), "support vector coefficients");
+    float *vals = malloc(((size_t)f->d + 1) * sizeof(float));
+    pt_status s = m->sv && m->coef && vals ? PT_OK
+                  : vals ? PT_ERR_NOMEM
+                         : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a row", r->path);
+    for (size_t i = 0; i < n && s == PT_OK; i++) {
+        char *line = next_line(r);
+        if (!line) {
+            r->line++;
+            s = perr(r, "n_sv: found %zu of %zu support vectors", i, n);
+            break;
+        }
+        s = parse_floats(r, line, (size_t)f->d + 1, vals);
+        if (s != PT_OK) break;
+        m->coef[i] = vals[0];
+        memcpy(m->sv + i * stride, vals + 1, (size_t)f->d * sizeof(float));
+    }
+    free(vals);
+    return s;
+}
+
+/* Header lines, then the weights; on success *out is the model. */
+static pt_status parse_body(parser *r, pt_model **out)
+{
+    fields f;
+    memset(&f, 0, sizeof f);
+    pt_train_params_init(&f.p);
+    bool seen[NKEYS] = {false};
+    pt_model *m = NULL;
+    pt_status s = PT_OK;
+    char *line;
+    for (;;) {
+        if (!(line = next_line(r))) {
+            r->line++; /* the checksum line */
+            return perr(r, "no weights ('w' or 'n_sv') before the checksum");
+        }
+        char *rest = line, *key = token(&rest);
+        if (!key) return perr(r, "empty line");
+        bool linear = strcmp(key, "w") == 0, kernel = strcmp(key, "n_sv") == 0;
+        if (linear || kernel) {
+            for (int k = 0; k < NKEYS; k++)
+                if (!seen[k]) return perr(r, "missing key '%s' before the weights", key_name[k]);
+            if (linear && token(&rest)) return perr(r, "w: expected nothing after 'w'");
+            s = linear ? parse_linear(r, &f, &m) : parse_kernel(r, &f, rest, &m);
+            break;
+        }
+        int k = 0;
+        while (k < NKEYS && strcmp(key, key_name[k]) != 0) k++;
+        if (k == NKEYS) return perr(r, "unknown key '%s'", key);
+        if (seen[k]) return perr(r, "key '%s' given twice", key);
+        seen[k] = true;
+        PT_TRY(parse_key(r, (enum key)k, rest, &f));
+    }
+    if (s == PT_OK && next_line(r)) s = perr(r, "unexpected line after the weights");
+    if (s != PT_OK) {
+        pt_model_free(m);
+        return s;
+    }
+    m->path = f.path;
+    m->variant = f.variant;
+    m->bias = f.bias;
+    m->d = (size_t)f.d;
+    m->nclass = (size_t)f.nclass;
+    m->class_values[0] = f.labels[0];
+    m->class_values[1] = f.labels[1];
+    m->params = f.p;
+    m->params.path = f.path;
+    m->params.variant = f.variant;
+    m->params.bias = f.bias;
+    m->epochs_run = f.epochs_run;
+    m->b = f.b;
+    *out = m;
+    return PT_OK;
+}
+
+static pt_status read_all(const char *path, char **buf, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return pt_fail(PT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    pt_status s = PT_OK;
+    char *b = NULL;
+    size_t n = 0;
+    if (fstat(fd, &sb) != 0) {
+        s = pt_fail(PT_ERR_IO, "%s: cannot stat: %s", path, strerror(errno));
+    } else if ((uint64_t)sb.st_size > MAX_MODEL_BYTES) {
+        s = pt_fail(PT_ERR_LIMIT, "%s: %.1f GiB is larger than a model file can be (16 GiB)", path,
+                    (double)sb.st_size / (1u << 30));
+    } else if (!(b = malloc((size_t)sb.st_size + 1))) {
+        s = pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, (size_t)sb.st_size + 1);
+    } else {
+        size_t cap = (size_t)sb.st_size;
+        while (n < cap) {
+            ssize_t r = read(fd, b + n, cap - n);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) {
+                s = pt_fail(PT_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+                break;
+            }
+            if (r == 0) break;
+            n += (size_t)r;
+        }
+        b[n] = '\0';
+    }
+    close(fd);
+    if (s != PT_OK) {
+        free(b);
+        return s;
+    }
+    *buf = b;
+    *len = n;
+    return PT_OK;
+}
+
+/* 1 + the newlines in [s, end): the number of the line that end is on. */
+static size_t line_of(const char *s, const char *end)
+{
+    size_t n = 1;
+    while ((s = memchr(s, '\n', (size_t)(end - s))) != NULL) s++, n++;
+    return n;
+}
+
+/* The first line: magic and version. */
+static pt_status check_first_line(const char *path, const char *buf, size_t len)
+{
+    const size_t ml = sizeof MODEL_MAGIC - 1;
+    if (len < ml + 2 || memcmp(buf, MODEL_MAGIC " ", ml + 1) != 0)
+        return pt_fail(PT_ERR_FORMAT, "%s:1: not a ptron model", path);
+    const char *t = buf + ml + 1;
+    char *e;
+    errno = 0;
+    unsigned long v = strtoul(t, &e, 10);
+    if (*t < '0' || *t > '9' || (*e != '\n' && *e != '\0') || errno == ERANGE)
+        return pt_fail(PT_ERR_FORMAT, "%s:1: not a ptron model", path);
+    if (v > MODEL_VERSION)
+        return pt_fail(PT_ERR_VERSION, "%s:1: model format version %lu is newer than this ptron "
+                       "reads (version %d); upgrade ptron", path, v, MODEL_VERSION);
+    if (v < 1) return pt_fail(PT_ERR_FORMAT, "%s:1: unknown model format version %lu", path, v);
+    return PT_OK;
+}
+
+pt_status pt_model_load(const char *path, pt_model **out)
+{
+    pt_clear_error();
+    *out = NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    PT_TRY(read_all(path, &buf, &len));
+    pt_status s = check_first_line(path, buf, len);
+
+    /* The last line must be the checksum of everything before it. The magic and version come
+     * first so that a file that is no model, or a newer one, says so rather than "checksum". */
+    size_t body = 0;
+    if (s == PT_OK) {
+        const size_t cl = CHECKSUM_LINE_LEN;
+        const char *last = len >= cl + 1 ? buf + len - cl - 1 : NULL;
+        char *e = NULL;
+        uint64_t stored = 0;
+        if (last && buf[len - 1] == '\n' && (last == buf || last[-1] == '\n') &&
+            memcmp(last, CHECKSUM_KEY, sizeof CHECKSUM_KEY - 1) == 0) {
+            const char *hex = last + sizeof CHECKSUM_KEY - 1;
+            errno = 0;
+            stored = strtoull(hex, &e, 16);
+            bool digits = true;
+            for (int i = 0; i < 16; i++)
+                digits &= (hex[i] >= '0' && hex[i] <= '9') || (hex[i] >= 'a' && hex[i] <= 'f');
+            if (!digits || e != hex + 16) e = NULL;
+        }
+        if (!e) {
+            s = pt_fail(PT_ERR_FORMAT,
+                        "%s:%zu: truncated or damaged: the last line is not 'checksum' and 16 "
+                        "hex digits",
+                        path, len ? line_of(buf, buf + len - 1) : 1);
+        } else {
+            body = (size_t)(last - buf);
+            if (pt_checksum(buf, body) != stored)
+                s = pt_fail(PT_ERR_CHECKSUM, "%s: checksum mismatch (file corrupted or edited)",
+                            path);
+        }
+    }
+    if (s == PT_OK) {
+        c_locale loc;
+        c_locale_begin(&loc);
+        parser r = {.path = path, .p = buf, .end = buf + body, .line = 0};
+        next_line(&r); /* the magic line, checked above */
+        s = parse_body(&r, out);
+        c_locale_end(&loc);
+    }
+    free(buf);
+    return s;
+}

@@ -1,0 +1,496 @@
+/* Model files: exact round trips of linear and kernel models, and damaged files. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+static int has(const char *msg, const char *part) { return strstr(msg, part) != NULL; }
+
+#define ASSERT_ERR(st, want, part)                                                                 \
+    do {                                                                                           \
+        ck_assert_int_eq((st), (want));                                                            \
+        ck_assert_msg(has(pt_last_error(), (part)), "message lacks '%s': %s", (part),              \
+                      pt_last_error());                                                            \
+    } while (0)
+
+static int bits_eq(const void *a, const void *b, size_t len) { return memcmp(a, b, len) == 0; }
+
+static int exists(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0;
+}
+
+/* Every field that the file carries, bit for bit. */
+static void assert_same(const pt_model *a, const pt_model *b)
+{
+    ck_assert_int_eq(a->path, b->path);
+    ck_assert_int_eq(a->variant, b->variant);
+    ck_assert_uint_eq(a->d, b->d);
+    ck_assert_int_eq(a->bias, b->bias);
+    ck_assert(bits_eq(a->class_values, b->class_values, sizeof a->class_values));
+    ck_assert_uint_eq(a->nclass, b->nclass);
+    ck_assert_int_eq(a->epochs_run, b->epochs_run);
+    ck_assert(bits_eq(&a->b, &b->b, sizeof a->b));
+    const pt_train_params *p = &a->params, *q = &b->params;
+    ck_assert_int_eq(p->epochs, q->epochs);
+    ck_assert(bits_eq(&p->eta, &q->eta, sizeof p->eta));
+    ck_assert(bits_eq(&p->margin, &q->margin, sizeof p->margin));
+    ck_assert_int_eq(p->shuffle, q->shuffle);
+    ck_assert(p->seed == q->seed);
+    ck_assert_int_eq(p->loss, q->loss);
+    ck_assert(bits_eq(&p->lambda, &q->lambda, sizeof p->lambda));
+    ck_assert_uint_eq(p->batch_size, q->batch_size);
+    ck_assert_int_eq(p->schedule, q->schedule);
+    ck_assert(bits_eq(&p->tol, &q->tol, sizeof p->tol));
+    ck_assert_int_eq(p->batch_impl, q->batch_impl);
+    ck_assert_int_eq(p->average_iterates, q->average_iterates);
+    ck_assert_int_eq(p->kernel, q->kernel);
+    ck_assert_int_eq(p->degree, q->degree);
+    ck_assert(bits_eq(&p->gamma, &q->gamma, sizeof p->gamma));
+    ck_assert(bits_eq(&p->coef0, &q->coef0, sizeof p->coef0));
+    ck_assert_uint_eq(p->cache_mb, q->cache_mb);
+    ck_assert_int_eq(p->gram_storage, q->gram_storage);
+    ck_assert_int_eq(q->path, b->path);
+    ck_assert_int_eq(q->variant, b->variant);
+    ck_assert_int_eq(q->bias, b->bias);
+    size_t stride = pt_stride_for(a->d);
+    ck_assert_int_eq(a->w != NULL, b->w != NULL);
+    if (a->w) ck_assert(bits_eq(a->w, b->w, stride * sizeof(float))); /* padding zero too */
+    ck_assert_uint_eq(a->n_sv, b->n_sv);
+    if (a->n_sv) {
+        ck_assert(bits_eq(a->coef, b->coef, a->n_sv * sizeof(float)));
+        ck_assert(bits_eq(a->sv, b->sv, a->n_sv * stride * sizeof(float)));
+    }
+}
+
+static pt_model *save_load(const pt_model *m, const char **path)
+{
+    const char *p = tu_path("model", ".model");
+    pt_status s = pt_model_save(m, p);
+    ck_assert_msg(s == PT_OK, "save: %s", pt_last_error());
+    pt_model *r = NULL;
+    s = pt_model_load(p, &r);
+    ck_assert_msg(s == PT_OK, "load: %s", pt_last_error());
+    unlink(p);
+    if (path) *path = p;
+    return r;
+}
+
+/* Awkward floats: -0, subnormals, extremes, values with no short decimal form. */
+static float awkward(size_t j)
+{
+    static const float v[] = {-0.0f, 1e-45f, 1.17549421e-38f, -3.40282347e38f, 0.1f,
+                              1.0f / 3.0f, -2.71828183f, 123456.789f, 0.0f};
+    return v[j % 9] / (1.0f + (float)j * 1e-3f);
+}
+
+static pt_model *hand_linear(size_t d)
+{
+    pt_model *m = pt_model_alloc_linear(d);
+    ck_assert_ptr_nonnull(m);
+    pt_train_params_init(&m->params);
+    m->path = m->params.path = PT_PATH_BATCH;
+    m->variant = m->params.variant = PT_VARIANT_AVERAGED;
+    m->bias = m->params.bias = 0;
+    m->class_values[0] = -0.1;
+    m->class_values[1] = 1e300;
+    pt_train_params *p = &m->params;
+    p->epochs = 77;
+    p->eta = 0.1f;
+    p->margin = 1.0f / 3.0f;
+    p->shuffle = 1;
+    p->seed = UINT64_MAX;
+    p->loss = PT_LOSS_HINGE;
+    p->lambda = 1e-7f;
+    p->schedule = PT_SCHEDULE_PEGASOS;
+    p->batch_size = 64;
+    p->tol = 1e-9 / 3.0;
+    p->batch_impl = PT_BATCH_FUSED;
+    p->average_iterates = 1;
+    p->kernel = PT_KERNEL_RBF;
+    p->degree = 5;
+    p->gamma = 0.3f;
+    p->coef0 = -2.5f;
+    p->cache_mb = 123;
+    p->gram_storage = PT_GRAM_ROWS;
+    m->epochs_run = 12;
+    m->b = -1e-40f;
+    for (size_t j = 0; j < d; j++) m->w[j] = awkward(j);
+    return m;
+}
+
+static pt_model *hand_kernel(void)
+{
+    size_t d = 5, n = 3, stride = pt_stride_for(d);
+    pt_model *m = calloc(1, sizeof *m);
+    ck_assert_ptr_nonnull(m);
+    pt_train_params_init(&m->params);
+    m->path = m->params.path = PT_PATH_KERNEL;
+    m->params.kernel = PT_KERNEL_POLY;
+    m->params.degree = 3;
+    m->params.gamma = 0.7f;
+    m->params.coef0 = 1.5f;
+    m->d = d;
+    m->bias = 1;
+    m->nclass = 2;
+    m->class_values[0] = 0;
+    m->class_values[1] = 1;
+    m->epochs_run = 4;
+    m->b = 2.0f;
+    m->n_sv = n;
+    m->sv = pt_calloc(n * stride * sizeof(float), "sv");
+    m->coef = pt_alloc(n * sizeof(float), "coef");
+    for (size_t i = 0; i < n; i++) {
+        m->coef[i] = i == 1 ? -1.0f : 0.5f * (float)(i + 1);
+        for (size_t j = 0; j < d; j++) m->sv[i * stride + j] = awkward(i * d + j);
+    }
+    return m;
+}
+
+START_TEST(roundtrip_trained)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.n = 200;
+    g.d = 9;
+    g.margin = 0.05;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.epochs = 5;
+    p.eta = 0.3f;
+    p.margin = 0.01f;
+    p.shuffle = 1;
+    p.seed = 7;
+    p.variant = PT_VARIANT_AVERAGED;
+    pt_model *m;
+    pt_status s = pt_train(ds, &p, &m, NULL);
+    ck_assert_msg(s == PT_OK, "%s", pt_last_error());
+    pt_model *r = save_load(m, NULL);
+    assert_same(m, r);
+    float *sa = malloc(g.n * sizeof(float)), *sb = malloc(g.n * sizeof(float));
+    ck_assert_int_eq(pt_model_scores(m, ds, sa), PT_OK);
+    ck_assert_int_eq(pt_model_scores(r, ds, sb), PT_OK);
+    ck_assert(bits_eq(sa, sb, g.n * sizeof(float)));
+    free(sa);
+    free(sb);
+    pt_model_free(m);
+    pt_model_free(r);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+START_TEST(roundtrip_linear_hand)
+{
+    pt_model *m = hand_linear(40);
+    pt_model *r = save_load(m, NULL);
+    assert_same(m, r);
+    pt_model_free(m);
+    pt_model_free(r);
+    m = hand_linear(0);
+    r = save_load(m, NULL);
+    assert_same(m, r);
+    pt_model_free(m);
+    pt_model_free(r);
+}
+END_TEST
+
+START_TEST(roundtrip_kernel)
+{
+    pt_model *m = hand_kernel();
+    pt_model *r = save_load(m, NULL);
+    ck_assert_ptr_null(r->w);
+    assert_same(m, r);
+    pt_model_info info;
+    pt_model_get_info(r, &info);
+    ck_assert_uint_eq(info.n_support, 3);
+    ck_assert_int_eq(info.kernel, PT_KERNEL_POLY);
+    pt_model_free(m);
+    pt_model_free(r);
+}
+END_TEST
+
+/* The text a person reads, and the checksum over everything before its line. */
+START_TEST(text_layout)
+{
+    pt_model *m = hand_kernel();
+    const char *p = tu_path("model", ".model");
+    ck_assert_int_eq(pt_model_save(m, p), PT_OK);
+    size_t len;
+    char *t = tu_read_file(p, &len);
+    ck_assert(strncmp(t, "ptron-model 1\npath kernel\n", 26) == 0);
+    ck_assert(has(t, "\nkernel poly\ndegree 3\ngamma 0.699999988\ncoef0 1.5\n"));
+    ck_assert(has(t, "\nlabels 0 1\n"));
+    ck_assert(has(t, "\nn_sv 3\n0.5 -0 "));
+    ck_assert(len > 26 && t[len - 1] == '\n');
+    const char *last = t + len - 26;
+    ck_assert(strncmp(last, "checksum ", 9) == 0);
+    char want[32];
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)pt_checksum(t, (size_t)(last - t)));
+    ck_assert(strncmp(last + 9, want, 16) == 0);
+    unlink(p);
+    free(t);
+    pt_model_free(m);
+}
+END_TEST
+
+/* Save a model, return its text for a test to change. */
+static char *model_text(const pt_model *m, size_t *len)
+{
+    const char *p = tu_path("model", ".model");
+    ck_assert_int_eq(pt_model_save(m, p), PT_OK);
+    char *t = tu_read_file(p, len);
+    unlink(p);
+    return t;
+}
+
+/* Replace the first occurrence of from by to and recompute the checksum line, as an editor
+ * who knows the format would. Returns the new path. */
+static const char *edit(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    ck_assert_msg(at != NULL, "'%s' not in the model text", from);
+    size_t len = strlen(text), body_len = len - 26;
+    char *out = malloc(len + strlen(to) + 64);
+    size_t k = (size_t)(at - text);
+    memcpy(out, text, k);
+    strcpy(out + k, to);
+    memcpy(out + k + strlen(to), at + strlen(from), body_len - k - strlen(from));
+    size_t body = body_len - strlen(from) + strlen(to);
+    snprintf(out + body, 64, "checksum %016llx\n", (unsigned long long)pt_checksum(out, body));
+    const char *p = tu_write_file("edit", ".model", out);
+    free(out);
+    return p;
+}
+
+static pt_status load(const char *p)
+{
+    pt_model *m = (pt_model *)1;
+    pt_status s = pt_model_load(p, &m);
+    ck_assert_ptr_null(m);
+    unlink(p);
+    return s;
+}
+
+START_TEST(corrupted)
+{
+    pt_model *m = hand_linear(10);
+    size_t len;
+    char *t = model_text(m, &len);
+    char *c = strstr(t, "\nw\n") + 3;
+    *c = *c == '1' ? '2' : '1';
+    const char *p = tu_write_bytes("corrupt", ".model", t, len);
+    ASSERT_ERR(load(p), PT_ERR_CHECKSUM, "checksum mismatch (file corrupted or edited)");
+    ck_assert(has(pt_last_error(), p));
+    free(t);
+    pt_model_free(m);
+}
+END_TEST
+
+START_TEST(truncated)
+{
+    pt_model *m = hand_linear(10);
+    size_t len;
+    char *t = model_text(m, &len);
+    size_t cuts[] = {len / 2, len - 1, len - 10, 20};
+    for (size_t i = 0; i < 4; i++) {
+        const char *p = tu_write_bytes("trunc", ".model", t, cuts[i]);
+        ASSERT_ERR(load(p), PT_ERR_FORMAT, "truncated");
+        ck_assert(has(pt_last_error(), p));
+    }
+    free(t);
+    pt_model_free(m);
+}
+END_TEST
+
+START_TEST(wrong_magic)
+{
+    const char *p = tu_write_file("magic", ".model", "+1 1:0.5\n-1 2:1\n");
+    ASSERT_ERR(load(p), PT_ERR_FORMAT, ":1: not a ptron model");
+    ck_assert(has(pt_last_error(), p));
+    p = tu_write_file("magic", ".model", "");
+    ASSERT_ERR(load(p), PT_ERR_FORMAT, ":1: not a ptron model");
+    p = tu_write_file("magic", ".model", "ptron-model x\n");
+    ASSERT_ERR(load(p), PT_ERR_FORMAT, ":1: not a ptron model");
+    p = tu_path("absent", ".model");
+    ASSERT_ERR(load(p), PT_ERR_IO, p);
+}
+END_TEST
+
+START_TEST(newer_version)
+{
+    pt_model *m = hand_linear(3);
+    size_t len;
+    char *t = model_text(m, &len);
+    const char *p = edit(t, "ptron-model 1\n", "ptron-model 2\n");
+    ASSERT_ERR(load(p), PT_ERR_VERSION, "version 2");
+    ck_assert(has(pt_last_error(), "version 1") && has(pt_last_error(), p));
+    free(t);
+    pt_model_free(m);
+}
+END_TEST
+
+/* Edited files with a valid checksum: the error names the line, nothing huge is allocated. */
+START_TEST(edited_counts)
+{
+    pt_model *m = hand_kernel();
+    size_t len;
+    char *t = model_text(m, &len);
+    const char *p = edit(t, "\nn_sv 3\n", "\nn_sv 999999999999999\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":28: n_sv: 999999999999999 support vectors");
+    ck_assert(has(pt_last_error(), p));
+    p = edit(t, "\nn_sv 3\n", "\nn_sv 18446744073709551615\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":28: n_sv");
+    p = edit(t, "\nn_sv 3\n", "\nn_sv 4\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":32: n_sv: found 3 of 4 support vectors");
+    p = edit(t, "\nn_sv 3\n", "\nn_sv 2\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":31: unexpected line");
+    p = edit(t, "\nd 5\n", "\nd 6\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":29: expected 7 values, found 6");
+    free(t);
+    pt_model_free(m);
+
+    m = hand_linear(4);
+    t = model_text(m, &len);
+    p = edit(t, "\nd 4\n", "\nd 9999999999999\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":28: w: 9999999999999 weights cannot fit");
+    p = edit(t, "\nd 4\n", "\nd 5\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":33: w: found 4 of 5 weights");
+    free(t);
+    pt_model_free(m);
+}
+END_TEST
+
+START_TEST(edited_keys)
+{
+    pt_model *m = hand_linear(4);
+    size_t len;
+    char *t = model_text(m, &len);
+    const char *p = edit(t, "\nbias 0\n", "\nbias 0\nfoo 1\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":5: unknown key 'foo'");
+    ck_assert(has(pt_last_error(), p));
+    p = edit(t, "\neta 0.100000001\n", "\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, "missing key 'eta'");
+    p = edit(t, "\neta 0.100000001\n", "\neta nan\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":8: eta: 'nan' is not a finite number");
+    p = edit(t, "\neta 0.100000001\n", "\neta 1e39\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":8: eta");
+    p = edit(t, "\nloss hinge\n", "\nloss cubic\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":13: loss: unknown value 'cubic'");
+    p = edit(t, "\nbias 0\n", "\nbias 0\nbias 1\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":5: key 'bias' given twice");
+    p = edit(t, "\nseed 18446744073709551615\n", "\nseed 18446744073709551616\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":12: seed");
+    p = edit(t, "\nlabels -0.10000000000000001 1.0000000000000001e+300\n", "\nlabels 1\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":7: labels: expected 2 values");
+    p = edit(t, "\nnclass 2\n", "\nnclass 3\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":6: nclass 3");
+    p = edit(t, "\nw\n", "\nw\n1 2\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":29: expected 1 values, found more");
+    /* keys may come in another order */
+    p = edit(t, "\nbias 0\nd 4\n", "\nd 4\nbias 0\n");
+    pt_model *r = NULL;
+    ck_assert_int_eq(pt_model_load(p, &r), PT_OK);
+    unlink(p);
+    assert_same(m, r);
+    pt_model_free(r);
+    free(t);
+    pt_model_free(m);
+}
+END_TEST
+
+/* Saving into a directory that does not exist fails and creates nothing. */
+START_TEST(save_missing_dir)
+{
+    pt_model *m = hand_linear(3);
+    char dir[512], p[600];
+    snprintf(dir, sizeof dir, "%s", tu_path("nodir", ""));
+    snprintf(p, sizeof p, "%s/m.model", dir);
+    ASSERT_ERR(pt_model_save(m, p), PT_ERR_IO, dir);
+    ck_assert(!exists(dir) && !exists(p));
+    pt_model_free(m);
+}
+END_TEST
+
+START_TEST(save_replaces_whole)
+{
+    pt_model *big = hand_linear(500), *small = hand_kernel();
+    const char *p0 = tu_path("replace", ".model");
+    char p[512], tmp[600];
+    snprintf(p, sizeof p, "%s", p0);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)getpid());
+    ck_assert_int_eq(pt_model_save(big, p), PT_OK);
+    ck_assert_int_eq(pt_model_save(small, p), PT_OK);
+    ck_assert(!exists(tmp));
+    pt_model *r = NULL;
+    ck_assert_int_eq(pt_model_load(p, &r), PT_OK);
+    assert_same(small, r);
+    unlink(p);
+    pt_model_free(r);
+    pt_model_free(big);
+    pt_model_free(small);
+}
+END_TEST
+
+/* A save that fails leaves the old file as it was: (1) the temporary file cannot be created
+ * (a directory squats on its name), (2) the model cannot be written (non-finite weights). */
+START_TEST(failed_save_keeps_old)
+{
+    pt_model *old = hand_linear(8), *other = hand_kernel();
+    const char *p0 = tu_path("keep", ".model");
+    char p[512], tmp[600];
+    snprintf(p, sizeof p, "%s", p0);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)getpid());
+    ck_assert_int_eq(pt_model_save(old, p), PT_OK);
+    size_t len0, len1;
+    char *before = tu_read_file(p, &len0);
+
+    ck_assert_int_eq(mkdir(tmp, 0700), 0);
+    ASSERT_ERR(pt_model_save(other, p), PT_ERR_IO, p);
+    ck_assert_int_eq(rmdir(tmp), 0);
+    char *after = tu_read_file(p, &len1);
+    ck_assert(len0 == len1 && memcmp(before, after, len0) == 0);
+    free(after);
+
+    other->coef[1] = NAN;
+    ck_assert_int_ne(pt_model_save(other, p), PT_OK);
+    ck_assert(!exists(tmp));
+    after = tu_read_file(p, &len1);
+    ck_assert(len0 == len1 && memcmp(before, after, len0) == 0);
+    free(after);
+    free(before);
+    unlink(p);
+    pt_model_free(old);
+    pt_model_free(other);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("model_io");
+    TCase *t = tcase_create("core");
+    tcase_add_test(t, roundtrip_trained);
+    tcase_add_test(t, roundtrip_linear_hand);
+    tcase_add_test(t, roundtrip_kernel);
+    tcase_add_test(t, text_layout);
+    tcase_add_test(t, corrupted);
+    tcase_add_test(t, truncated);
+    tcase_add_test(t, wrong_magic);
+    tcase_add_test(t, newer_version);
+    tcase_add_test(t, edited_counts);
+    tcase_add_test(t, edited_keys);
+    tcase_add_test(t, save_missing_dir);
+    tcase_add_test(t, save_replaces_whole);
+    tcase_add_test(t, failed_save_keeps_old);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void) { return tu_run_suite(suite()); }
