@@ -211,6 +211,7 @@ typedef struct pt_expand_params {
     size_t mem_budget_bytes; /* refuse a materialised expansion above this (default half RAM) */
 } pt_expand_params;
 
+/* Defaults: kind POLY, degree 2, coef0 1, rff_dim 1024, gamma 1, seed 1. */
 void pt_expand_params_init(pt_expand_params *p);
 /* Output dimension for input dimension d: C(d + D, D) for POLY, rff_dim for RFF; SIZE_MAX on
  * overflow. */
@@ -254,6 +255,20 @@ typedef enum pt_online_pass {
                                order; recomputed after a mistake: the same model as sequential */
 } pt_online_pass;
 
+typedef enum pt_multiclass {
+    PT_MULTI_OVR = 0,   /* one-vs-rest: K binary problems, trained in parallel (any path) */
+    PT_MULTI_DIRECT = 1 /* the multiclass perceptron: one weight vector per class; on a mistake
+                           add eta x to the true class, subtract it from the predicted one
+                           (online path) */
+} pt_multiclass;
+
+typedef struct pt_model pt_model;
+
+/* Epoch hook: called after each epoch with the model as it stands (for the averaged variant,
+ * the current average), so a caller can evaluate held-out data or write a checkpoint. Return
+ * non-zero to stop training (the model is then the one passed). */
+typedef int (*pt_epoch_fn)(const pt_model *m, int epoch, size_t mistakes, void *user);
+
 /* Progress callback: called once per epoch; return non-zero to stop training. */
 typedef int (*pt_progress_fn)(int epoch, size_t mistakes, double seconds, void *user);
 
@@ -285,9 +300,17 @@ typedef struct pt_train_params {
     float coef0;
     size_t cache_mb;     /* Gram / row cache budget in MiB (0: half of RAM) */
     pt_gram_storage gram_storage;
+    /* more than two classes */
+    pt_multiclass multiclass;
     /* callbacks */
     pt_progress_fn progress;
     void *progress_user;
+    pt_epoch_fn epoch_hook;
+    void *epoch_user;
+    /* feature expansion (kind PT_EXPAND_NONE by default): the online path streams it, row by
+     * row into one buffer; the batch path materialises it within mem_budget_bytes. The model
+     * remembers it, so scoring expands too. */
+    pt_expand_params expand;
 } pt_train_params;
 
 void pt_train_params_init(pt_train_params *p);
@@ -301,6 +324,8 @@ const char *pt_loss_name(pt_loss l);
 pt_status pt_loss_parse(const char *name, pt_loss *out);
 const char *pt_schedule_name(pt_schedule s);
 pt_status pt_schedule_parse(const char *name, pt_schedule *out);
+const char *pt_multiclass_name(pt_multiclass m);
+pt_status pt_multiclass_parse(const char *name, pt_multiclass *out);
 const char *pt_kernel_name(pt_kernel k);
 pt_status pt_kernel_parse(const char *name, pt_kernel *out);
 const char *pt_batch_impl_name(pt_batch_impl b);
@@ -324,9 +349,8 @@ typedef struct pt_train_report {
 /* Free what the report owns (not the struct itself). */
 void pt_train_report_clear(pt_train_report *r);
 
-typedef struct pt_model pt_model;
-
-/* Train on a two-class dataset. On success *model is new (free with pt_model_free) and
+/* Train. Two classes: one binary model. More: one-vs-rest on any path, or the multiclass
+ * perceptron (p->multiclass) on the online path. On success *model is new (free with pt_model_free) and
  * *report (if not NULL) is filled. */
 pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
                    pt_train_report *report);
@@ -340,6 +364,8 @@ void pt_request_stop(void);
 pt_status pt_model_save(const pt_model *m, const char *path);
 pt_status pt_model_load(const char *path, pt_model **out);
 void pt_model_free(pt_model *m);
+/* A deep copy (NULL on allocation failure). */
+pt_model *pt_model_clone(const pt_model *m);
 
 typedef struct pt_model_info {
     pt_path path;
@@ -347,7 +373,8 @@ typedef struct pt_model_info {
     pt_kernel kernel;
     size_t d;           /* features the model was trained on */
     size_t nclass;
-    double class_values[2]; /* label for -1 and +1 */
+    double class_values[2]; /* binary models: label for -1 and +1 (see pt_model_class_value) */
+    pt_multiclass multiclass;
     int bias;
     float eta, margin;
     int epochs_run;
@@ -355,6 +382,8 @@ typedef struct pt_model_info {
 } pt_model_info;
 
 void pt_model_get_info(const pt_model *m, pt_model_info *info);
+/* Label value of class k (0..nclass-1, ascending). */
+double pt_model_class_value(const pt_model *m, size_t k);
 /* Linear models: w (d floats) and bias b. NULL for kernel models. */
 const float *pt_model_weights(const pt_model *m, float *bias);
 
@@ -370,6 +399,12 @@ typedef struct pt_eval {
 } pt_eval;
 
 pt_status pt_model_evaluate(const pt_model *m, const pt_dataset *ds, pt_eval *out);
+
+/* Confusion matrix: conf[t * nclass + p] counts rows of true class t (the model's class
+ * index of the row's label) predicted as class p; rows whose label the model never saw are
+ * counted in *unknown (they are errors). conf has nclass^2 entries. */
+pt_status pt_model_confusion(const pt_model *m, const pt_dataset *ds, size_t *conf,
+                             size_t *unknown);
 
 /* ------------------------------------------------------------------------- bounds */
 

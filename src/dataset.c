@@ -221,3 +221,16 @@ nomem:
     pt_dataset_free(s);
     return pt_fail(PT_ERR_NOMEM, "cannot allocate a slice of %zu rows", count);
 }
+
+void pt_dataset_binary_view(const pt_dataset *ds, size_t k, float *y, pt_dataset *view)
+{
+    *view = *ds;
+    for (size_t i = 0; i < ds->n; i++) y[i] = ds->cls[i] == (int32_t)k ? 1.0f : -1.0f;
+    view->y = y;
+    view->nclass = 2;
+    /* the view owns nothing: it must never be freed with pt_dataset_free */
+    view->X_owned = false;
+    view->map = NULL;
+    view->class_values = NULL;
+    view->wstar = NULL;
+}

@@ -127,14 +127,36 @@ struct pt_model {
     /* linear models (online, batch) */
     float *w;              /* pt_stride_for(d) floats, zero padded */
     float b;
+    /* more than two classes: nclass labels (ascending); linear models keep one weight vector
+     * per class in W (nclass x pt_stride_for(d)) and biases in Bk; kernel models keep
+     * coef as n_sv x nclass (one column per one-vs-rest problem). Binary models leave these
+     * NULL and use class_values, w, b. */
+    pt_multiclass multiclass;
+    double *labels;
+    float *W, *Bk;
     /* kernel models: n_sv support vectors (rows of stride floats) with coefficients
      * coef = alpha * y (signed) */
     size_t n_sv;
     float *sv;
     float *coef;
+    /* trained on a feature expansion (params.expand.kind != NONE): d is the expanded
+     * dimension, expand_d_in the input features it expands; scoring expands each row */
+    size_t expand_d_in;
 };
 
 pt_model *pt_model_alloc_linear(size_t d);
+/* Record what a model was trained on and with (path, labels, parameters; callbacks cleared). */
+void pt_model_set_meta(pt_model *m, const pt_dataset *ds, const pt_train_params *p);
+/* A linear model of nclass > 2 classes (W, Bk zeroed, labels copied). */
+pt_model *pt_model_alloc_multiclass(size_t d, size_t nclass, const double *labels);
+/* Scores of every class for every row: out is n x nclass. */
+pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *out);
+/* Multiclass training (multiclass.c). */
+pt_status pt_train_multiclass(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                              pt_model **m, pt_train_report *r);
+/* A view of a multiclass dataset as the binary problem "class k against the rest": shares X,
+ * owns nothing; y must hold n floats (+1 for class k). */
+void pt_dataset_binary_view(const pt_dataset *ds, size_t k, float *y, pt_dataset *view);
 /* Score of one row x (stride floats of at least model d; caller pads). */
 float pt_model_score_row(const pt_model *m, const float *x);
 

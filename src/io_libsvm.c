@@ -1,8 +1,945 @@
-/* placeholder: the LIBSVM reader/writer (issue 2 helper) */
+/* LIBSVM / svmlight text: a parallel two-pass reader into the dense layout, and the writer.
+ *
+ * The reader maps the whole file (no line buffer, so any line length works) and splits it
+ * into byte chunks aligned to line starts. Pass 1 (parallel) counts lines and data rows per
+ * chunk and takes each line's last "idx:" as its largest index (true for every valid line;
+ * invalid lines are caught in pass 2). After a prefix sum over the chunks and the memory
+ * budget check, pass 2 (parallel) parses every row straight into its place in the matrix.
+ * Each chunk keeps its first error; the one from the lowest chunk is the file's first.
+ *
+ * This file also holds the number scanning and file mapping shared with io_csv.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "internal.h"
+
+/* Shared with io_csv.c (prototypes repeated there). */
+pt_status pt_text_map(const char *path, const char **data, size_t *len, bool *mapped);
+void pt_text_unmap(const char *data, size_t len, bool mapped);
+locale_t pt_c_locale(void);
+const char *pt_scan_float(const char *p, const char *end, float *out);
+const char *pt_scan_double(const char *p, const char *end, double *out);
+int pt_parse_float_slow(const char *s, size_t len, float *out);
+int pt_parse_double_slow(const char *s, size_t len, double *out);
+
+/* Results of the slow parsers. */
+enum { NUM_OK = 0, NUM_BAD = 1, NUM_NONFINITE = 2 };
+
+/* ------------------------------------------------------------------ C locale */
+
+static locale_t c_locale_obj;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+
+static void c_locale_init(void) { c_locale_obj = newlocale(LC_ALL_MASK, "C", (locale_t)0); }
+
+/* The "C" locale object, so numbers never depend on the caller's setlocale(). */
+locale_t pt_c_locale(void)
+{
+    pthread_once(&c_locale_once, c_locale_init);
+    return c_locale_obj;
+}
+
+/* ------------------------------------------------------------------ numbers */
+
+static inline bool is_digit(char c) { return (unsigned char)(c - '0') < 10; }
+
+typedef struct decimal {
+    uint64_t m; /* significant digits, at most 19 */
+    int e10;    /* value = m * 10^e10 */
+    bool neg;
+} decimal;
+
+static const uint64_t pow10_u64[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+                                      100000000};
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HAVE_SWAR 1
+/* The leading ASCII digits (0..8) of the 8 bytes at p, and their value in *value: eight
+ * characters at a time, so a digit run costs no branch per character (SWAR as in simdjson).
+ * Carries and borrows only start at non-digit bytes and only move to later bytes. */
+static inline int digits8(const char *p, uint64_t *value)
+{
+    const uint64_t ones = 0x0101010101010101u;
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    uint64_t bad = ((v & 0xF0 * ones) ^ 0x30 * ones) | (((v + 0x06 * ones) & 0xF0 * ones) ^ 0x30 * ones);
+    int k = bad ? __builtin_ctzll(bad) >> 3 : 8;
+    if (k == 0) return 0;
+    uint64_t t = (v - 0x30 * ones) << (8 * (8 - k)); /* the k digits, after 8-k zero digits */
+    t = t * 10 + (t >> 8);
+    t = (((t & 0x000000FF000000FFu) * 0x000F424000000064u) +
+         (((t >> 16) & 0x000000FF000000FFu) * 0x0000271000000001u)) >> 32;
+    *value = (uint32_t)t;
+    return k;
+}
+#else
+#define HAVE_SWAR 0
+#endif
+
+/* Append the digits at p to *m (counting them in *nd); NULL past 19 digits. */
+static inline const char *scan_digits(const char *p, const char *end, uint64_t *m, int *nd)
+{
+#if HAVE_SWAR
+    while (end - p >= 8) {
+        uint64_t v;
+        int k = digits8(p, &v);
+        if (k == 0) return p;
+        if (*nd + k > 19) return NULL;
+        *m = *m * pow10_u64[k] + v;
+        *nd += k;
+        p += k;
+        if (k < 8) return p;
+    }
+#endif
+    for (; p < end && is_digit(*p); p++) {
+        if (*nd == 19) return NULL;
+        *m = *m * 10 + (uint64_t)(*p - '0');
+        ++*nd;
+    }
+    return p;
+}
+
+/* Scan [+-]digits[.digits][(e|E)[+-]digits] at p, stopping at end. Returns where the number
+ * ends, or NULL when the text is not in that plain form or has more than 19 digits (leading
+ * zeros included): the caller then hands the whole token to strtof/strtod. */
+static inline const char *scan_decimal(const char *p, const char *end, decimal *dec)
+{
+    uint64_t m = 0;
+    int nd = 0, e10 = 0;
+    char c0 = p < end ? *p : '\0';
+    bool neg = c0 == '-';
+    p += neg | (c0 == '+');
+    p = scan_digits(p, end, &m, &nd);
+    if (!p) return NULL;
+    if (p < end && *p == '.') {
+        int before = nd;
+        p = scan_digits(p + 1, end, &m, &nd);
+        if (!p) return NULL;
+        e10 = before - nd;
+    }
+    if (nd == 0) return NULL;
+    if (p < end && (*p | 0x20) == 'e') {
+        p++;
+        bool eneg = false;
+        if (p < end && (*p == '-' || *p == '+')) eneg = *p++ == '-';
+        if (p == end || !is_digit(*p)) return NULL;
+        int x = 0;
+        for (; p < end && is_digit(*p); p++)
+            if (x < 100000) x = x * 10 + (*p - '0'); /* saturate: far outside the fast range */
+        e10 += eneg ? -x : x;
+    }
+    dec->m = m;
+    dec->e10 = m ? e10 : 0;
+    dec->neg = neg;
+    return p;
+}
+
+static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* |m * 10^e10| as a correctly rounded double when both m and 10^|e10| are exact doubles
+ * (Clinger's fast path: one IEEE multiply or divide); false otherwise. */
+static inline bool decimal_to_double(const decimal *dec, double *out)
+{
+    if (dec->m >= (UINT64_C(1) << 53) || dec->e10 < -22 || dec->e10 > 22) return false;
+    double m = (double)dec->m;
+    *out = dec->e10 >= 0 ? m * pow10_exact[dec->e10] : m / pow10_exact[-dec->e10];
+    return true;
+}
+
+static const double pow10_inv[23] = {1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
+                                     1e-8,  1e-9,  1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15,
+                                     1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
+
+/* A float from the decimal at p, equal to strtof's; NULL when the caller must use strtof.
+ * m * 10^e is computed in double: exactly rounded for e >= 0, and within 2 double ulps for
+ * e < 0 (m times the rounded 1e-k: a multiply instead of a slow divide). Rounding that
+ * double to float gives strtof's answer unless it lies within those 2 ulps of a midpoint
+ * between two floats (the low 29 of its 52 fraction bits near 1000...0): then strtof
+ * decides. The fast range, 1e-22 .. 9e37, holds only normal floats. */
+static inline const char *scan_float(const char *p, const char *end, float *out)
+{
+    decimal dec;
+    p = scan_decimal(p, end, &dec);
+    if (!p) return NULL;
+    float f = 0.0f;
+    if (dec.m != 0) {
+        if (dec.m >= (UINT64_C(1) << 53) || dec.e10 < -22 || dec.e10 > 22) return NULL;
+        double m = (double)dec.m;
+        double v = dec.e10 >= 0 ? m * pow10_exact[dec.e10] : m * pow10_inv[-dec.e10];
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        uint64_t low = bits & ((UINT64_C(1) << 29) - 1);
+        if (low - ((UINT64_C(1) << 28) - 3) <= 6) return NULL;
+        f = (float)v;
+    }
+    /* The sign without a branch: signs of data values are unpredictable. */
+    uint32_t fb;
+    memcpy(&fb, &f, sizeof fb);
+    fb |= (uint32_t)dec.neg << 31;
+    memcpy(out, &fb, sizeof fb);
+    return p;
+}
+
+static inline const char *scan_double(const char *p, const char *end, double *out)
+{
+    decimal dec;
+    double v;
+    p = scan_decimal(p, end, &dec);
+    if (!p) return NULL;
+    if (dec.m == 0) v = 0.0;
+    else if (!decimal_to_double(&dec, &v)) return NULL;
+    *out = dec.neg ? -v : v;
+    return p;
+}
+
+const char *pt_scan_float(const char *p, const char *end, float *out) { return scan_float(p, end, out); }
+const char *pt_scan_double(const char *p, const char *end, double *out) { return scan_double(p, end, out); }
+
+/* strtof/strtod on a NUL-terminated copy of the token [s, s+len), in the C locale: the token
+ * must be consumed whole (this also takes hex floats, "inf" and "nan", refused here). */
+static int parse_slow(const char *s, size_t len, float *f, double *d)
+{
+    char small[128];
+    char *b = len < sizeof small ? small : malloc(len + 1);
+    if (!b) return NUM_BAD;
+    memcpy(b, s, len);
+    b[len] = '\0';
+    char *e;
+    double v = f ? (double)(*f = strtof_l(b, &e, pt_c_locale())) : (*d = strtod_l(b, &e, pt_c_locale()));
+    int r = len == 0 || e != b + len ? NUM_BAD : isfinite(v) ? NUM_OK : NUM_NONFINITE;
+    if (b != small) free(b);
+    return r;
+}
+
+int pt_parse_float_slow(const char *s, size_t len, float *out) { return parse_slow(s, len, out, NULL); }
+int pt_parse_double_slow(const char *s, size_t len, double *out) { return parse_slow(s, len, NULL, out); }
+
+/* -------------------------------------------------------------- whole-file access */
+
+/* Read fd to its end into a growing malloc'd buffer (pipes and other unmappable inputs). */
+static pt_status read_all(const char *path, int fd, const char **data, size_t *len)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu bytes to read it", path, cap);
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            return pt_fail(PT_ERR_IO, "%s: read failed: %s", path, strerror(e));
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+        if (n == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) free(buf);
+            buf = nb;
+        }
+    }
+    if (n == 0) {
+        free(buf);
+        buf = NULL;
+    }
+    *data = buf;
+    *len = n;
+    return PT_OK;
+}
+
+static pt_status open_file(const char *path, int *fd, struct stat *st)
+{
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0) return pt_fail(PT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(*fd, st) != 0) {
+        int e = errno;
+        close(*fd);
+        return pt_fail(PT_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    return PT_OK;
+}
+
+/* Map a file read-only (or, for pipes and the like, read it whole into memory). An empty
+ * file gives len 0 and data NULL. */
+pt_status pt_text_map(const char *path, const char **data, size_t *len, bool *mapped)
+{
+    int fd;
+    struct stat st;
+    *data = NULL;
+    *len = 0;
+    *mapped = false;
+    PT_TRY(open_file(path, &fd, &st));
+    pt_status s = PT_OK;
+    void *p = MAP_FAILED;
+    if (S_ISREG(st.st_mode) && st.st_size > 0)
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) {
+        madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+        *data = p;
+        *len = (size_t)st.st_size;
+        *mapped = true;
+    } else if (!S_ISREG(st.st_mode) || st.st_size > 0) {
+        s = read_all(path, fd, data, len);
+    }
+    close(fd);
+    return s;
+}
+
+void pt_text_unmap(const char *data, size_t len, bool mapped)
+{
+    if (!data) return;
+    if (mapped) munmap((void *)data, len);
+    else free((void *)data);
+}
+
+/* The LIBSVM reader reads regular files with pread in blocks rather than mapping them: on
+ * these virtual machines a pass over a 4 KiB-page file mapping costs several times a
+ * pread copy into a small reused buffer (TLB misses under nested paging). */
+typedef struct source {
+    const char *path;
+    int fd;           /* pread from here, or */
+    const char *mem;  /* the whole input in memory (pipes and the like) */
+    size_t len;
+} source;
+
+static pt_status source_open(const char *path, source *src)
+{
+    struct stat st;
+    memset(src, 0, sizeof *src);
+    src->path = path;
+    src->fd = -1;
+    int fd;
+    PT_TRY(open_file(path, &fd, &st));
+    if (S_ISREG(st.st_mode)) {
+        src->fd = fd;
+        src->len = (size_t)st.st_size;
+        posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        return PT_OK;
+    }
+    pt_status s = read_all(path, fd, &src->mem, &src->len);
+    close(fd);
+    return s;
+}
+
+static void source_close(source *src)
+{
+    if (src->fd >= 0) close(src->fd);
+    free((void *)src->mem);
+}
+
+/* pread all of [off, off+n) unless the file ends first; returns the bytes read or -1. */
+static ssize_t pread_full(int fd, char *buf, size_t n, size_t off)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, buf + got, n - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+/* The first line start at or after off (len if none). */
+static size_t line_start_at(const source *src, size_t off)
+{
+    if (off == 0 || off >= src->len) return off >= src->len ? src->len : 0;
+    if (src->mem) {
+        const char *nl = memchr(src->mem + off - 1, '\n', src->len - off + 1);
+        return nl ? (size_t)(nl - src->mem) + 1 : src->len;
+    }
+    char win[4096];
+    for (size_t at = off - 1; at < src->len; at += sizeof win) {
+        ssize_t r = pread_full(src->fd, win, sizeof win, at);
+        if (r <= 0) break; /* a read error shows again, and is reported, in pass 1 */
+        const char *nl = memchr(win, '\n', (size_t)r);
+        if (nl) return at + (size_t)(nl - win) + 1;
+    }
+    return src->len;
+}
+
+/* ------------------------------------------------------------------ the reader */
+
+typedef struct chunk {
+    size_t off, off_end;           /* whole lines of the file */
+    size_t lines, rows, max_index; /* pass 1 */
+    size_t line0, row0;            /* lines and rows before this chunk */
+    size_t line, row;              /* pass 2: where it is */
+    size_t nnz;
+    size_t err_line;               /* 0: no error (SIZE_MAX: not tied to a line) */
+    pt_status err_status;
+    char err[512];
+} chunk;
+
+typedef struct reader {
+    const char *path;
+    size_t max_features, d, stride;
+    float *X;
+    double *labels;
+} reader;
+
+/* A block buffer, one per thread. Grows when a line does not fit. */
+typedef struct block_buf {
+    char *p;
+    size_t cap;
+} block_buf;
+
+#define BLOCK_BYTES (512u << 10) /* fits in L2 with room to spare */
+
+/* Longest token shown in a message. */
+#define TOK_SHOWN 40
+
+/* Character classes for the token loop: one table look-up instead of a chain of compares. */
+enum { C_BLANK = 1, C_NL = 2, C_HASH = 4 };
+static const unsigned char cclass[256] = {[' '] = C_BLANK, ['\t'] = C_BLANK, ['\r'] = C_BLANK,
+                                          ['\n'] = C_NL, ['#'] = C_HASH};
+
+static inline bool is_blank(char c) { return cclass[(unsigned char)c] == C_BLANK; }
+
+/* Where a token ends: at a blank, a newline, a comment or the end. */
+static inline const char *token_end(const char *p, const char *end)
+{
+    while (p < end && !is_blank(*p) && *p != '\n' && *p != '#') p++;
+    return p;
+}
+
+static inline bool at_delim(const char *p, const char *end)
+{
+    return p == end || cclass[(unsigned char)*p] != 0;
+}
+
+static inline const char *next_line(const char *p, const char *end)
+{
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    return nl ? nl + 1 : end;
+}
+
+static bool chunk_fail(chunk *c, const char *path, size_t line, pt_status s, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Record the chunk's error as "PATH:LINE: message" (line 0: "PATH: message"). */
+static bool chunk_fail(chunk *c, const char *path, size_t line, pt_status s, const char *fmt, ...)
+{
+    int k = line ? snprintf(c->err, sizeof c->err, "%s:%zu: ", path, line)
+                 : snprintf(c->err, sizeof c->err, "%s: ", path);
+    if (k < 0 || (size_t)k >= sizeof c->err) k = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err + k, sizeof c->err - (size_t)k, fmt, ap);
+    va_end(ap);
+    c->err_line = line ? line : SIZE_MAX;
+    c->err_status = s;
+    return false;
+}
+
+typedef void (*lines_fn)(chunk *c, const void *ctx, const char *b, const char *e);
+
+/* Feed the chunk's bytes to fn in runs of whole lines (the last may lack its newline at the
+ * end of the file), through buf; stops at the chunk's first error. */
+static void for_each_block(const source *src, chunk *c, block_buf *buf, lines_fn fn,
+                           const void *ctx)
+{
+    if (src->mem) {
+        fn(c, ctx, src->mem + c->off, src->mem + c->off_end);
+        return;
+    }
+    size_t off = c->off, keep = 0; /* keep: an unfinished line at the start of buf */
+    while (off < c->off_end && !c->err_line) {
+        if (keep == buf->cap) { /* a line longer than the buffer: grow it */
+            size_t cap = buf->cap ? buf->cap * 2 : BLOCK_BYTES;
+            char *p = realloc(buf->p, cap);
+            if (!p) {
+                chunk_fail(c, src->path, 0, PT_ERR_NOMEM, "cannot allocate %zu bytes for a line", cap);
+                return;
+            }
+            buf->p = p;
+            buf->cap = cap;
+        }
+        size_t want = buf->cap - keep, left = c->off_end - off;
+        ssize_t r = pread_full(src->fd, buf->p + keep, want < left ? want : left, off);
+        if (r <= 0) {
+            chunk_fail(c, src->path, 0, PT_ERR_IO, "read failed at byte %zu: %s", off,
+                       r < 0 ? strerror(errno) : "file shrank while being read");
+            return;
+        }
+        off += (size_t)r;
+        size_t have = keep + (size_t)r, whole = have;
+        if (off < c->off_end) {
+            const char *nl = memrchr(buf->p, '\n', have);
+            whole = nl ? (size_t)(nl - buf->p) + 1 : 0;
+        }
+        if (whole) fn(c, ctx, buf->p, buf->p + whole);
+        keep = have - whole;
+        memmove(buf->p, buf->p + whole, keep);
+    }
+}
+
+/* Split [0, len) into n chunks that start at line starts (some may be empty). */
+static void split_chunks(const source *src, chunk *ch, size_t n)
+{
+    size_t prev = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t b = k == 0 ? 0 : line_start_at(src, src->len / n * k);
+        if (b < prev) b = prev;
+        ch[k].off = b;
+        if (k > 0) ch[k - 1].off_end = b;
+        prev = b;
+    }
+    ch[n - 1].off_end = src->len;
+}
+
+/* The index of the feature token at [t, e) if it is DIGITS ':' ..., else 0. */
+static size_t token_index(const char *t, const char *e, size_t max_features)
+{
+    size_t idx = 0;
+    for (; t < e && is_digit(*t); t++) {
+        if (idx > (SIZE_MAX - 9) / 10) return 0;
+        idx = idx * 10 + (size_t)(*t - '0');
+        if (idx > max_features) return 0; /* pass 2 reports it */
+    }
+    return t < e && *t == ':' ? idx : 0;
+}
+
+/* Pass 1: count lines and data rows; the largest index is each data line's last one. */
+static void scan_lines(chunk *c, const void *ctx, const char *b, const char *end)
+{
+    size_t max_features = *(const size_t *)ctx;
+    size_t lines = 0, rows = 0, max_index = c->max_index;
+    for (const char *p = b; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        lines++;
+        const char *q = p;
+        while (q < le && is_blank(*q)) q++;
+        if (q < le && *q != '#') {
+            rows++;
+            const char *hash = memchr(q, '#', (size_t)(le - q));
+            const char *e = hash ? hash : le;
+            while (e > q && is_blank(e[-1])) e--;
+            const char *t = e;
+            while (t > q && !is_blank(t[-1])) t--;
+            if (t > q) { /* not the label alone */
+                size_t idx = token_index(t, e, max_features);
+                if (idx > max_index) max_index = idx;
+            }
+        }
+        p = nl ? nl + 1 : end;
+    }
+    c->lines += lines;
+    c->rows += rows;
+    c->max_index = max_index;
+}
+
+/* The label at p, a number (not NaN or Inf). Returns the end of its token or NULL. */
+static const char *parse_label(const reader *r, chunk *c, size_t line, const char *p,
+                               const char *end, double *label)
+{
+    const char *q = scan_double(p, end, label);
+    if (q && at_delim(q, end)) return q;
+    q = token_end(p, end);
+    int st = pt_parse_double_slow(p, (size_t)(q - p), label);
+    int shown = (int)(q - p < TOK_SHOWN ? q - p : TOK_SHOWN);
+    if (st == NUM_BAD)
+        return chunk_fail(c, r->path, line, PT_ERR_PARSE, "label '%.*s' is not a number", shown, p), NULL;
+    if (st == NUM_NONFINITE)
+        return chunk_fail(c, r->path, line, PT_ERR_PARSE,
+                          "label '%.*s' is not finite (NaN and Inf are refused)", shown, p), NULL;
+    return q;
+}
+
+/* The value of feature idx at p when the fast scan could not take it: strtof decides, or
+ * the error is recorded. Returns the end of the value or NULL. */
+static __attribute__((noinline)) const char *value_slow(const reader *r, chunk *c, size_t line,
+                                                        size_t idx, const char *p,
+                                                        const char *end, float *v)
+{
+    const char *q = token_end(p, end);
+    if (q == p)
+        return chunk_fail(c, r->path, line, PT_ERR_PARSE, "missing value after '%zu:'", idx), NULL;
+    int st = pt_parse_float_slow(p, (size_t)(q - p), v);
+    int shown = (int)(q - p < TOK_SHOWN ? q - p : TOK_SHOWN);
+    if (st == NUM_BAD)
+        return chunk_fail(c, r->path, line, PT_ERR_PARSE, "value '%.*s' of feature %zu is not a number",
+                          shown, p, idx), NULL;
+    if (st == NUM_NONFINITE)
+        return chunk_fail(c, r->path, line, PT_ERR_PARSE,
+                          "value '%.*s' of feature %zu is not finite (NaN and Inf are refused)",
+                          shown, p, idx), NULL;
+    return q;
+}
+
+/* A token that is not DIGITS:VALUE: svmlight's qid:N is skipped, the rest are errors. */
+static const char *other_token(const reader *r, chunk *c, size_t line, const char *p,
+                               const char *end)
+{
+    const char *e = token_end(p, end);
+    int shown = (int)(e - p < TOK_SHOWN ? e - p : TOK_SHOWN);
+    if (e - p > 4 && memcmp(p, "qid:", 4) == 0) return e;
+    const char *colon = memchr(p, ':', (size_t)(e - p));
+    if (colon && *p == '-' && colon > p + 1) {
+        const char *t = p + 1;
+        while (t < colon && is_digit(*t)) t++;
+        if (t == colon)
+            return chunk_fail(c, r->path, line, PT_ERR_PARSE, "feature index %.*s must be >= 1",
+                              (int)(colon - p < TOK_SHOWN ? colon - p : TOK_SHOWN), p), NULL;
+    }
+    return chunk_fail(c, r->path, line, PT_ERR_PARSE, "expected INDEX:VALUE, got '%.*s'", shown, p),
+           NULL;
+}
+
+/* Why the index token at t (digits, then p) was refused: always returns NULL. */
+static __attribute__((noinline)) const char *index_error(const reader *r, chunk *c, size_t line,
+                                                         const char *t, const char *p,
+                                                         const char *end, uint64_t idx, size_t prev)
+{
+    int shown = (int)(p - t < TOK_SHOWN ? p - t : TOK_SHOWN);
+    if (p == end || *p != ':') return other_token(r, c, line, t, end); /* digits without ':' */
+    if (idx == 0)
+        return chunk_fail(c, r->path, line, PT_ERR_PARSE, "feature index %.*s must be >= 1", shown,
+                          t), NULL;
+    if (idx > r->max_features)
+        return chunk_fail(c, r->path, line, PT_ERR_PARSE,
+                          "feature index %.*s exceeds the limit of %zu (raise --max-features)",
+                          shown, t, r->max_features), NULL;
+    return chunk_fail(c, r->path, line, PT_ERR_PARSE, "feature index %zu after index %zu: "
+                      "indices must be strictly increasing", (size_t)idx, prev), NULL;
+}
+
+/* Parse one data line from its first token at p into the zeroed row x. Returns the start
+ * of the next line, or NULL after recording the error in c. This is the hot loop: the
+ * usual token costs a few table look-ups, two SWAR digit runs and one multiply. */
+static const char *parse_row(const reader *r, chunk *c, size_t line, const char *p,
+                             const char *end, float *x, double *label)
+{
+    p = parse_label(r, c, line, p, end, label);
+    if (!p) return NULL;
+    size_t prev = 0, nnz = 0;
+    bool beyond_d = false;
+    for (;;) {
+        while (p < end && cclass[(unsigned char)*p] == C_BLANK) p++;
+        if (p == end || cclass[(unsigned char)*p] != 0) break; /* newline or comment */
+        if (!is_digit(*p)) {
+            p = other_token(r, c, line, p, end);
+            if (!p) return NULL;
+            continue;
+        }
+        const char *t = p;
+        uint64_t idx = 0;
+        int k = 0;
+#if HAVE_SWAR
+        if (end - p >= 8) k = digits8(p, &idx);
+#endif
+        if (k > 0 && k < 8) p += k;
+        else
+            for (idx = 0; p < end && is_digit(*p); p++)
+                if (idx < (UINT64_C(1) << 60)) idx = idx * 10 + (uint64_t)(*p - '0');
+        /* idx <= prev also catches index 0 */
+        if (p == end || *p != ':' || idx <= prev || idx > r->max_features)
+            return index_error(r, c, line, t, p, end, idx, prev);
+        p++;
+        float v;
+        const char *q = scan_float(p, end, &v);
+        if (q && at_delim(q, end)) p = q;
+        else if (!(p = value_slow(r, c, line, (size_t)idx, p, end, &v))) return NULL;
+        /* Only an invalid line can hold an index above pass 1's maximum; it fails above. */
+        if (idx > r->d) beyond_d = true;
+        else x[idx - 1] = v;
+        uint32_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        nnz += (bits << 1) != 0; /* -0 is no non-zero */
+        prev = (size_t)idx;
+    }
+    if (beyond_d)
+        return chunk_fail(c, r->path, line, PT_ERR_PARSE, "internal error: feature index %zu above "
+                          "the scanned maximum %zu", prev, r->d), NULL;
+    c->nnz += nnz;
+    return next_line(p, end);
+}
+
+/* Pass 2: parse the data rows of a run of whole lines into their places. */
+static void parse_lines(chunk *c, const void *ctx, const char *p, const char *end)
+{
+    const reader *r = ctx;
+    size_t row_end = c->row0 + c->rows;
+    while (p < end) {
+        c->line++;
+        while (p < end && is_blank(*p)) p++;
+        if (p == end) break;
+        if (*p == '\n' || *p == '#') {
+            p = next_line(p, end);
+            continue;
+        }
+        if (c->row == row_end) { /* pass 1 and pass 2 disagree: never write past the chunk */
+            chunk_fail(c, r->path, c->line, PT_ERR_PARSE, "internal error: more rows than counted");
+            return;
+        }
+        float *x = r->X + c->row * r->stride;
+        /* Zero the row just before filling it: the first touch of the matrix happens here,
+         * spread over the threads and while the row is in cache. */
+        memset(x, 0, r->stride * sizeof *x);
+        p = parse_row(r, c, c->line, p, end, x, &r->labels[c->row]);
+        if (!p) return;
+        c->row++;
+    }
+}
+
+static size_t plan_chunks(size_t len, int threads)
+{
+    if (threads <= 1) return 1;
+    size_t by_size = len / (16u << 10) + 1; /* at least 16 KiB a chunk */
+    size_t want = (size_t)threads * 4;      /* a few per thread: some cores may be busy */
+    return by_size < want ? by_size : want;
+}
+
+/* The dataset header and class indices; X is allocated but left untouched (pass 2 zeroes
+ * each row as it parses it, in parallel). */
+static pt_dataset *alloc_dataset(size_t n, size_t d)
+{
+    pt_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds) {
+        pt_fail(PT_ERR_NOMEM, "cannot allocate dataset header");
+        return NULL;
+    }
+    ds->n = n;
+    ds->d = d;
+    ds->stride = pt_stride_for(d);
+    size_t bytes = pt_dense_bytes(n, d);
+    ds->X = bytes == SIZE_MAX ? NULL : pt_alloc(bytes, "feature matrix");
+    if (bytes == SIZE_MAX) pt_fail(PT_ERR_NOMEM, "dataset of %zu x %zu: size overflows", n, d);
+    ds->X_owned = true;
+    ds->cls = pt_calloc(n * sizeof(int32_t), "class indices");
+    if (!ds->X || !ds->cls) {
+        pt_dataset_free(ds);
+        return NULL;
+    }
+    return ds;
+}
+
+/* Run fn over every chunk, in parallel, each thread with its own block buffer. */
+static void run_pass(const source *src, chunk *ch, size_t nch, int threads, lines_fn fn,
+                     const void *ctx)
+{
+#pragma omp parallel num_threads(threads)
+    {
+        block_buf buf = {NULL, 0};
+#pragma omp for schedule(dynamic, 1)
+        for (size_t k = 0; k < nch; k++) for_each_block(src, &ch[k], &buf, fn, ctx);
+        free(buf.p);
+    }
+}
+
+/* The first error in file order: chunks are in line order and each stops at its first. */
+static pt_status first_error(const chunk *ch, size_t nch)
+{
+    for (size_t k = 0; k < nch; k++)
+        if (ch[k].err_line) return pt_fail(ch[k].err_status, "%s", ch[k].err);
+    return PT_OK;
+}
+
+static pt_status read_chunks(const source *src, const pt_read_options *o, chunk *ch, size_t nch,
+                             int threads, pt_dataset **out)
+{
+    const char *path = src->path;
+    double t0 = pt_now();
+    split_chunks(src, ch, nch);
+    run_pass(src, ch, nch, threads, scan_lines, &o->max_features);
+    PT_TRY(first_error(ch, nch));
+
+    size_t n = 0, lines = 0, d = 0;
+    for (size_t k = 0; k < nch; k++) {
+        ch[k].row0 = ch[k].row = n;
+        ch[k].line0 = ch[k].line = lines;
+        n += ch[k].rows;
+        lines += ch[k].lines;
+        if (ch[k].max_index > d) d = ch[k].max_index;
+    }
+    if (n == 0) return pt_fail(PT_ERR_PARSE, "%s: no data rows", path);
+    PT_TRY(pt_check_dense_budget(path, n, d, o->mem_budget_bytes));
+    double t1 = pt_now();
+    pt_dataset *ds = alloc_dataset(n, d);
+    if (!ds) return PT_ERR_NOMEM;
+    double *labels = malloc(n * sizeof *labels);
+    pt_status s = labels ? PT_OK : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu labels", path, n);
+    double t2 = pt_now();
+    if (s == PT_OK) {
+        reader r = {path, o->max_features, d, ds->stride, ds->X, labels};
+        run_pass(src, ch, nch, threads, parse_lines, &r);
+        s = first_error(ch, nch);
+    }
+    double t3 = pt_now();
+    if (s == PT_OK) {
+        ds->nnz = 0;
+        for (size_t k = 0; k < nch; k++) ds->nnz += ch[k].nnz;
+        s = pt_dataset_set_class_table(ds, labels);
+    }
+    free(labels);
+    if (s != PT_OK) {
+        pt_dataset_free(ds);
+        return s;
+    }
+    pt_log(PT_LOG_DEBUG, "%s: %zu rows x %zu features, %zu lines, %d threads, %zu chunks: "
+           "scan %.3f s, allocate %.3f s, parse %.3f s, labels %.3f s", path, n, d, lines,
+           threads, nch, t1 - t0, t2 - t1, t3 - t2, pt_now() - t3);
+    *out = ds;
+    return PT_OK;
+}
+
 pt_status pt_read_libsvm(const char *path, const pt_read_options *o, pt_dataset **out)
 {
-    (void)o; (void)out;
-    return pt_fail(PT_ERR_UNSUPPORTED, "%s: LIBSVM reader not built yet", path);
+    source src;
+    *out = NULL;
+    PT_TRY(source_open(path, &src));
+    if (src.len == 0) {
+        source_close(&src);
+        return pt_fail(PT_ERR_PARSE, "%s: no data rows (empty file)", path);
+    }
+    int threads = pt_threads_resolve(o->threads);
+    size_t nch = plan_chunks(src.len, threads);
+    chunk *ch = calloc(nch, sizeof *ch);
+    pt_status s = ch ? read_chunks(&src, o, ch, nch, threads, out)
+                     : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu chunks", path, nch);
+    free(ch);
+    source_close(&src);
+    return s;
 }
-pt_status pt_write_libsvm(FILE *f, const void *ds) { (void)f; (void)ds; return pt_fail(PT_ERR_UNSUPPORTED, "LIBSVM writer not built yet"); }
+
+/* ------------------------------------------------------------------ the writer */
+
+/* Shortest %.{1..17}g text that reads back as v exactly. */
+static void format_label(double v, char *buf, size_t size)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, v);
+        if (strtod_l(buf, NULL, pt_c_locale()) == v) return;
+    }
+}
+
+/* Decimal digits of u at p; returns the end. */
+static char *put_uint(char *p, uint64_t u)
+{
+    char tmp[24];
+    int k = 0;
+    do tmp[k++] = (char)('0' + u % 10);
+    while (u /= 10);
+    while (k) *p++ = tmp[--k];
+    return p;
+}
+
+/* v as %.9g (exact for floats), with integers below 1e9 printed directly (the same text). */
+static char *put_float(char *p, float v)
+{
+    if (v == (float)(int32_t)v && fabsf(v) < 1e9f && !(v == 0.0f && signbit(v))) {
+        if (v < 0) *p++ = '-';
+        return put_uint(p, (uint64_t)fabsf(v));
+    }
+    return p + snprintf(p, 32, "%.9g", v);
+}
+
+/* Per-class label texts; NULL after setting the error on failure. */
+static char (*label_texts(const pt_dataset *ds))[32]
+{
+    char (*t)[32] = malloc((ds->nclass ? ds->nclass : 1) * sizeof *t);
+    if (!t) {
+        pt_fail(PT_ERR_NOMEM, "cannot allocate %zu label texts", ds->nclass);
+        return NULL;
+    }
+    for (size_t k = 0; k < ds->nclass; k++) format_label(ds->class_values[k], t[k], sizeof t[k]);
+    return t;
+}
+
+#define WBUF (1u << 20)
+#define WMAX_ITEM 64 /* longest " idx:value" or label text */
+
+typedef pt_status (*row_fn)(FILE *f, const pt_dataset *ds, const char *label, size_t i,
+                            char *buf, size_t *used);
+
+static pt_status flush_buf(FILE *f, char *buf, size_t *used)
+{
+    if (*used && fwrite(buf, 1, *used, f) != *used)
+        return pt_fail(PT_ERR_IO, "write failed: %s", strerror(errno));
+    *used = 0;
+    return PT_OK;
+}
+
+static pt_status libsvm_row(FILE *f, const pt_dataset *ds, const char *label, size_t i,
+                            char *buf, size_t *used)
+{
+    const float *x = ds->X + i * ds->stride;
+    char *p = buf + *used;
+    p = stpcpy(p, label);
+    for (size_t j = 0; j < ds->d; j++) {
+        if (x[j] == 0.0f) continue;
+        if ((size_t)(p - buf) > WBUF - WMAX_ITEM) {
+            *used = (size_t)(p - buf);
+            PT_TRY(flush_buf(f, buf, used));
+            p = buf;
+        }
+        *p++ = ' ';
+        p = put_uint(p, j + 1);
+        *p++ = ':';
+        p = put_float(p, x[j]);
+    }
+    *p++ = '\n';
+    *used = (size_t)(p - buf);
+    return PT_OK;
+}
+
+static pt_status csv_row(FILE *f, const pt_dataset *ds, const char *label, size_t i, char *buf,
+                         size_t *used)
+{
+    const float *x = ds->X + i * ds->stride;
+    char *p = stpcpy(buf + *used, label);
+    for (size_t j = 0; j < ds->d; j++) {
+        if ((size_t)(p - buf) > WBUF - WMAX_ITEM) {
+            *used = (size_t)(p - buf);
+            PT_TRY(flush_buf(f, buf, used));
+            p = buf;
+        }
+        *p++ = ',';
+        p = put_float(p, x[j]);
+    }
+    *p++ = '\n';
+    *used = (size_t)(p - buf);
+    return PT_OK;
+}
+
+/* Both text writers: rows through a 1 MiB buffer, numbers in the C locale. */
+static pt_status write_rows(FILE *f, const pt_dataset *ds, row_fn fn)
+{
+    char(*labels)[32] = label_texts(ds);
+    char *buf = malloc(WBUF);
+    if (!labels || !buf) {
+        free(labels);
+        free(buf);
+        return labels ? pt_fail(PT_ERR_NOMEM, "cannot allocate a write buffer") : PT_ERR_NOMEM;
+    }
+    locale_t old = uselocale(pt_c_locale());
+    pt_status s = PT_OK;
+    size_t used = 0;
+    for (size_t i = 0; i < ds->n && s == PT_OK; i++) {
+        if (used > WBUF - WMAX_ITEM) s = flush_buf(f, buf, &used);
+        if (s == PT_OK) s = fn(f, ds, labels[ds->cls[i]], i, buf, &used);
+    }
+    if (s == PT_OK) s = flush_buf(f, buf, &used);
+    uselocale(old);
+    free(buf);
+    free(labels);
+    return s;
+}
+
+pt_status pt_write_libsvm(FILE *f, const void *ds) { return write_rows(f, ds, libsvm_row); }
+
+/* The CSV writer shares the row buffering and number formatting above. */
+pt_status pt_write_csv_rows(FILE *f, const void *ds);
+pt_status pt_write_csv_rows(FILE *f, const void *ds) { return write_rows(f, ds, csv_row); }

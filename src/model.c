@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expand.h"
 #include "internal.h"
 
 pt_model *pt_model_alloc_linear(size_t d)
@@ -22,9 +23,78 @@ pt_model *pt_model_alloc_linear(size_t d)
     return m;
 }
 
+pt_model *pt_model_alloc_multiclass(size_t d, size_t nclass, const double *labels)
+{
+    pt_model *m = calloc(1, sizeof *m);
+    size_t len = pt_stride_for(d), cells;
+    if (!m || !pt_mul_ok(len, nclass, &cells)) {
+        free(m);
+        pt_fail(PT_ERR_NOMEM, "cannot allocate a model of %zu classes x %zu features", nclass, d);
+        return NULL;
+    }
+    m->d = d;
+    m->nclass = nclass;
+    m->W = pt_calloc(cells * sizeof(float), "class weight vectors");
+    m->Bk = pt_calloc(nclass * sizeof(float), "class biases");
+    m->labels = malloc(nclass * sizeof(double));
+    if (!m->W || !m->Bk || !m->labels) {
+        pt_model_free(m);
+        pt_fail(PT_ERR_NOMEM, "cannot allocate a model of %zu classes x %zu features", nclass, d);
+        return NULL;
+    }
+    memcpy(m->labels, labels, nclass * sizeof(double));
+    return m;
+}
+
+/* Deep copy of a buffer of count elements of size sz allocated with pt_alloc (NULL stays NULL). */
+static bool dup_buf(void **dst, const void *src, size_t count, size_t sz)
+{
+    *dst = NULL;
+    if (!src) return true;
+    if (!(*dst = pt_alloc((count ? count : 1) * sz, "model copy"))) return false;
+    memcpy(*dst, src, count * sz);
+    return true;
+}
+
+pt_model *pt_model_clone(const pt_model *m)
+{
+    pt_model *c = calloc(1, sizeof *c);
+    if (!c) {
+        pt_fail(PT_ERR_NOMEM, "cannot copy the model");
+        return NULL;
+    }
+    *c = *m;
+    c->w = c->W = c->Bk = c->sv = c->coef = NULL;
+    c->labels = NULL;
+    size_t len = pt_stride_for(m->d);
+    bool ok = dup_buf((void **)&c->w, m->w, len, sizeof(float)) &&
+              dup_buf((void **)&c->W, m->W, len * m->nclass, sizeof(float)) &&
+              dup_buf((void **)&c->Bk, m->Bk, m->nclass, sizeof(float)) &&
+              dup_buf((void **)&c->sv, m->sv, len * m->n_sv, sizeof(float)) &&
+              dup_buf((void **)&c->coef, m->coef, m->n_sv * (m->W || !m->labels ? 1 : m->nclass), sizeof(float));
+    if (ok && m->labels) {
+        c->labels = malloc(m->nclass * sizeof(double));
+        if ((ok = c->labels != NULL)) memcpy(c->labels, m->labels, m->nclass * sizeof(double));
+    }
+    if (!ok) {
+        pt_model_free(c);
+        pt_fail(PT_ERR_NOMEM, "cannot copy the model");
+        return NULL;
+    }
+    return c;
+}
+
+double pt_model_class_value(const pt_model *m, size_t k)
+{
+    return m->labels ? m->labels[k] : m->class_values[k];
+}
+
 void pt_model_free(pt_model *m)
 {
     if (!m) return;
+    pt_free(m->W);
+    pt_free(m->Bk);
+    free(m->labels); /* malloc'd */
     pt_free(m->w);
     pt_free(m->sv);
     pt_free(m->coef);
@@ -39,6 +109,7 @@ void pt_model_get_info(const pt_model *m, pt_model_info *info)
     info->kernel = m->params.kernel;
     info->d = m->d;
     info->nclass = m->nclass;
+    info->multiclass = m->multiclass;
     info->class_values[0] = m->class_values[0];
     info->class_values[1] = m->class_values[1];
     info->bias = m->bias;
@@ -58,6 +129,11 @@ const float *pt_model_weights(const pt_model *m, float *bias)
 pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores)
 {
     pt_clear_error();
+    if (m->nclass > 2)
+        return pt_fail(PT_ERR_INVALID, "a %zu-class model has one score per class: use "
+                                       "pt_model_class_scores", m->nclass);
+    /* trained on an expansion: expand the rows (block-wise) before the dot */
+    if (m->params.expand.kind != PT_EXPAND_NONE && m->w) return pt_expand_model_scores(m, ds, scores);
     if (ds->d > m->d)
         pt_log(PT_LOG_WARN, "model has %zu features, data has %zu: features %zu..%zu ignored",
                m->d, ds->d, m->d + 1, ds->d);
@@ -75,14 +151,97 @@ pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores
     return PT_OK;
 }
 
+pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *out)
+{
+    pt_clear_error();
+    if (!m->W)
+        return pt_fail(PT_ERR_UNSUPPORTED, "class scores of a %s model with %zu classes are not "
+                       "available", pt_path_name(m->path), m->nclass);
+    if (ds->d > m->d)
+        pt_log(PT_LOG_WARN, "model has %zu features, data has %zu: features %zu..%zu ignored",
+               m->d, ds->d, m->d + 1, ds->d);
+    const pt_kernels *k;
+    PT_TRY(pt_kernels_get(PT_ISA_AUTO, &k));
+    size_t mstride = pt_stride_for(m->d), K = m->nclass;
+    size_t len = mstride < ds->stride ? mstride : ds->stride;
+    float bias = m->bias ? 1.0f : 0.0f;
+#pragma omp parallel for schedule(static) if (ds->n * K > 4096)
+    for (size_t i = 0; i < ds->n; i++) {
+        const float *x = ds->X + i * ds->stride;
+        for (size_t c = 0; c < K; c++) out[i * K + c] = k->dot(m->W + c * mstride, x, len) + m->Bk[c] * bias;
+    }
+    return PT_OK;
+}
+
+/* Predicted class index of every row. */
+static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_t *pred)
+{
+    size_t K = m->nclass, n = ds->n, cells;
+    if (!pt_mul_ok(n ? n : 1, K, &cells)) return pt_fail(PT_ERR_NOMEM, "too many scores");
+    float *s = pt_alloc(cells * sizeof(float), "scores");
+    if (!s) return PT_ERR_NOMEM;
+    pt_status st = K > 2 ? pt_model_class_scores(m, ds, s) : pt_model_scores(m, ds, s);
+    if (st == PT_OK) {
+        for (size_t i = 0; i < n; i++) {
+            if (K == 2) {
+                pred[i] = s[i] > 0.0f;
+                continue;
+            }
+            /* argmax, ties to the lowest class */
+            const float *r = s + i * K;
+            size_t best = 0;
+            for (size_t c = 1; c < K; c++)
+                if (r[c] > r[best]) best = c;
+            pred[i] = (int32_t)best;
+        }
+    }
+    pt_free(s);
+    return st;
+}
+
 pt_status pt_model_predict(const pt_model *m, const pt_dataset *ds, double *labels)
 {
-    float *s = pt_alloc((ds->n ? ds->n : 1) * sizeof(float), "scores");
-    if (!s) return PT_ERR_NOMEM;
-    pt_status st = pt_model_scores(m, ds, s);
+    int32_t *pred = pt_alloc((ds->n ? ds->n : 1) * sizeof *pred, "predictions");
+    if (!pred) return PT_ERR_NOMEM;
+    pt_status st = predict_classes(m, ds, pred);
     if (st == PT_OK)
-        for (size_t i = 0; i < ds->n; i++) labels[i] = m->class_values[s[i] > 0.0f ? 1 : 0];
-    pt_free(s);
+        for (size_t i = 0; i < ds->n; i++) labels[i] = pt_model_class_value(m, (size_t)pred[i]);
+    pt_free(pred);
+    return st;
+}
+
+/* The model's class index of a label value, or -1 if the model never saw it. */
+static long model_class_of(const pt_model *m, double v)
+{
+    for (size_t c = 0; c < m->nclass; c++)
+        if (pt_model_class_value(m, c) == v) return (long)c;
+    return -1;
+}
+
+pt_status pt_model_confusion(const pt_model *m, const pt_dataset *ds, size_t *conf, size_t *unknown)
+{
+    size_t K = m->nclass;
+    memset(conf, 0, K * K * sizeof *conf);
+    *unknown = 0;
+    int32_t *pred = pt_alloc((ds->n ? ds->n : 1) * sizeof *pred, "predictions");
+    if (!pred) return PT_ERR_NOMEM;
+    pt_status st = predict_classes(m, ds, pred);
+    if (st == PT_OK) {
+        /* map the data's class table to the model's once */
+        long *map = malloc((ds->nclass ? ds->nclass : 1) * sizeof *map);
+        if (!map) {
+            pt_free(pred);
+            return pt_fail(PT_ERR_NOMEM, "cannot allocate the class map");
+        }
+        for (size_t c = 0; c < ds->nclass; c++) map[c] = model_class_of(m, ds->class_values[c]);
+        for (size_t i = 0; i < ds->n; i++) {
+            long t = map[ds->cls[i]];
+            if (t < 0) (*unknown)++;
+            else conf[(size_t)t * K + (size_t)pred[i]]++;
+        }
+        free(map);
+    }
+    pt_free(pred);
     return st;
 }
 

@@ -8,13 +8,17 @@
  *   bias 1
  *   d 3
  *   nclass 2
- *   labels -1 1              label of the -1 side, then of the +1 side (%.17g)
+ *   labels -1 1              the class labels, ascending (%.17g); for two classes the first is
+ *                            the -1 side, the second the +1 side
+ *   multiclass ovr           ovr | direct (how more than two classes were trained)
  *   eta 1 ... gram_storage auto   every training parameter (floats %.9g, doubles %.17g)
  *   epochs_run 4
  *   b 0.5                    the bias weight
  *   w                        linear models: then d lines, one weight each (%.9g)
  *   0.25
  *   ...
+ *   W                        linear models of more than two classes, instead of w: nclass
+ *   0.5 0.25 ...             lines, each the class's bias then its d weights
  *   n_sv 3                   kernel models instead of w: then n_sv lines, each the signed
  *   -1 0.5 0.25 1            coefficient followed by the d values of the support vector
  *   checksum 0123456789abcdef    pt_checksum (XXH3-64) of every byte before this line
@@ -45,13 +49,13 @@
 
 /* The header keys, in the order they are written. */
 enum key {
-    K_PATH, K_VARIANT, K_BIAS, K_D, K_NCLASS, K_LABELS,
+    K_PATH, K_VARIANT, K_BIAS, K_D, K_NCLASS, K_LABELS, K_MULTICLASS,
     K_ETA, K_MARGIN, K_EPOCHS, K_SHUFFLE, K_SEED, K_LOSS, K_LAMBDA, K_SCHEDULE, K_BATCH_SIZE,
     K_TOL, K_AVERAGE_ITERATES, K_BATCH_IMPL, K_KERNEL, K_DEGREE, K_GAMMA, K_COEF0, K_CACHE_MB,
     K_GRAM_STORAGE, K_EPOCHS_RUN, K_B, NKEYS
 };
 static const char *const key_name[NKEYS] = {
-    "path", "variant", "bias", "d", "nclass", "labels",
+    "path", "variant", "bias", "d", "nclass", "labels", "multiclass",
     "eta", "margin", "epochs", "shuffle", "seed", "loss", "lambda", "schedule", "batch_size",
     "tol", "average_iterates", "batch_impl", "kernel", "degree", "gamma", "coef0", "cache_mb",
     "gram_storage", "epochs_run", "b",
@@ -94,13 +98,19 @@ static pt_status check_savable(const pt_model *m)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i], "unknown") == 0)
             return pt_fail(PT_ERR_INVALID, "cannot save a model with an unknown enum value");
-    if (m->nclass != 2)
-        return pt_fail(PT_ERR_INVALID, "cannot save a model of %zu classes (format version %d "
-                       "holds two)", m->nclass, MODEL_VERSION);
-    if (!isfinite(m->class_values[0]) || !isfinite(m->class_values[1]) ||
+    if (m->nclass < 2 || (m->nclass > 2 && (!m->W || !m->Bk || !m->labels)))
+        return pt_fail(PT_ERR_UNSUPPORTED, "cannot save a %s model of %zu classes",
+                       pt_path_name(m->path), m->nclass);
+    for (size_t c = 0; c < m->nclass; c++)
+        if (!isfinite(pt_model_class_value(m, c)))
+            return pt_fail(PT_ERR_INVALID, "cannot save a model with a non-finite label");
+    if (m->W && (!all_finite(m->W, m->nclass * pt_stride_for(m->d)) || !all_finite(m->Bk, m->nclass)))
+        return pt_fail(PT_ERR_NUMERIC, "cannot save a model whose weights are not finite");
+    if (
         !isfinite(p->eta) || !isfinite(p->margin) || !isfinite(p->lambda) ||
         !isfinite(p->tol) || !isfinite(p->gamma) || !isfinite(p->coef0) || !isfinite(m->b))
         return pt_fail(PT_ERR_INVALID, "cannot save a model with a non-finite label or parameter");
+    if (m->W) return PT_OK;
     if (m->w ? !all_finite(m->w, m->d)
              : (m->n_sv && (!m->sv || !m->coef || !all_finite(m->coef, m->n_sv))))
         return pt_fail(PT_ERR_NUMERIC, "cannot save a model whose weights are not finite");
@@ -115,9 +125,10 @@ static void print_model(FILE *f, const pt_model *m)
 {
     const pt_train_params *p = &m->params;
     fprintf(f, "%s %d\n", MODEL_MAGIC, MODEL_VERSION);
-    fprintf(f, "path %s\nvariant %s\nbias %d\nd %zu\nnclass %zu\nlabels %.17g %.17g\n",
-            pt_path_name(m->path), pt_variant_name(m->variant), m->bias ? 1 : 0, m->d, m->nclass,
-            m->class_values[0], m->class_values[1]);
+    fprintf(f, "path %s\nvariant %s\nbias %d\nd %zu\nnclass %zu\nlabels",
+            pt_path_name(m->path), pt_variant_name(m->variant), m->bias ? 1 : 0, m->d, m->nclass);
+    for (size_t c = 0; c < m->nclass; c++) fprintf(f, " %.17g", pt_model_class_value(m, c));
+    fprintf(f, "\nmulticlass %s\n", pt_multiclass_name(m->multiclass));
     fprintf(f, "eta %.9g\nmargin %.9g\nepochs %d\nshuffle %d\nseed %" PRIu64 "\n", (double)p->eta,
             (double)p->margin, p->epochs, p->shuffle ? 1 : 0, p->seed);
     fprintf(f, "loss %s\nlambda %.9g\nschedule %s\nbatch_size %zu\ntol %.17g\n",
@@ -129,7 +140,15 @@ static void print_model(FILE *f, const pt_model *m)
             pt_kernel_name(p->kernel), p->degree, (double)p->gamma, (double)p->coef0, p->cache_mb,
             pt_gram_storage_name(p->gram_storage));
     fprintf(f, "epochs_run %d\nb %.9g\n", m->epochs_run, (double)m->b);
-    if (m->w) {
+    if (m->W) {
+        size_t stride = pt_stride_for(m->d);
+        fputs("W\n", f);
+        for (size_t c = 0; c < m->nclass; c++) {
+            fprintf(f, "%.9g", (double)m->Bk[c]);
+            for (size_t j = 0; j < m->d; j++) fprintf(f, " %.9g", (double)m->W[c * stride + j]);
+            fputc('\n', f);
+        }
+    } else if (m->w) {
         fputs("w\n", f);
         for (size_t j = 0; j < m->d; j++) fprintf(f, "%.9g\n", (double)m->w[j]);
     } else {
@@ -292,6 +311,7 @@ static const char *schedule_name(int v) { return pt_schedule_name((pt_schedule)v
 static const char *batch_impl_name(int v) { return pt_batch_impl_name((pt_batch_impl)v); }
 static const char *kernel_name(int v) { return pt_kernel_name((pt_kernel)v); }
 static const char *gram_storage_name(int v) { return pt_gram_storage_name((pt_gram_storage)v); }
+static const char *multiclass_name(int v) { return pt_multiclass_name((pt_multiclass)v); }
 
 /* What the header lines give, before the weights. */
 typedef struct fields {
@@ -299,7 +319,8 @@ typedef struct fields {
     pt_variant variant;
     int bias;
     uint64_t d, nclass;
-    double labels[2];
+    double *labels; /* nclass values, malloc'd */
+    pt_multiclass multiclass;
     pt_train_params p;
     int epochs_run;
     float b;
@@ -310,8 +331,22 @@ static pt_status parse_key(const parser *r, enum key k, char *line, fields *f)
 {
     const char *name = key_name[k];
     char *t = token(&line), *t2 = t ? token(&line) : NULL;
-    int want = k == K_LABELS ? 2 : 1, have = !t ? 0 : !t2 ? 1 : 2;
-    if (have == 2 && want == 2 && token(&line)) have = 3;
+    if (k == K_LABELS) {
+        if (!f->nclass) return perr(r, "labels: 'nclass' must come first");
+        if (f->labels) return perr(r, "key 'labels' given twice");
+        f->labels = malloc((size_t)f->nclass * sizeof(double));
+        if (!f->labels) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %" PRIu64 " labels", r->path, f->nclass);
+        for (uint64_t c = 0; c < f->nclass; c++) {
+            const char *v = c == 0 ? t : c == 1 ? t2 : token(&line);
+            if (!v) return perr(r, "labels: expected %" PRIu64 " values, found %" PRIu64, f->nclass, c);
+            PT_TRY(parse_f64(r, name, v, &f->labels[c]));
+            if (c && !(f->labels[c] > f->labels[c - 1])) return perr(r, "labels: not ascending");
+        }
+        if (f->nclass > 2 ? token(&line) != NULL : (f->nclass == 2 && line && token(&line)))
+            return perr(r, "labels: expected %" PRIu64 " values, found more", f->nclass);
+        return PT_OK;
+    }
+    int want = 1, have = !t ? 0 : !t2 ? 1 : 2;
     if (have != want)
         return perr(r, "%s: expected %d value%s, found %s", name, want, want > 1 ? "s" : "",
                     have > want ? "more" : have ? "one" : "none");
@@ -328,14 +363,14 @@ static pt_status parse_key(const parser *r, enum key k, char *line, fields *f)
     case K_BIAS: s = parse_int(r, name, t, 1, &f->bias); break;
     case K_D: s = parse_u64(r, name, t, SIZE_MAX / 16, &f->d); break;
     case K_NCLASS:
-        s = parse_u64(r, name, t, UINT64_MAX, &f->nclass);
-        if (s == PT_OK && f->nclass != 2)
-            s = perr(r, "nclass %" PRIu64 ": format version %d holds two-class models", f->nclass,
-                     MODEL_VERSION);
+        /* each label takes at least two bytes: bound the count by the file */
+        s = parse_u64(r, name, t, (uint64_t)(r->end - r->p) / 2, &f->nclass);
+        if (s == PT_OK && f->nclass < 2) s = perr(r, "nclass %" PRIu64 ": a model has at least two classes", f->nclass);
         break;
-    case K_LABELS:
-        s = parse_f64(r, name, t, &f->labels[0]);
-        if (s == PT_OK) s = parse_f64(r, name, t2, &f->labels[1]);
+    case K_LABELS: break; /* above */
+    case K_MULTICLASS:
+        s = parse_enum(r, name, t, multiclass_name, 2, &e);
+        f->multiclass = (pt_multiclass)e;
         break;
     case K_ETA: s = parse_f32(r, name, t, &p->eta); break;
     case K_MARGIN: s = parse_f32(r, name, t, &p->margin); break;
@@ -402,6 +437,38 @@ static pt_status parse_linear(parser *r, const fields *f, pt_model **out)
     return PT_OK;
 }
 
+static pt_status parse_multiclass(parser *r, const fields *f, pt_model **out)
+{
+    size_t K = (size_t)f->nclass, stride = pt_stride_for((size_t)f->d);
+    /* K lines of d + 1 numbers of at least two bytes each: bound by the bytes left */
+    uint64_t min_bytes;
+    if (__builtin_mul_overflow((uint64_t)K, 2 * (f->d + 1), &min_bytes) ||
+        min_bytes > (uint64_t)(r->end - r->p))
+        return perr(r, "W: %zu classes of %" PRIu64 " weights cannot fit in the %zu bytes left", K,
+                    f->d, (size_t)(r->end - r->p));
+    pt_model *m = *out = pt_model_alloc_multiclass((size_t)f->d, K, f->labels);
+    float *vals = malloc(((size_t)f->d + 1) * sizeof(float));
+    if (!m || !vals) {
+        free(vals);
+        return m ? pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a row", r->path) : PT_ERR_NOMEM;
+    }
+    pt_status s = PT_OK;
+    for (size_t c = 0; c < K && s == PT_OK; c++) {
+        char *line = next_line(r);
+        if (!line) {
+            r->line++;
+            s = perr(r, "W: found %zu of %zu class rows", c, K);
+            break;
+        }
+        s = parse_floats(r, line, (size_t)f->d + 1, vals);
+        if (s != PT_OK) break;
+        m->Bk[c] = vals[0];
+        memcpy(m->W + c * stride, vals + 1, (size_t)f->d * sizeof(float));
+    }
+    free(vals);
+    return s;
+}
+
 static pt_status parse_kernel(parser *r, const fields *f, char *rest, pt_model **out)
 {
     char *t = token(&rest);
@@ -441,10 +508,20 @@ static pt_status parse_kernel(parser *r, const fields *f, char *rest, pt_model *
 }
 
 /* Header lines, then the weights; on success *out is the model. */
+static pt_status parse_fields(parser *r, fields *f, pt_model **out);
+
 static pt_status parse_body(parser *r, pt_model **out)
 {
     fields f;
     memset(&f, 0, sizeof f);
+    pt_status s = parse_fields(r, &f, out);
+    free(f.labels);
+    return s;
+}
+
+static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
+{
+#define f (*fp)
     pt_train_params_init(&f.p);
     bool seen[NKEYS] = {false};
     pt_model *m = NULL;
@@ -457,12 +534,18 @@ static pt_status parse_body(parser *r, pt_model **out)
         }
         char *rest = line, *key = token(&rest);
         if (!key) return perr(r, "empty line");
-        bool linear = strcmp(key, "w") == 0, kernel = strcmp(key, "n_sv") == 0;
-        if (linear || kernel) {
+        bool linear = strcmp(key, "w") == 0, kernel = strcmp(key, "n_sv") == 0,
+             multi = strcmp(key, "W") == 0;
+        if (linear || kernel || multi) {
             for (int k = 0; k < NKEYS; k++)
                 if (!seen[k]) return perr(r, "missing key '%s' before the weights", key_name[k]);
-            if (linear && token(&rest)) return perr(r, "w: expected nothing after 'w'");
-            s = linear ? parse_linear(r, &f, &m) : parse_kernel(r, &f, rest, &m);
+            if ((linear || multi) && token(&rest)) return perr(r, "%s: expected nothing after it", key);
+            if (multi != (f.nclass > 2))
+                return perr(r, "%s: a model of %" PRIu64 " classes keeps its weights in %s", key,
+                            f.nclass, f.nclass > 2 ? "'W'" : "'w' or 'n_sv'");
+            s = linear ? parse_linear(r, &f, &m)
+                : multi ? parse_multiclass(r, &f, &m)
+                        : parse_kernel(r, &f, rest, &m);
             break;
         }
         int k = 0;
@@ -482,8 +565,11 @@ static pt_status parse_body(parser *r, pt_model **out)
     m->bias = f.bias;
     m->d = (size_t)f.d;
     m->nclass = (size_t)f.nclass;
-    m->class_values[0] = f.labels[0];
-    m->class_values[1] = f.labels[1];
+    m->multiclass = f.multiclass;
+    if (f.nclass == 2) {
+        m->class_values[0] = f.labels[0];
+        m->class_values[1] = f.labels[1];
+    }
     m->params = f.p;
     m->params.path = f.path;
     m->params.variant = f.variant;
@@ -492,6 +578,7 @@ static pt_status parse_body(parser *r, pt_model **out)
     m->b = f.b;
     *out = m;
     return PT_OK;
+#undef f
 }
 
 static pt_status read_all(const char *path, char **buf, size_t *len)

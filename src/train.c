@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expand.h"
 #include "internal.h"
 
 volatile int pt_stop_requested;
@@ -28,6 +29,8 @@ void pt_train_params_init(pt_train_params *p)
     p->degree = 2;
     p->gamma = 1.0f;
     p->coef0 = 1.0f;
+    pt_expand_params_init(&p->expand);
+    p->expand.kind = PT_EXPAND_NONE;
 }
 
 #define NAME_TABLE(type, fn_name, fn_parse, what, ...)                                              \
@@ -63,6 +66,8 @@ NAME_TABLE(pt_kernel, pt_kernel_name, pt_kernel_parse, "kernel", {"linear", PT_K
            {"poly", PT_KERNEL_POLY}, {"rbf", PT_KERNEL_RBF})
 NAME_TABLE(pt_batch_impl, pt_batch_impl_name, pt_batch_impl_parse, "batch implementation",
            {"auto", PT_BATCH_AUTO}, {"gemv", PT_BATCH_GEMV}, {"fused", PT_BATCH_FUSED})
+NAME_TABLE(pt_multiclass, pt_multiclass_name, pt_multiclass_parse, "multiclass method",
+           {"ovr", PT_MULTI_OVR}, {"direct", PT_MULTI_DIRECT})
 NAME_TABLE(pt_online_pass, pt_online_pass_name, pt_online_pass_parse, "pass",
            {"auto", PT_PASS_AUTO}, {"sequential", PT_PASS_SEQUENTIAL}, {"blocked", PT_PASS_BLOCKED})
 NAME_TABLE(pt_gram_storage, pt_gram_storage_name, pt_gram_storage_parse, "Gram storage",
@@ -124,6 +129,24 @@ pt_status pt_report_push_epoch(pt_train_report *r, size_t mistakes, double objec
     return PT_OK;
 }
 
+void pt_model_set_meta(pt_model *m, const pt_dataset *ds, const pt_train_params *p)
+{
+    m->path = p->path;
+    m->variant = p->variant;
+    m->bias = p->bias;
+    m->multiclass = p->multiclass;
+    m->nclass = ds->nclass;
+    if (ds->nclass == 2) {
+        m->class_values[0] = ds->class_values[0];
+        m->class_values[1] = ds->class_values[1];
+    }
+    m->params = *p;
+    m->params.progress = NULL;
+    m->params.progress_user = NULL;
+    m->params.epoch_hook = NULL;
+    m->params.epoch_user = NULL;
+}
+
 pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
                    pt_train_report *report)
 {
@@ -136,9 +159,10 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
     if (ds->nclass < 2)
         return pt_fail(PT_ERR_LABELS, "training needs two classes; the data has %zu (label %g)",
                        ds->nclass, ds->nclass ? ds->class_values[0] : 0.0);
-    if (ds->nclass > 2)
+    if (ds->nclass > 2 && p->multiclass == PT_MULTI_DIRECT && p->path != PT_PATH_ONLINE)
         return pt_fail(PT_ERR_LABELS,
-                       "the data has %zu classes; the %s path is binary (two classes)",
+                       "the data has %zu classes: the multiclass perceptron runs on the online "
+                       "path; the %s path trains one-vs-rest (--multiclass ovr)",
                        ds->nclass, pt_path_name(p->path));
     const pt_kernels *k;
     PT_TRY(pt_kernels_get(p->isa, &k));
@@ -149,25 +173,22 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
     pt_status s;
     pt_model *m = NULL;
     double t0 = pt_now();
-    if (p->path == PT_PATH_KERNEL) {
+    if (p->expand.kind != PT_EXPAND_NONE) {
+        s = pt_train_expanded(ds, p, k, &m, r);
+    } else if (ds->nclass > 2) {
+        s = pt_train_multiclass(ds, p, k, &m, r);
+    } else if (p->path == PT_PATH_KERNEL) {
         s = pt_train_kernel(ds, p, k, &m, r);
     } else {
         m = pt_model_alloc_linear(ds->d);
         if (!m) return PT_ERR_NOMEM;
+        pt_model_set_meta(m, ds, p);
         s = p->path == PT_PATH_BATCH ? pt_train_batch(ds, p, k, m, r)
                                      : pt_train_online(ds, p, k, m, r);
     }
     r->train_seconds = pt_now() - t0;
     if (m) {
-        m->path = p->path;
-        m->variant = p->variant;
-        m->bias = p->bias;
-        m->nclass = 2;
-        m->class_values[0] = ds->class_values[0];
-        m->class_values[1] = ds->class_values[1];
-        m->params = *p;
-        m->params.progress = NULL;
-        m->params.progress_user = NULL;
+        pt_model_set_meta(m, ds, p);
         m->epochs_run = r->epochs_run;
     }
     /* An interrupted run still hands back the model as it stands, so the caller can save it. */

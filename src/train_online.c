@@ -128,6 +128,20 @@ static pt_status epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *
     return PT_OK;
 }
 
+/* The model as it stands into w, b: the last iterate, or for the averaged variant the
+ * average w - u / T (w may be o->w itself, at the end). */
+static void snapshot(const online *o, float *w, float *b)
+{
+    if (!o->averaged || o->steps == 0) {
+        if (w != o->w) memcpy(w, o->w, o->len * sizeof(float));
+        *b = o->b;
+        return;
+    }
+    float inv = (float)(1.0 / o->steps);
+    o->k->scale_add(1.0f, o->w, -inv, o->u, w, o->len);
+    *b = o->b - o->ub * inv;
+}
+
 static pt_status check_finite(const online *o, int epoch)
 {
     bool ok = isfinite(o->b);
@@ -156,6 +170,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     const int threads = pt_threads_resolve(p->threads);
     uint32_t *order = NULL;
     float *scores = NULL, *mapped = NULL;
+    pt_model *snap = NULL; /* what the epoch hook sees */
     pt_status s = PT_OK;
     if (p->shuffle && n > UINT32_MAX)
         return pt_fail(PT_ERR_LIMIT, "--shuffle supports up to 2^32 rows (got %zu)", n);
@@ -163,7 +178,8 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     if ((o.averaged && !(o.u = pt_calloc(o.len * sizeof(float), "averaging buffer"))) ||
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
         (!map && !(scores = pt_alloc(BLOCK_MAX * sizeof(float), "block scores"))) ||
-        (map && !(mapped = pt_calloc(o.len * sizeof(float), "mapped row")))) {
+        (map && !(mapped = pt_calloc(o.len * sizeof(float), "mapped row"))) ||
+        (p->epoch_hook && !(snap = pt_model_clone(m)))) {
         s = PT_ERR_NOMEM;
         goto out;
     }
@@ -191,23 +207,23 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
             s = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d", epoch);
             break;
         }
+        if (snap) {
+            snapshot(&o, snap->w, &snap->b);
+            snap->epochs_run = epoch;
+            if (p->epoch_hook(snap, epoch, mistakes, p->epoch_user)) break;
+        }
         if (mistakes == 0) {
             r->converged = 1;
             break;
         }
     }
-    if (o.averaged && o.steps > 0) {
-        /* average = w - u / T */
-        float inv = (float)(1.0 / o.steps);
-        k->scale_add(1.0f, o.w, -inv, o.u, o.w, o.len);
-        o.b -= o.ub * inv;
-    }
-    m->b = o.b;
+    snapshot(&o, o.w, &m->b);
 out:
     pt_free(o.u);
     pt_free(order);
     pt_free(scores);
     pt_free(mapped);
+    pt_model_free(snap);
     return s;
 }
 

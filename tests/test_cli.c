@@ -140,8 +140,10 @@ START_TEST(test_bad_input_exit_2)
     free(out);
     free(err);
     const char *three = keep(1, tu_write_file("three", ".svm", "1 1:1\n2 1:2\n3 1:3\n"));
-    ck_assert_int_eq(run(&out, &err, "train %s -o %s", three, tu_path("m", ".model")), 2);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --path batch --multiclass direct", three,
+                         tu_path("m", ".model")), 2);
     HAS(err, "3 classes");
+    HAS(err, "online path");
     free(out);
     free(err);
     const char *bad = keep(2, tu_write_file("bad", ".svm", "1 1:1\n-1 0:2\n"));

@@ -288,7 +288,11 @@ START_TEST(test_label_errors)
     ck_assert_ptr_nonnull(strstr(pt_last_error(), "training needs two classes"));
     pt_dataset_free(ds);
     ds = tu_dataset(3, 1, x, three);
+    p.multiclass = PT_MULTI_DIRECT;
+    p.path = PT_PATH_BATCH;
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_LABELS);
+    p.multiclass = PT_MULTI_OVR;
+    p.path = PT_PATH_ONLINE;
     ck_assert_ptr_nonnull(strstr(pt_last_error(), "3 classes"));
     pt_dataset_free(ds);
     /* bad parameters */

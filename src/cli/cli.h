@@ -18,6 +18,8 @@ int cmd_info(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
+int cmd_expand(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* Usage text of a subcommand (NULL for the overview). */
 void cli_usage(FILE *f, const char *cmd);

@@ -34,13 +34,23 @@ static int info_model(const char *path, bool json)
         }
         json_int(&j, "d", (long long)mi.d);
         json_bool(&j, "bias", mi.bias);
-        json_double_array(&j, "labels", mi.class_values, 2);
+        double *labels = malloc(mi.nclass * sizeof *labels);
+        for (size_t c = 0; labels && c < mi.nclass; c++) labels[c] = pt_model_class_value(m, c);
+        if (labels) json_double_array(&j, "labels", labels, mi.nclass);
+        free(labels);
+        if (mi.nclass > 2) json_str(&j, "multiclass", pt_multiclass_name(mi.multiclass));
         json_int(&j, "epochs_run", mi.epochs_run);
         json_end(&j);
     } else {
         printf("%s: ptron model, %s path (%s), %zu features, bias %s\n", path,
                pt_path_name(mi.path), pt_variant_name(mi.variant), mi.d, mi.bias ? "on" : "off");
-        printf("  labels: %g -> -1, %g -> +1\n", mi.class_values[0], mi.class_values[1]);
+        if (mi.nclass == 2) {
+            printf("  labels: %g -> -1, %g -> +1\n", mi.class_values[0], mi.class_values[1]);
+        } else {
+            printf("  %zu classes (%s):", mi.nclass, mi.multiclass == PT_MULTI_OVR ? "one-vs-rest" : "multiclass perceptron");
+            for (size_t c = 0; c < mi.nclass; c++) printf(" %g", pt_model_class_value(m, c));
+            printf("\n");
+        }
         if (mi.path == PT_PATH_KERNEL)
             printf("  kernel %s, %zu support vectors\n", pt_kernel_name(mi.kernel), mi.n_support);
         printf("  trained %d epochs\n", mi.epochs_run);

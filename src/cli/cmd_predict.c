@@ -6,6 +6,60 @@
 
 #include "cli.h"
 
+/* Precision and recall of class c from the confusion matrix (rows: true, columns: predicted). */
+static void prec_rec(const size_t *conf, size_t K, size_t c, double *prec, double *rec)
+{
+    size_t tp = conf[c * K + c], col = 0, row = 0;
+    for (size_t k = 0; k < K; k++) {
+        col += conf[k * K + c];
+        row += conf[c * K + k];
+    }
+    *prec = col ? (double)tp / (double)col : 0.0;
+    *rec = row ? (double)tp / (double)row : 0.0;
+}
+
+static void print_per_class(const pt_model *m, const size_t *conf, size_t K)
+{
+    printf("%10s %9s %9s %8s\n", "class", "precision", "recall", "rows");
+    for (size_t c = 0; c < K; c++) {
+        double p, r;
+        size_t rows = 0;
+        for (size_t k = 0; k < K; k++) rows += conf[c * K + k];
+        prec_rec(conf, K, c, &p, &r);
+        printf("%10g %8.2f%% %8.2f%% %8zu\n", pt_model_class_value(m, c), 100 * p, 100 * r, rows);
+    }
+    printf("confusion matrix (rows: true class, columns: predicted)\n%10s", "");
+    for (size_t c = 0; c < K; c++) printf(" %6g", pt_model_class_value(m, c));
+    printf("\n");
+    for (size_t t = 0; t < K; t++) {
+        printf("%10g", pt_model_class_value(m, t));
+        for (size_t c = 0; c < K; c++) printf(" %6zu", conf[t * K + c]);
+        printf("\n");
+    }
+}
+
+static void json_per_class(json_out *j, const pt_model *m, const size_t *conf, size_t K)
+{
+    double *v = malloc(K * sizeof *v), *prec = malloc(K * sizeof *prec), *rec = malloc(K * sizeof *rec);
+    if (!v || !prec || !rec) {
+        free(v);
+        free(prec);
+        free(rec);
+        return;
+    }
+    for (size_t c = 0; c < K; c++) {
+        v[c] = pt_model_class_value(m, c);
+        prec_rec(conf, K, c, &prec[c], &rec[c]);
+    }
+    json_double_array(j, "classes", v, K);
+    json_double_array(j, "precision", prec, K);
+    json_double_array(j, "recall", rec, K);
+    json_size_array(j, "confusion", conf, K * K);
+    free(v);
+    free(prec);
+    free(rec);
+}
+
 int cmd_predict(int argc, char **argv)
 {
     cli_args a;
@@ -30,6 +84,7 @@ int cmd_predict(int argc, char **argv)
     pt_model *m = NULL;
     pt_dataset *ds = NULL;
     double *pred = NULL;
+    size_t *conf = NULL;
     int rc = EXIT_OK;
     pt_status s = pt_model_load(model, &m);
     if (s == PT_OK) s = cli_read_dataset(file, format, 0, &ds, NULL);
@@ -53,6 +108,16 @@ int cmd_predict(int argc, char **argv)
         goto done;
     }
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    pt_model_info mi;
+    pt_model_get_info(m, &mi);
+    size_t K = mi.nclass, unknown = 0;
+    conf = calloc(K * K, sizeof *conf);
+    if (!conf || (s = pt_model_confusion(m, ds, conf, &unknown)) != PT_OK) {
+        rc = conf ? cli_fail(s) : EXIT_INPUT;
+        goto done;
+    }
+    if (unknown)
+        fprintf(stderr, "ptron: warning: %zu rows have labels the model never saw (counted as errors)\n", unknown);
     size_t correct = 0;
     for (size_t i = 0; i < n; i++) correct += pred[i] == pt_dataset_label(ds, i);
     double acc = n ? (double)correct / (double)n : 0.0;
@@ -77,11 +142,14 @@ int cmd_predict(int argc, char **argv)
         json_int(&j, "correct", (long long)correct);
         json_num(&j, "accuracy", acc);
         json_num(&j, "seconds", secs);
+        json_per_class(&j, m, conf, K);
         json_end(&j);
     } else if (!quiet) {
         printf("Accuracy = %.4g%% (%zu/%zu)\n", 100.0 * acc, correct, n);
+        if (K > 2 || getenv("PTRON_PREDICT_REPORT")) print_per_class(m, conf, K);
     }
 done:
+    free(conf);
     free(pred);
     pt_dataset_free(ds);
     pt_model_free(m);

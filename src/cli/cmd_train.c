@@ -20,10 +20,52 @@ static void on_signal(int sig)
 }
 
 typedef struct train_opts {
-    const char *file, *model, *format, *reference;
+    const char *file, *model, *format, *reference, *test;
     size_t max_features;
+    long early_stop;
     bool json, quiet, bounds;
 } train_opts;
+
+/* Held-out evaluation after each epoch (--test), and early stopping (--early-stop N): stop
+ * when the held-out accuracy has not improved for N epochs, and keep the best model. */
+typedef struct heldout {
+    pt_dataset *data;
+    long patience;
+    double *acc; /* per epoch */
+    int epochs;
+    double best;
+    int best_epoch;
+    pt_model *best_model;
+    pt_status error;
+} heldout;
+
+static int on_epoch(const pt_model *m, int epoch, size_t mistakes, void *user)
+{
+    (void)mistakes;
+    heldout *h = user;
+    pt_eval ev;
+    pt_status s = pt_model_evaluate(m, h->data, &ev);
+    double *a = realloc(h->acc, (size_t)epoch * sizeof *a);
+    if (s != PT_OK || !a) {
+        h->error = s != PT_OK ? s : PT_ERR_NOMEM;
+        return 1;
+    }
+    h->acc = a;
+    h->acc[epoch - 1] = ev.accuracy;
+    h->epochs = epoch;
+    if (epoch == 1 || ev.accuracy > h->best) {
+        h->best = ev.accuracy;
+        h->best_epoch = epoch;
+        if (h->patience > 0) {
+            pt_model_free(h->best_model);
+            if (!(h->best_model = pt_model_clone(m))) {
+                h->error = PT_ERR_NOMEM;
+                return 1;
+            }
+        }
+    }
+    return h->patience > 0 && epoch - h->best_epoch >= h->patience;
+}
 
 /* Returns EXIT_OK to go on, else the exit status. */
 static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
@@ -46,6 +88,11 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (IS("--averaged")) p->variant = PT_VARIANT_AVERAGED;
         else if (IS("--voted")) p->variant = PT_VARIANT_VOTED;
         else if (IS("--shuffle")) p->shuffle = 1;
+        else if (IS("--multiclass")) {
+            const char *v = cli_value(&a, arg);
+            if (v && pt_multiclass_parse(v, &p->multiclass)) return cli_usage_error("train", "%s", pt_last_error());
+        } else if (IS("--test")) o->test = cli_value(&a, arg);
+        else if (IS("--early-stop")) cli_int(&a, arg, 1, 1000000, &o->early_stop);
         else if (IS("--pass")) {
             const char *v = cli_value(&a, arg);
             if (v && pt_online_pass_parse(v, &p->pass)) return cli_usage_error("train", "%s", pt_last_error());
@@ -72,6 +119,22 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
             if (cli_int(&a, arg, 1, 32, &l)) p->degree = (int)l;
         } else if (IS("--gamma")) cli_float(&a, arg, 1e-30, 1e30, &p->gamma);
         else if (IS("--coef0")) cli_float(&a, arg, -1e30, 1e30, &p->coef0);
+        else if (IS("--expand")) {
+            /* D or poly:D (polynomial), rff:D (random Fourier features) */
+            const char *v = cli_value(&a, arg), *num = v;
+            if (v && strncmp(v, "poly:", 5) == 0) num = v + 5;
+            else if (v && strncmp(v, "rff:", 4) == 0) num = v + 4;
+            char *end = NULL;
+            long long k = num ? strtoll(num, &end, 10) : 0;
+            if (v && (end == num || *end || k < 1 || (num == v + 4 ? k > (1LL << 40) : k > 32)))
+                return cli_usage_error("train", "--expand: '%s' is not D, poly:D (D in 1..32) or "
+                                       "rff:D", v);
+            if (v) {
+                p->expand.kind = num == v + 4 ? PT_EXPAND_RFF : PT_EXPAND_POLY;
+                if (p->expand.kind == PT_EXPAND_RFF) p->expand.rff_dim = (size_t)k;
+                else p->expand.degree = (int)k;
+            }
+        }
         else if (IS("--cache-mb")) cli_size(&a, arg, 1, SIZE_MAX / 2 >> 20, &p->cache_mb);
         else if (IS("--gram")) {
             const char *v = cli_value(&a, arg);
@@ -96,6 +159,11 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     }
     if (a.error) return EXIT_USAGE;
     if (!o->file) return cli_usage_error("train", "missing FILE");
+    /* --expand reuses --coef0 (poly), --gamma and --seed (rff) */
+    p->expand.coef0 = p->coef0;
+    p->expand.gamma = p->gamma;
+    p->expand.seed = p->seed;
+    if (o->early_stop && !o->test) return cli_usage_error("train", "--early-stop needs --test FILE");
     if (pt_train_params_check(p) != PT_OK) return cli_usage_error("train", "%s", pt_last_error());
     return EXIT_OK;
 }
@@ -168,11 +236,22 @@ int cmd_train(int argc, char **argv)
     pt_dataset *ds = NULL;
     pt_model *m = NULL;
     pt_train_report rep = {0};
+    heldout held = {.patience = o.early_stop};
     double load_s = 0.0;
     pt_status s = cli_read_dataset(o.file, o.format, o.max_features, &ds, &load_s);
     if (s != PT_OK) {
         rc = cli_fail(s);
         goto out;
+    }
+
+    if (o.test) {
+        s = cli_read_dataset(o.test, o.format, o.max_features, &held.data, NULL);
+        if (s != PT_OK) {
+            rc = cli_fail(s);
+            goto out;
+        }
+        p.epoch_hook = on_epoch;
+        p.epoch_user = &held;
     }
 
     progress prog;
@@ -189,6 +268,20 @@ int cmd_train(int argc, char **argv)
     if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
         rc = cli_fail(s);
         goto out;
+    }
+    if (held.error != PT_OK) {
+        rc = cli_fail(held.error);
+        goto out;
+    }
+    if (o.test && p.path != PT_PATH_ONLINE && held.epochs == 0)
+        fprintf(stderr, "ptron: warning: --test evaluates after each epoch on the online path; "
+                        "the %s path was evaluated once, at the end\n", pt_path_name(p.path));
+    bool stopped_early = held.best_model && held.epochs > held.best_epoch;
+    if (stopped_early) {
+        /* keep the model of the best held-out epoch */
+        pt_model_free(m);
+        m = held.best_model;
+        held.best_model = NULL;
     }
     bool interrupted = s == PT_ERR_INTERRUPTED;
     if (interrupted) fprintf(stderr, "ptron: %s; saving the model as it stands to %s\n", pt_last_error(), o.model);
@@ -221,6 +314,8 @@ int cmd_train(int argc, char **argv)
         json_int(&j, "threads", rep.threads);
         json_int(&j, "n", (long long)pt_dataset_n(ds));
         json_int(&j, "d", (long long)pt_dataset_d(ds));
+        if (p.expand.kind != PT_EXPAND_NONE)
+            json_int(&j, "expanded_d", (long long)pt_expand_dim(&p.expand, pt_dataset_d(ds)));
         json_int(&j, "epochs_run", rep.epochs_run);
         json_size_array(&j, "mistakes_per_epoch", rep.mistakes_per_epoch, (size_t)rep.epochs_run);
         if (rep.objective_per_epoch)
@@ -228,6 +323,12 @@ int cmd_train(int argc, char **argv)
         json_int(&j, "updates", (long long)rep.updates);
         json_bool(&j, "converged", rep.converged);
         json_bool(&j, "interrupted", interrupted);
+        if (held.epochs) {
+            json_double_array(&j, "test_accuracy_per_epoch", held.acc, (size_t)held.epochs);
+            json_num(&j, "best_test_accuracy", held.best);
+            json_int(&j, "best_epoch", held.best_epoch);
+            json_bool(&j, "stopped_early", stopped_early);
+        }
         json_num(&j, "load_seconds", load_s);
         json_num(&j, "train_seconds", rep.train_seconds);
         json_num(&j, "samples_per_second", rep.train_seconds > 0 ? samples / rep.train_seconds : 0.0);
@@ -253,6 +354,13 @@ int cmd_train(int argc, char **argv)
         for (int e = 0; e < rep.epochs_run && e < 20; e++) printf(" %zu", rep.mistakes_per_epoch[e]);
         printf(rep.epochs_run > 20 ? " ...\n" : "\n");
         printf("train accuracy = %.4g%% (%zu/%zu)\n", 100.0 * ev.accuracy, ev.correct, ev.n);
+        if (held.epochs) {
+            printf("held-out accuracy per epoch:");
+            for (int e = 0; e < held.epochs && e < 20; e++) printf(" %.4g%%", 100.0 * held.acc[e]);
+            printf(held.epochs > 20 ? " ...\n" : "\n");
+            printf("best held-out accuracy %.4g%% at epoch %d%s\n", 100.0 * held.best, held.best_epoch,
+                   stopped_early ? " (stopped early; that epoch's model is saved)" : "");
+        }
         printf("load %.3f s, train %.3f s (%.3g samples/s)\n", load_s, rep.train_seconds,
                rep.train_seconds > 0 ? samples / rep.train_seconds : 0.0);
         if (have_bounds) {
@@ -267,6 +375,9 @@ int cmd_train(int argc, char **argv)
     rc = interrupted ? (got_signal == SIGTERM ? EXIT_SIGTERM : EXIT_SIGINT) : EXIT_OK;
 out:
     pt_train_report_clear(&rep);
+    pt_model_free(held.best_model);
+    pt_dataset_free(held.data);
+    free(held.acc);
     pt_model_free(m);
     pt_dataset_free(ds);
     free(default_model);

@@ -9,7 +9,8 @@ static const struct {
     int (*fn)(int, char **);
 } commands[] = {
     {"gen", cmd_gen},     {"info", cmd_info},       {"convert", cmd_convert},
-    {"train", cmd_train}, {"predict", cmd_predict},
+    {"train", cmd_train}, {"predict", cmd_predict}, {"expand", cmd_expand},
+    {"bench", cmd_bench},
 };
 
 int main(int argc, char **argv)

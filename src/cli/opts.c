@@ -43,6 +43,11 @@ static const struct {
      "                           auto: blocked once mistakes are rare)\n"
      "  --seed S                 seed for --shuffle and mini-batch order (default 1)\n"
      "  --no-bias                no constant-1 coordinate (default: bias on)\n"
+     "  --multiclass ovr|direct  more than two classes: one-vs-rest (any path, default) or the\n"
+     "                           multiclass perceptron (online path)\n"
+     "  --test FILE              evaluate held-out data after each epoch\n"
+     "  --early-stop N           with --test: stop when held-out accuracy has not improved for\n"
+     "                           N epochs and keep the best epoch's model\n"
      "  --loss perceptron|hinge|squared   batch loss (default perceptron)\n"
      "  --lambda L               L2 regularisation (default 0)\n"
      "  --batch-size B           batch: rows per mini-batch (default: full batch)\n"
@@ -54,6 +59,12 @@ static const struct {
      "  --degree K               poly degree (default 2)\n"
      "  --gamma G                poly/rbf gamma (default 1)\n"
      "  --coef0 C                poly constant (default 1)\n"
+     "  --expand D|poly:D|rff:D  train on an explicit expansion, streamed row by row (online;\n"
+     "                           the batch path materialises it within --mem-mb): all monomials\n"
+     "                           of degree <= D scaled so phi(x).phi(z) = (C + x.z)^D with\n"
+     "                           C = --coef0 (C(d + D, D) features), or D random Fourier features\n"
+     "                           for exp(-G |x - z|^2) with G = --gamma, W and b from --seed;\n"
+     "                           the model keeps the expansion and predict applies it\n"
      "  --cache-mb M             Gram/row cache budget in MiB (default: half of RAM)\n"
      "  --gram auto|full|rows    kernel storage (default auto)\n"
      "  --threads T              threads (default: all cores)\n"
@@ -70,6 +81,30 @@ static const struct {
      "  --quiet                  no progress, no summary\n"},
     {"predict", "usage: ptron predict MODEL FILE [-o PREDICTIONS] [--format F] [--json] [--quiet]\n"
                 "  prints Accuracy = A% (correct/n); -o writes one predicted label per line\n"},
+    {"expand",
+     "usage: ptron expand FILE (--degree D [--coef0 C] | --rff D [--gamma G] [--seed S]) -o OUT\n"
+     "                    [--max-features N] [--mem-mb M] [--format F] [--to F] [--json] [--quiet]\n"
+     "  materialise an explicit feature expansion of FILE into OUT (labels kept)\n"
+     "  --degree D        all monomials of degree <= D with multinomial sqrt coefficients:\n"
+     "                    phi(x).phi(z) = (C + x.z)^D; C(d + D, D) features\n"
+     "  --coef0 C         the constant C >= 0 (default 1; 0 keeps only degree D non-zero)\n"
+     "  --rff D           D random Fourier features sqrt(2/D) cos(W x + b) for the RBF kernel\n"
+     "                    exp(-G |x - z|^2)\n"
+     "  --gamma G         RBF width (default 1); --seed S  seed of W and b (default 1)\n"
+     "  --max-features N  refuse more output features than N (default 10000000)\n"
+     "  --mem-mb M        refuse a matrix larger than M MiB (default: half of RAM)\n"
+     "  The output dimension and bytes are printed before any work; a refusal names both and\n"
+     "  exits 2. To train without materialising, use ptron train --expand.\n"},
+    {"bench",
+     "usage: ptron bench DATA [--paths online,batch,kernel] [--epochs E] [--threads T]\n"
+     "                   [--isa I] [--kernel K] [--gamma G] [--format F] [--json]\n"
+     "  train every path on DATA with default parameters and print one table: load time,\n"
+     "  train time, epochs, mistakes, train accuracy, samples/s and GB/s of the feature matrix\n"
+     "  --paths LIST      comma-separated paths to run (default online,batch,kernel)\n"
+     "  --epochs E        maximum epochs of each path (default 10)\n"
+     "  --kernel K --gamma G   the kernel path's kernel (default linear) and width\n"
+     "  A path not built yet is reported as skipped; the Google Benchmark suite\n"
+     "  (build-*/bench/ptron-bench, scripts/bench-report) measures the parts alone.\n"},
 };
 
 void cli_usage(FILE *f, const char *cmd)
@@ -87,6 +122,8 @@ void cli_usage(FILE *f, const char *cmd)
           "  convert IN -o OUT       convert between LIBSVM, CSV and .ptd\n"
           "  train FILE -o MODEL     train a perceptron (online, batch or kernel path)\n"
           "  predict MODEL FILE      predict and report accuracy\n"
+          "  expand FILE -o OUT      polynomial or random Fourier feature expansion\n"
+          "  bench DATA              time every training path on DATA, end to end\n"
           "  help [COMMAND]          this text, or every option of COMMAND\n"
           "  --version               print the version\n",
           f);

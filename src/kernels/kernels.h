@@ -51,4 +51,9 @@ extern const pt_kernels pt_kernels_neon;
  * (and a message) when the build or the CPU lacks it. */
 pt_status pt_kernels_get(pt_isa isa, const pt_kernels **out);
 
+/* The choice pt_isa_default() makes once from PTRON_ISA, as a function the tests can call with
+ * any value: forced is the variable's value (NULL when unset). "auto", NULL or "" give the best
+ * available ISA; an unknown or unavailable name gives the best too, with a PT_LOG_WARN. */
+pt_isa pt_isa_choose(const char *forced);
+
 #endif /* PT_KERNELS_H */

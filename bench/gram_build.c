@@ -1,0 +1,282 @@
+/*
+ * The kernel path: Gram builds and kernel-perceptron epochs.
+ *
+ * Gram builds on the first n rows of a 4,000 x 256 separable set (d = 16: its first 16
+ * features), linear and RBF kernels:
+ *   ssyrk  the baseline: OpenBLAS ssyrk (upper triangle), then for RBF the transform
+ *          exp(-gamma (|x|^2 + |z|^2 - 2 x.z)) over the triangle (norms included);
+ *   naive  the table's dot for every pair of the upper triangle, mirrored, one thread;
+ *   tiled  src/gram.c's pt_gram_full: OpenMP over square tiles, the kernel applied in the
+ *          tile, mirrored (rows packed once, outside the timing, as the path does).
+ * Figures: GFLOP/s of n (n + 1) d useful FLOPs (the upper triangle's multiply-adds), and
+ * vs_ssyrk, the ratio to the ssyrk build of the same kernel, n, d and threads. OPENBLAS_CORETYPE
+ * decides which ssyrk kernels run (Haswell's AVX2 ones by default on this CPU): the report
+ * records it.
+ *
+ * Kernel-perceptron epochs through pt_train (skipped while the path reports unsupported).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "bench.h"
+#ifdef PT_BENCH_HAVE_GRAM
+#include "gram.h"
+#endif
+
+#define NMAX 4000
+
+enum { IMPL_SSYRK, IMPL_NAIVE, IMPL_TILED, NIMPL };
+static const char *const impl_names[NIMPL] = {"ssyrk", "naive", "tiled"};
+
+typedef struct gram_case {
+    int impl;
+    pt_kernel kernel;
+    int threads;
+} gram_case;
+
+static gram_case cases[32];
+
+/* One n x n matrix for every build (64 MB at n = 4,000): touched once, not per build. */
+static float *gram_buffer(size_t *ld)
+{
+    static float *G;
+    *ld = (NMAX + 15) / 16 * 16;
+    if (!G) G = bt_alloc_touched(*ld * *ld * sizeof(float));
+    return G;
+}
+
+static float gamma_for(size_t d) { return 1.0f / (float)d; }
+
+/* exp(-gamma (xn_i + xn_j - 2 G_ij)) over row i's entries j >= i (from i rounded down to 16,
+ * so the vector transform sees whole blocks). */
+static void rbf_transform(float *G, size_t ld, size_t n, const float *norm, float gamma)
+{
+#ifdef PT_BENCH_HAVE_GRAM
+    pt_kfun kf = {.kind = PT_KERNEL_RBF, .degree = 1, .gamma = gamma, .coef0 = 0.0f, .add = 0.0f};
+    for (size_t i = 0; i < n; i++) {
+        size_t j0 = i / 16 * 16, len = (n - j0 + 15) / 16 * 16;
+        float *row = G + i * ld + j0;
+        pt_kfun_apply(&kf, PT_ISA_AUTO, row, norm[i], norm + j0, row, len);
+    }
+#else
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i; j < n; j++) {
+            float r = norm[i] + norm[j] - 2.0f * G[i * ld + j];
+            G[i * ld + j] = expf(-gamma * (r > 0 ? r : 0));
+        }
+#endif
+}
+
+static void build_ssyrk(const pt_dataset *ds, const pt_kernels *k, size_t n, size_t d, pt_kernel kern,
+                        float *G, size_t ld, float *norm)
+{
+    const size_t stride = pt_dataset_stride(ds);
+    const float *X = pt_dataset_row_const(ds, 0);
+    cblas_ssyrk(CblasRowMajor, CblasUpper, CblasNoTrans, (blasint)n, (blasint)d, 1.0f, X,
+                (blasint)stride, 0.0f, G, (blasint)ld);
+    if (kern == PT_KERNEL_RBF) {
+        for (size_t i = 0; i < n; i++) norm[i] = k->dot(X + i * stride, X + i * stride, d);
+        rbf_transform(G, ld, n, norm, gamma_for(d));
+    }
+}
+
+static void build_naive(const pt_dataset *ds, const pt_kernels *k, size_t n, size_t d, float *G,
+                        size_t ld)
+{
+    const size_t stride = pt_dataset_stride(ds);
+    const float *X = pt_dataset_row_const(ds, 0);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i; j < n; j++) {
+            float v = k->dot(X + i * stride, X + j * stride, d);
+            G[i * ld + j] = v;
+            G[j * ld + i] = v;
+        }
+}
+
+static void bm_gram(bs_state *st, const void *arg)
+{
+    const gram_case *c = arg;
+    const char *err;
+    const pt_dataset *ds = bt_dataset(BT_SEP_GRAM, &err);
+    size_t ld;
+    float *G = gram_buffer(&ld);
+    const pt_kernels *k = NULL;
+    if (!ds || !G || pt_kernels_get(PT_ISA_AUTO, &k) != PT_OK) {
+        while (bs_keep_running(st)) {}
+        bs_skip_with_error(st, !ds ? err : !G ? "out of memory" : pt_last_error());
+        return;
+    }
+    size_t n = (size_t)bs_range(st, 0), d = (size_t)bs_range(st, 1);
+    if (n > pt_dataset_n(ds)) n = pt_dataset_n(ds); /* smoke mode */
+    float *norm = bt_alloc_touched(ld * sizeof(float));
+    int old = bt_threads_set(c->threads);
+#ifdef PT_BENCH_HAVE_GRAM
+    pt_gram_rows rows;
+    memset(&rows, 0, sizeof rows);
+    pt_kfun kf = {.kind = c->kernel, .degree = 1, .gamma = gamma_for(d), .coef0 = 0.0f, .add = 0.0f};
+    if (c->impl == IMPL_TILED &&
+        pt_gram_rows_init(&rows, pt_dataset_row_const(ds, 0), n, d, pt_dataset_stride(ds), d,
+                          c->kernel, PT_ISA_AUTO, c->threads) != PT_OK) {
+        while (bs_keep_running(st)) {}
+        bs_skip_with_error(st, pt_last_error());
+        bt_threads_restore(old);
+        free(norm);
+        return;
+    }
+#else
+    if (c->impl == IMPL_TILED) {
+        while (bs_keep_running(st)) {}
+        bs_skip_with_error(st, "src/gram.c is not in this build");
+        bt_threads_restore(old);
+        free(norm);
+        return;
+    }
+#endif
+    double t0 = bt_now();
+    while (bs_keep_running(st)) {
+        switch (c->impl) {
+        case IMPL_SSYRK: build_ssyrk(ds, k, n, d, c->kernel, G, ld, norm); break;
+        case IMPL_NAIVE: build_naive(ds, k, n, d, G, ld); break;
+#ifdef PT_BENCH_HAVE_GRAM
+        case IMPL_TILED:
+            if (pt_gram_full(&rows, &kf, PT_ISA_AUTO, G, ld, c->threads) != PT_OK)
+                bs_skip_with_error(st, pt_last_error());
+            break;
+#endif
+        }
+        bs_clobber_memory();
+    }
+    double el = bt_now() - t0;
+#ifdef PT_BENCH_HAVE_GRAM
+    pt_gram_rows_free(&rows);
+#endif
+    bt_threads_restore(old);
+    free(norm);
+    if (bs_error_occurred(st)) return;
+    const double it = (double)bs_iterations(st);
+    const double flops = (double)n * (double)(n + 1) * (double)d;
+    bs_counter(st, "GFLOP/s", flops * it / 1e9, BS_RATE);
+    bs_set_items_processed(st, (int64_t)((double)n * (double)n * it)); /* kernel entries */
+    char key[96];
+    snprintf(key, sizeof key, "ssyrk/%s/%zu/%zu/t%d", pt_kernel_name(c->kernel), n, d, c->threads);
+    if (c->impl == IMPL_SSYRK) bt_baseline_put(key, flops * it / el / 1e9);
+    double base = bt_baseline(key);
+    if (base > 0) bs_counter(st, "vs_ssyrk", flops * it / el / 1e9 / base, BS_PLAIN);
+}
+
+/* ------------------------------------------------------------ kernel-perceptron epoch */
+
+typedef struct kperc_case {
+    pt_kernel kernel;
+    pt_gram_storage storage;
+    bt_data data;
+} kperc_case;
+
+static const kperc_case kcases[] = {
+    {PT_KERNEL_RBF, PT_GRAM_FULL, BT_CIRCLE},
+    {PT_KERNEL_RBF, PT_GRAM_ROWS, BT_CIRCLE},
+    {PT_KERNEL_RBF, PT_GRAM_AUTO, BT_CIRCLE},
+    {PT_KERNEL_LINEAR, PT_GRAM_AUTO, BT_SEP_GRAM},
+};
+
+#define KEPOCHS 5
+
+static int on_epoch(int epoch, size_t mistakes, double seconds, void *user)
+{
+    (void)mistakes;
+    double *t = user;
+    if (epoch >= 1 && epoch <= KEPOCHS) t[epoch - 1] = seconds;
+    return 0;
+}
+
+static void bm_kperc(bs_state *st, const void *arg)
+{
+    const kperc_case *c = arg;
+    const char *err;
+    const pt_dataset *ds = bt_dataset(c->data, &err);
+    if (!ds) {
+        while (bs_keep_running(st)) {}
+        bs_skip_with_error(st, err);
+        return;
+    }
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.path = PT_PATH_KERNEL;
+    p.kernel = c->kernel;
+    p.gamma = 1.0f;
+    p.gram_storage = c->storage;
+    p.epochs = bs_smoke() ? 2 : KEPOCHS;
+    double t[KEPOCHS];
+    p.progress = on_epoch;
+    p.progress_user = t;
+    double total = 0, steady_sum = 0, epochs = 0, updates = 0;
+    while (bs_keep_running(st)) {
+        pt_model *m = NULL;
+        pt_train_report rep = {0};
+        pt_status s = pt_train(ds, &p, &m, &rep);
+        if (s != PT_OK) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "kernel path: %s", pt_last_error());
+            bs_skip_with_error(st, msg);
+            pt_model_free(m);
+            pt_train_report_clear(&rep);
+            break;
+        }
+        int e = rep.epochs_run < KEPOCHS ? rep.epochs_run : KEPOCHS;
+        total += rep.train_seconds;
+        steady_sum += e >= 2 ? (t[e - 1] - t[0]) / (e - 1) : t[0];
+        epochs += rep.epochs_run;
+        updates += (double)rep.updates;
+        bs_set_iteration_time(st, rep.train_seconds);
+        pt_model_free(m);
+        pt_train_report_clear(&rep);
+    }
+    if (bs_error_occurred(st)) return;
+    const double it = (double)bs_iterations(st), n = (double)pt_dataset_n(ds);
+    bs_counter(st, "samples/s", n * epochs, BS_RATE);
+    bs_counter(st, "epochs", epochs / it, BS_PLAIN);
+    bs_counter(st, "updates", updates / it, BS_PLAIN);
+    bs_counter(st, "steady_epoch_ms", 1e3 * steady_sum / it, BS_PLAIN);
+    bs_counter(st, "train_ms", 1e3 * total / it, BS_PLAIN);
+}
+
+void bt_register_gram(void)
+{
+    static const char *const arg_names[] = {"n", "d"};
+    static const int64_t shapes[][2] = {{500, 256}, {1000, 256}, {2000, 256}, {4000, 256}, {4000, 16}};
+    char name[160];
+    int nc = 0;
+    /* ssyrk first: the others' vs_ssyrk needs its figure */
+    for (int impl = 0; impl < NIMPL; impl++)
+        for (int kern = 0; kern < 2; kern++)
+            for (int threads = 1; threads <= 2; threads++) {
+                pt_kernel kernel = kern ? PT_KERNEL_RBF : PT_KERNEL_LINEAR;
+                if (impl == IMPL_NAIVE && (kernel != PT_KERNEL_LINEAR || threads != 1)) continue;
+                gram_case *c = &cases[nc++];
+                c->impl = impl;
+                c->kernel = kernel;
+                c->threads = threads;
+                snprintf(name, sizeof name, "gram/build/impl:%s/kernel:%s/threads:%d",
+                         impl_names[impl], pt_kernel_name(kernel), threads);
+                bs_bench *b = bs_register(name, bm_gram, c);
+                for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+                    bs_args(b, 2, shapes[s]);
+                bs_arg_names(b, 2, arg_names);
+                bs_use_real_time(b);
+                bs_min_time(b, 0.1);
+                bs_time_unit(b, BS_MS);
+            }
+    for (size_t i = 0; i < sizeof kcases / sizeof kcases[0]; i++) {
+        const kperc_case *c = &kcases[i];
+        snprintf(name, sizeof name, "kernel/train/kernel:%s/gram:%s/data:%s",
+                 pt_kernel_name(c->kernel), pt_gram_storage_name(c->storage), bt_data_name(c->data));
+        bs_bench *b = bs_register(name, bm_kperc, c);
+        bs_use_manual_time(b);
+        bs_iterations_fixed(b, 2);
+        bs_time_unit(b, BS_MS);
+    }
+}

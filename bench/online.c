@@ -1,0 +1,121 @@
+/*
+ * Online epochs through the public API: per ISA, sequential and blocked pass, on data in cache
+ * (2,000 x 256, 2 MB) and far out of it (200,000 x 256, 205 MB).
+ *
+ * pt_train allocates its model per call and its first epoch starts from w = 0 (thousands of
+ * mistakes on the big set, so many axpys), so one call trains several epochs and the progress
+ * callback's clock splits them: the reported time is the mean of epochs 2.. (the steady
+ * epochs: few mistakes, X streamed once each), and the first epoch (with the call's own
+ * allocations and first touch) is reported apart as first_epoch_ms.
+ * Figures: GB/s = bytes(X) / steady epoch, and vs_read = that over the streaming-read loop on
+ * the same matrix and thread count.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench.h"
+
+#define EPOCHS 6
+
+typedef struct online_case {
+    pt_isa isa;
+    pt_online_pass pass;
+    bt_data data;
+} online_case;
+
+static online_case cases[4 * 2 * 2];
+
+typedef struct epoch_clock {
+    double t[EPOCHS];
+    size_t mistakes[EPOCHS];
+} epoch_clock;
+
+static int on_epoch(int epoch, size_t mistakes, double seconds, void *user)
+{
+    epoch_clock *c = user;
+    if (epoch >= 1 && epoch <= EPOCHS) {
+        c->t[epoch - 1] = seconds;
+        c->mistakes[epoch - 1] = mistakes;
+    }
+    return 0;
+}
+
+static void bm_online(bs_state *st, const void *arg)
+{
+    const online_case *c = arg;
+    const char *err;
+    const pt_dataset *ds = bt_dataset(c->data, &err);
+    if (!ds) {
+        while (bs_keep_running(st)) {}
+        bs_skip_with_error(st, err);
+        return;
+    }
+    const int threads = c->pass == PT_PASS_BLOCKED ? 2 : 1;
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.path = PT_PATH_ONLINE;
+    p.isa = c->isa;
+    p.pass = c->pass;
+    p.threads = threads;
+    p.epochs = bs_smoke() ? 2 : EPOCHS;
+    epoch_clock clk;
+    p.progress = on_epoch;
+    p.progress_user = &clk;
+    double steady_sum = 0, first_sum = 0, steady_mistakes = 0;
+    int steady_epochs = 0;
+    while (bs_keep_running(st)) {
+        pt_model *m = NULL;
+        pt_train_report rep = {0};
+        pt_status s = pt_train(ds, &p, &m, &rep);
+        if (s != PT_OK) {
+            bs_skip_with_error(st, pt_last_error());
+            pt_model_free(m);
+            pt_train_report_clear(&rep);
+            break;
+        }
+        int e = rep.epochs_run < EPOCHS ? rep.epochs_run : EPOCHS;
+        double steady = e >= 2 ? (clk.t[e - 1] - clk.t[0]) / (e - 1) : clk.t[0];
+        for (int i = 1; i < e; i++) steady_mistakes += (double)clk.mistakes[i];
+        steady_epochs += e >= 2 ? e - 1 : 1;
+        steady_sum += steady;
+        first_sum += rep.train_seconds - (clk.t[e - 1] - clk.t[0]);
+        bs_set_iteration_time(st, steady);
+        pt_model_free(m);
+        pt_train_report_clear(&rep);
+    }
+    if (bs_error_occurred(st)) return;
+    const double it = (double)bs_iterations(st), bytes = (double)bt_bytes(ds);
+    const double gbps = bytes / (steady_sum / it) / 1e9;
+    bs_counter(st, "GB/s", bytes * it / 1e9, BS_RATE);
+    bs_counter(st, "samples/s", (double)pt_dataset_n(ds) * it, BS_RATE);
+    bs_set_bytes_processed(st, (int64_t)(bytes * it));
+    bs_counter(st, "vs_read", gbps / bt_read_gbps(c->data, threads), BS_PLAIN);
+    bs_counter(st, "first_epoch_ms", 1e3 * first_sum / it, BS_PLAIN);
+    bs_counter(st, "first_epoch_GB/s", bytes / (first_sum / it) / 1e9, BS_PLAIN);
+    bs_counter(st, "steady_mistakes", steady_epochs ? steady_mistakes / steady_epochs : 0, BS_PLAIN);
+}
+
+void bt_register_online(void)
+{
+    pt_isa isas[4];
+    int nisa = bt_isas(isas), nc = 0;
+    static const bt_data datas[] = {BT_SEP_SMALL, BT_SEP_BIG};
+    static const pt_online_pass passes[] = {PT_PASS_SEQUENTIAL, PT_PASS_BLOCKED};
+    char name[128];
+    for (size_t di = 0; di < 2; di++)
+        for (size_t pi = 0; pi < 2; pi++)
+            for (int i = 0; i < nisa; i++) {
+                online_case *c = &cases[nc++];
+                c->isa = isas[i];
+                c->pass = passes[pi];
+                c->data = datas[di];
+                snprintf(name, sizeof name, "online/epoch/isa:%s/pass:%s/data:%s/threads:%d",
+                         pt_isa_name(c->isa), pt_online_pass_name(c->pass), bt_data_name(c->data),
+                         c->pass == PT_PASS_BLOCKED ? 2 : 1);
+                bs_bench *b = bs_register(name, bm_online, c);
+                bs_use_manual_time(b);
+                /* a fixed count: each iteration trains EPOCHS epochs but reports one */
+                bs_iterations_fixed(b, c->data == BT_SEP_BIG ? 4 : 40);
+                bs_time_unit(b, c->data == BT_SEP_BIG ? BS_MS : BS_US);
+            }
+}

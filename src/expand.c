@@ -1,0 +1,581 @@
+/*
+ * Explicit feature expansion: polynomial monomials and random Fourier features.
+ *
+ * POLY. phi(x) holds every monomial x^alpha of degree |alpha| = k <= D, scaled by
+ *   sqrt( D! / (k0! alpha_1! ... alpha_d!) * C^k0 ),  k0 = D - k,
+ * so phi(x).phi(z) = sum over the multinomial expansion = (C + x.z)^D. The layout is by degree
+ * (1, then the d linear terms, then degree 2, ...), C(d + D, D) entries in all; with C = 0 the
+ * lower degrees are kept in the layout with coefficient 0. Within a degree the monomials are
+ * grouped by their lowest variable j ("lead"): the degree-k group of lead j is x_j times the
+ * degree-(k-1) monomials whose lead is >= j, which is one contiguous tail of the previous
+ * degree's block. So a row is built degree by degree as D * d scaled copies of contiguous
+ * ranges (loops the compiler vectorises), and the coefficients are applied by one vector
+ * multiply, fused into the copies of the top degree (the largest block, d / (d + D) of all).
+ *
+ * RFF. z(x) = sqrt(2/D) cos(W x + b), W (D x d) with N(0, 2 gamma) entries and b uniform in
+ * [0, 2 pi), drawn from the seed: the normals in the order W[0][0..d), W[1][0..d), ..., then
+ * b[0..D). E[z(x).z(y)] = exp(-gamma |x - y|^2). Blocks of rows take one sgemm; a single row
+ * (the streamed path) takes d axpys over W^T; the cosine is a polynomial in a loop the compiler
+ * vectorises (pt_expand_cos).
+ *
+ * The hot functions are compiled for AVX-512 and AVX2 beside the baseline (target_clones); no
+ * FMA contraction (-ffp-contract=off), so every variant gives the same bits.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <cblas.h>
+
+#include "expand.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define HOT
+#endif
+
+/* Scored / materialised rows per block: about this many bytes of output (stays in L2). */
+#define BLOCK_BYTES ((size_t)512 << 10)
+#define BLOCK_ROWS_MAX 256
+/* pt_expand_cos: polynomial below this |argument|, libm beyond. */
+#define COS_POLY_LIMIT 1048576.0f
+
+typedef struct seg {
+    size_t src, dst, len; /* out[dst + t] = x[j] * out[src + t], t < len */
+    size_t j;
+} seg;
+
+struct pt_expander {
+    pt_expand_params p;
+    size_t d_in, d_out, stride_out;
+    /* POLY */
+    seg *segs;
+    size_t nseg, top_first; /* segments of the top degree start at top_first */
+    size_t lower;           /* entries of degree < D: scaled after the copies */
+    float *coef;            /* d_out coefficients */
+    /* RFF */
+    float *Wt; /* d_in rows of ldw floats: W transposed */
+    size_t ldw;
+    float *b; /* ldw floats, zero padded */
+    float scale;
+};
+
+/* ------------------------------------------------------------------ parameters, sizes */
+
+void pt_expand_params_init(pt_expand_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->kind = PT_EXPAND_POLY;
+    p->degree = 2;
+    p->coef0 = 1.0f;
+    p->rff_dim = 1024;
+    p->gamma = 1.0f;
+    p->seed = 1;
+    p->max_features = 10000000;
+    p->mem_budget_bytes = pt_default_mem_budget();
+}
+
+size_t pt_expand_dim(const pt_expand_params *p, size_t d)
+{
+    if (p->kind == PT_EXPAND_RFF) return p->rff_dim;
+    if (p->kind != PT_EXPAND_POLY) return d;
+    if (p->degree < 0) return SIZE_MAX;
+    /* C(d + D, D) = prod_{i=1..D} (d + i) / i; each partial product is C(d + i, i), exact. */
+    unsigned __int128 r = 1;
+    for (int i = 1; i <= p->degree; i++) {
+        r = r * ((unsigned __int128)d + (unsigned)i) / (unsigned)i;
+        if (r > SIZE_MAX) return SIZE_MAX;
+    }
+    return (size_t)r;
+}
+
+static pt_status check_params(const pt_expand_params *p)
+{
+    switch (p->kind) {
+    case PT_EXPAND_POLY:
+        if (p->degree < 1 || p->degree > 32)
+            return pt_fail(PT_ERR_INVALID, "expansion degree must be in 1..32 (got %d)", p->degree);
+        if (!isfinite(p->coef0) || p->coef0 < 0.0f)
+            return pt_fail(PT_ERR_INVALID,
+                           "expansion coef0 must be >= 0 (got %g): the coefficients are "
+                           "sqrt(C^k0)", (double)p->coef0);
+        return PT_OK;
+    case PT_EXPAND_RFF:
+        if (p->rff_dim < 1) return pt_fail(PT_ERR_INVALID, "random Fourier features need D >= 1");
+        if (!(p->gamma > 0.0f) || !isfinite(p->gamma))
+            return pt_fail(PT_ERR_INVALID, "RFF gamma must be a positive number (got %g)",
+                           (double)p->gamma);
+        return PT_OK;
+    case PT_EXPAND_NONE: break;
+    }
+    return pt_fail(PT_ERR_INVALID, "no expansion kind given (poly or rff)");
+}
+
+static void describe(const pt_expand_params *p, size_t d, char *buf, size_t len)
+{
+    if (p->kind == PT_EXPAND_POLY)
+        snprintf(buf, len, "degree-%d polynomial expansion of %zu features: C(%zu + %d, %d) = ",
+                 p->degree, d, d, p->degree, p->degree);
+    else
+        snprintf(buf, len, "random Fourier expansion of %zu features: ", d);
+}
+
+/* The dimension check shared by streaming and materialising; rows = 0 for one row only. */
+static pt_status check_dim(const pt_expand_params *p, size_t d, size_t rows, size_t budget)
+{
+    char what[160];
+    describe(p, d, what, sizeof what);
+    size_t dim = pt_expand_dim(p, d);
+    if (dim == SIZE_MAX)
+        return pt_fail(PT_ERR_LIMIT, "%smore than 2^64 features: refused", what);
+    size_t row_bytes = pt_dense_bytes(1, dim);
+    if (dim > p->max_features)
+        return pt_fail(PT_ERR_LIMIT,
+                       "%s%zu features, over the limit of %zu (--max-features); one expanded row "
+                       "needs %zu bytes (%.1f MiB)%s",
+                       what, dim, p->max_features, row_bytes, row_bytes / 1048576.0,
+                       rows ? ", the whole matrix more" : "");
+    if (rows) {
+        size_t bytes = pt_dense_bytes(rows, dim);
+        if (bytes > budget) {
+            if (bytes == SIZE_MAX)
+                return pt_fail(PT_ERR_LIMIT, "%s%zu features: %zu rows overflow the byte count",
+                               what, dim, rows);
+            return pt_fail(PT_ERR_LIMIT,
+                           "%s%zu features; materialising %zu rows needs %zu bytes (%.1f MiB), over "
+                           "the memory budget of %zu bytes (%.1f MiB): raise --mem-mb, or stream it "
+                           "(ptron train --expand)",
+                           what, dim, rows, bytes, bytes / 1048576.0, budget, budget / 1048576.0);
+        }
+    }
+    return PT_OK;
+}
+
+/* --------------------------------------------------------------------------- building */
+
+static pt_status build_poly(pt_expander *e)
+{
+    const size_t d = e->d_in, n = e->d_out;
+    const int D = e->p.degree;
+    e->nseg = (size_t)D * d;
+    e->segs = malloc((e->nseg ? e->nseg : 1) * sizeof *e->segs);
+    e->coef = pt_alloc(n * sizeof(float), "expansion coefficients");
+    /* per entry while building: k! / alpha! (double) and the exponent of its lead variable */
+    double *mult = malloc(n * sizeof *mult);
+    unsigned char *lexp = malloc(n);
+    size_t *idx = malloc((d + 1) * sizeof *idx), *nidx = malloc((d + 1) * sizeof *nidx);
+    pt_status s = PT_OK;
+    if (!e->segs || !e->coef || !mult || !lexp || !idx || !nidx) {
+        s = pt_fail(PT_ERR_NOMEM, "cannot allocate the layout of %zu monomials", n);
+        goto out;
+    }
+    mult[0] = 1.0;
+    lexp[0] = 0;
+    /* idx[j]: where the monomials with lead >= j start inside the previous degree's block;
+     * idx[d]: that block's size. Degree 0 (the constant) counts as lead "after every j". */
+    for (size_t j = 0; j < d; j++) idx[j] = 0;
+    idx[d] = 1;
+    size_t prev = 0, cur = 1, ns = 0; /* starts of the previous and current degree blocks */
+    for (int k = 1; k <= D; k++) {
+        if (k == D) e->top_first = ns, e->lower = cur;
+        size_t o = 0, prev_size = idx[d];
+        for (size_t j = 0; j < d; j++) {
+            nidx[j] = o;
+            size_t len = prev_size - idx[j];
+            e->segs[ns++] = (seg){.src = prev + idx[j], .dst = cur + o, .len = len, .j = j};
+            for (size_t t = 0; t < len; t++) {
+                size_t i = idx[j] + t; /* in the previous block */
+                /* the exponent of x_j in that monomial: its lead exponent if its lead is j */
+                unsigned ex = k > 1 && i < idx[j + 1] ? lexp[prev + i] : 0;
+                lexp[cur + o + t] = (unsigned char)(ex + 1);
+                mult[cur + o + t] = mult[prev + i] * k / (ex + 1);
+            }
+            o += len;
+        }
+        nidx[d] = o;
+        size_t *tmp = idx;
+        idx = nidx;
+        nidx = tmp;
+        prev = cur;
+        cur += o;
+    }
+    /* coefficient^2 of a degree-k monomial: C(D, k) C^(D-k) k! / alpha! */
+    {
+        size_t start = 0, size = 1;
+        double binom = 1.0; /* C(D, k) */
+        for (int k = 0; k <= D; k++) {
+            double c = binom * pow((double)e->p.coef0, D - k);
+            for (size_t i = start; i < start + size; i++) e->coef[i] = (float)sqrt(c * mult[i]);
+            start += size;
+            /* next degree's block size: C(d + k, k + 1) */
+            size = (size_t)((unsigned __int128)size * (d + (size_t)k) / (size_t)(k + 1));
+            binom = binom * (D - k) / (k + 1);
+        }
+    }
+out:
+    free(mult);
+    free(lexp);
+    free(idx);
+    free(nidx);
+    return s;
+}
+
+static pt_status build_rff(pt_expander *e)
+{
+    const size_t d = e->d_in, D = e->d_out;
+    e->ldw = e->stride_out;
+    size_t cells;
+    if (!pt_mul_ok(d ? d : 1, e->ldw, &cells) || cells > SIZE_MAX / sizeof(float))
+        return pt_fail(PT_ERR_LIMIT, "RFF matrix of %zu x %zu overflows", D, d);
+    e->Wt = pt_calloc(cells * sizeof(float), "RFF matrix W");
+    e->b = pt_calloc(e->ldw * sizeof(float), "RFF offsets b");
+    if (!e->Wt || !e->b) return PT_ERR_NOMEM;
+    pt_rng r;
+    pt_rng_seed(&r, e->p.seed);
+    double sd = sqrt(2.0 * (double)e->p.gamma);
+    for (size_t k = 0; k < D; k++)
+        for (size_t j = 0; j < d; j++) e->Wt[j * e->ldw + k] = (float)(sd * pt_rng_normal(&r));
+    for (size_t k = 0; k < D; k++) e->b[k] = (float)(6.283185307179586 * pt_rng_uniform(&r));
+    e->scale = (float)sqrt(2.0 / (double)D);
+    return PT_OK;
+}
+
+pt_status pt_expander_create(const pt_expand_params *p, size_t d_in, pt_expander **out)
+{
+    *out = NULL;
+    PT_TRY(check_params(p));
+    PT_TRY(check_dim(p, d_in, 0, 0));
+    pt_expander *e = calloc(1, sizeof *e);
+    if (!e) return pt_fail(PT_ERR_NOMEM, "cannot allocate an expander");
+    e->p = *p;
+    e->d_in = d_in;
+    e->d_out = pt_expand_dim(p, d_in);
+    e->stride_out = pt_stride_for(e->d_out);
+    pt_status s = p->kind == PT_EXPAND_POLY ? build_poly(e) : build_rff(e);
+    if (s != PT_OK) {
+        pt_expander_free(e);
+        return s;
+    }
+    *out = e;
+    return PT_OK;
+}
+
+void pt_expander_free(pt_expander *e)
+{
+    if (!e) return;
+    free(e->segs);
+    pt_free(e->coef);
+    pt_free(e->Wt);
+    pt_free(e->b);
+    free(e);
+}
+
+size_t pt_expander_d_in(const pt_expander *e) { return e->d_in; }
+size_t pt_expander_d_out(const pt_expander *e) { return e->d_out; }
+
+/* ----------------------------------------------------------------------- hot loops */
+
+static inline void mul_copy(float *restrict dst, const float *restrict src, float a, size_t n)
+{
+    for (size_t t = 0; t < n; t++) dst[t] = a * src[t];
+}
+
+static inline void mul_copy_scaled(float *restrict dst, const float *restrict src, float a,
+                                   const float *restrict c, size_t n)
+{
+    for (size_t t = 0; t < n; t++) dst[t] = a * src[t] * c[t];
+}
+
+static inline void scale_by(float *restrict v, const float *restrict c, size_t n)
+{
+    for (size_t t = 0; t < n; t++) v[t] *= c[t];
+}
+
+static inline void axpy(float *restrict y, const float *restrict x, float a, size_t n)
+{
+    for (size_t t = 0; t < n; t++) y[t] += a * x[t];
+}
+
+HOT static void poly_row(const pt_expander *e, const float *x, float *out)
+{
+    out[0] = 1.0f;
+    const seg *s = e->segs, *top = e->segs + e->top_first, *end = e->segs + e->nseg;
+    for (; s < top; s++) mul_copy(out + s->dst, out + s->src, x[s->j], s->len);
+    for (; s < end; s++) mul_copy_scaled(out + s->dst, out + s->src, x[s->j], e->coef + s->dst, s->len);
+    scale_by(out, e->coef, e->lower);
+    for (size_t i = e->d_out; i < e->stride_out; i++) out[i] = 0.0f;
+}
+
+/* cos on [-pi/4, pi/4] (Cephes' minimax polynomials for sinf and cosf). */
+static inline float cos_reduced(float a)
+{
+    /* k = nearest integer to a / (pi/2), by the 1.5 * 2^52 trick (exact below 2^51); the
+     * remainder in double, so a large k loses nothing in the reduction */
+    double q = (double)a * 0.63661977236758134308;
+    double kd = (q + 0x1.8p52) - 0x1.8p52;
+    int k = (int)kd;
+    float r = (float)((double)a - kd * 1.57079632679489661923);
+    float z = r * r;
+    float s = ((-1.9515295891e-4f * z + 8.3321608736e-3f) * z - 1.6666654611e-1f) * z * r + r;
+    float c = ((2.443315711809948e-5f * z - 1.388731625493765e-3f) * z + 4.166664568298827e-2f) *
+              z * z - 0.5f * z + 1.0f;
+    /* cos(r + k pi/2) = c, -s, -c, s for k mod 4 = 0, 1, 2, 3; chosen on the bits, without
+     * branches, so the loop vectorises on every ISA */
+    uint32_t sb, cb, vb, odd = 0u - (uint32_t)(k & 1);
+    memcpy(&sb, &s, sizeof sb);
+    memcpy(&cb, &c, sizeof cb);
+    vb = ((sb & odd) | (cb & ~odd)) ^ (((uint32_t)(k + 1) & 2u) << 30);
+    float v;
+    memcpy(&v, &vb, sizeof v);
+    return v;
+}
+
+HOT void pt_expand_cos(float *v, const float *add, size_t n, float scale)
+{
+    int big = 0;
+    for (size_t i = 0; i < n; i++) {
+        float a = v[i] + add[i];
+        v[i] = a;
+        big |= !(fabsf(a) < COS_POLY_LIMIT);
+    }
+    if (big) {
+        for (size_t i = 0; i < n; i++) v[i] = scale * cosf(v[i]);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) v[i] = scale * cos_reduced(v[i]);
+}
+
+HOT static void rff_row(const pt_expander *e, const float *x, float *out)
+{
+    const size_t D = e->d_out;
+    memset(out, 0, e->stride_out * sizeof(float));
+    for (size_t j = 0; j < e->d_in; j++)
+        if (x[j] != 0.0f) axpy(out, e->Wt + j * e->ldw, x[j], D); /* adding 0 * w changes no bit */
+    pt_expand_cos(out, e->b, D, e->scale);
+}
+
+void pt_expander_row(const pt_expander *e, const float *x, float *out)
+{
+    if (e->p.kind == PT_EXPAND_POLY) poly_row(e, x, out);
+    else rff_row(e, x, out);
+}
+
+void pt_expander_block(const pt_expander *e, const float *X, size_t ldx, size_t rows, float *out,
+                       size_t ldo)
+{
+    if (e->p.kind == PT_EXPAND_POLY) {
+        for (size_t i = 0; i < rows; i++) {
+            poly_row(e, X + i * ldx, out + i * ldo);
+            for (size_t t = e->stride_out; t < ldo; t++) out[i * ldo + t] = 0.0f;
+        }
+        return;
+    }
+    const size_t D = e->d_out;
+    if (rows == 0) return;
+    if (e->d_in > 0)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)D, (int)e->d_in,
+                    1.0f, X, (int)ldx, e->Wt, (int)e->ldw, 0.0f, out, (int)ldo);
+    for (size_t i = 0; i < rows; i++) {
+        float *o = out + i * ldo;
+        if (e->d_in == 0) memset(o, 0, D * sizeof(float));
+        pt_expand_cos(o, e->b, D, e->scale);
+        for (size_t t = D; t < ldo; t++) o[t] = 0.0f;
+    }
+}
+
+static void row_map_fn(const void *ctx, const float *x, float *out)
+{
+    pt_expander_row((const pt_expander *)ctx, x, out);
+}
+
+pt_row_map pt_expander_row_map(const pt_expander *e)
+{
+    return (pt_row_map){.d_out = e->d_out, .map = row_map_fn, .ctx = e};
+}
+
+/* Rows per block for an output stride. */
+static size_t block_rows(size_t stride_out)
+{
+    size_t r = BLOCK_BYTES / (stride_out * sizeof(float));
+    return r < 1 ? 1 : r > BLOCK_ROWS_MAX ? BLOCK_ROWS_MAX : r;
+}
+
+/* ---------------------------------------------------------------------- materialise */
+
+pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budget,
+                         pt_dataset **out)
+{
+    *out = NULL;
+    if (ds->d != e->d_in)
+        return pt_fail(PT_ERR_INVALID, "expander built for %zu features, data has %zu", e->d_in,
+                       ds->d);
+    PT_TRY(check_dim(&e->p, ds->d, ds->n, budget));
+    pt_dataset *x = pt_dataset_alloc(ds->n, e->d_out);
+    if (!x) return PT_ERR_NOMEM;
+    x->class_values = malloc((ds->nclass ? ds->nclass : 1) * sizeof(double));
+    if (!x->class_values || (ds->y && !(x->y = pt_alloc((ds->n ? ds->n : 1) * sizeof(float), "labels")))) {
+        pt_dataset_free(x);
+        return pt_fail(PT_ERR_NOMEM, "cannot allocate the labels of %zu rows", ds->n);
+    }
+    memcpy(x->cls, ds->cls, ds->n * sizeof(int32_t));
+    memcpy(x->class_values, ds->class_values, ds->nclass * sizeof(double));
+    x->nclass = ds->nclass;
+    if (ds->y) memcpy(x->y, ds->y, ds->n * sizeof(float));
+
+    const size_t n = ds->n, B = block_rows(x->stride), nblocks = (n + B - 1) / B;
+    size_t nnz = 0, bad_row = SIZE_MAX;
+    /* Blocks in parallel (BLAS runs one thread inside a parallel region); the non-zero count
+     * and the finiteness check read each block while it is still in cache. */
+#pragma omp parallel for schedule(dynamic) reduction(+ : nnz) reduction(min : bad_row)
+    for (size_t bi = 0; bi < nblocks; bi++) {
+        size_t i0 = bi * B, rows = n - i0 < B ? n - i0 : B;
+        float *o = x->X + i0 * x->stride;
+        pt_expander_block(e, ds->X + i0 * ds->stride, ds->stride, rows, o, x->stride);
+        for (size_t i = 0; i < rows; i++) {
+            const float *r = o + i * x->stride;
+            size_t c = 0;
+            int fin = 1;
+            for (size_t j = 0; j < e->d_out; j++) {
+                c += r[j] != 0.0f;
+                fin &= (r[j] - r[j]) == 0.0f; /* false for Inf and NaN; vectorises */
+            }
+            nnz += c;
+            if (!fin && i0 + i < bad_row) bad_row = i0 + i;
+        }
+    }
+    if (bad_row != SIZE_MAX) {
+        pt_dataset_free(x);
+        return pt_fail(PT_ERR_NUMERIC,
+                       "row %zu: the expansion overflows float (degree %d); rescale the features",
+                       bad_row + 1, e->p.degree);
+    }
+    x->nnz = nnz;
+    *out = x;
+    return PT_OK;
+}
+
+pt_status pt_expand(const pt_dataset *ds, const pt_expand_params *p, pt_dataset **out)
+{
+    pt_clear_error();
+    *out = NULL;
+    PT_TRY(check_params(p));
+    PT_TRY(check_dim(p, ds->d, ds->n, p->mem_budget_bytes));
+    pt_expander *e;
+    PT_TRY(pt_expander_create(p, ds->d, &e));
+    pt_status s = pt_expand_with(ds, e, p->mem_budget_bytes, out);
+    pt_expander_free(e);
+    return s;
+}
+
+/* ------------------------------------------------------------------------- training */
+
+pt_status pt_train_expanded(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                            pt_model **out, pt_train_report *r)
+{
+    *out = NULL;
+    if (p->path == PT_PATH_KERNEL)
+        return pt_fail(PT_ERR_INVALID, "--expand works with the online and batch paths; the kernel "
+                       "path computes its kernel itself (--kernel poly or rbf)");
+    if (ds->nclass != 2)
+        return pt_fail(PT_ERR_UNSUPPORTED, "--expand trains two-class models (the data has %zu "
+                       "classes)", ds->nclass);
+    pt_expander *e;
+    PT_TRY(pt_expander_create(&p->expand, ds->d, &e));
+    const size_t dim = e->d_out;
+    /* weights (and the averaged variant's sum, or the batch path's gradient) */
+    size_t wbytes = pt_dense_bytes(2, dim);
+    if (wbytes > p->mem_budget_bytes) {
+        pt_expander_free(e);
+        return pt_fail(PT_ERR_LIMIT, "the expanded model has %zu weights: %zu bytes, over the memory "
+                       "budget of %zu bytes; raise --mem-mb", dim, wbytes, p->mem_budget_bytes);
+    }
+    pt_model *m = pt_model_alloc_linear(dim);
+    pt_status s = m ? PT_OK : PT_ERR_NOMEM;
+    if (m) {
+        /* before training, so an epoch hook can score with the model as it stands */
+        pt_model_set_meta(m, ds, p);
+        m->expand_d_in = ds->d;
+    }
+    if (s == PT_OK && p->path == PT_PATH_ONLINE) {
+        /* streamed: each row expanded into one reused buffer, never the whole matrix */
+        pt_row_map map = pt_expander_row_map(e);
+        s = pt_train_online_mapped(ds, &map, p, k, m, r);
+    } else if (s == PT_OK) {
+        size_t budget = p->mem_budget_bytes < p->expand.mem_budget_bytes
+                            ? p->mem_budget_bytes : p->expand.mem_budget_bytes;
+        pt_dataset *x = NULL;
+        s = pt_expand_with(ds, e, budget, &x);
+        if (s == PT_ERR_LIMIT)
+            pt_fail_prefix(s, "the batch path needs the expansion materialised (the online path "
+                           "streams it)");
+        if (s == PT_OK) s = pt_train_batch(x, p, k, m, r);
+        pt_dataset_free(x);
+    }
+    pt_expander_free(e);
+    if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
+        pt_model_free(m);
+        return s;
+    }
+    *out = m;
+    return s;
+}
+
+pt_status pt_expand_model_scores(const pt_model *m, const pt_dataset *ds, float *scores)
+{
+    const size_t d_in = m->expand_d_in;
+    if (ds->d > d_in)
+        pt_log(PT_LOG_WARN, "model has %zu features, data has %zu: features %zu..%zu ignored",
+               d_in, ds->d, d_in + 1, ds->d);
+    pt_expand_params ep = m->params.expand;
+    ep.max_features = SIZE_MAX; /* the model's weights exist already */
+    pt_expander *e;
+    PT_TRY(pt_expander_create(&ep, d_in, &e));
+    if (e->d_out != m->d) {
+        pt_expander_free(e);
+        return pt_fail(PT_ERR_FORMAT, "the model has %zu weights but its expansion gives %zu",
+                       m->d, e->d_out);
+    }
+    const pt_kernels *k;
+    pt_status s = pt_kernels_get(PT_ISA_AUTO, &k);
+    if (s != PT_OK) {
+        pt_expander_free(e);
+        return s;
+    }
+    const size_t n = ds->n, so = e->stride_out, B = block_rows(so), nblocks = (n + B - 1) / B;
+    /* rows narrower than the model's input are copied into zero-padded staging rows */
+    const bool stage = ds->d < d_in;
+    const size_t si = pt_stride_for(d_in);
+    const float bias = m->bias ? 1.0f : 0.0f;
+    int failed = 0;
+#pragma omp parallel if (nblocks > 1) reduction(| : failed)
+    {
+        float *buf = pt_alloc(B * so * sizeof(float), "expanded rows");
+        float *in = stage ? pt_calloc(B * si * sizeof(float), "staged rows") : NULL;
+        if (!buf || (stage && !in)) failed = 1;
+#pragma omp for schedule(dynamic)
+        for (size_t bi = 0; bi < nblocks; bi++) {
+            if (failed) continue;
+            size_t i0 = bi * B, rows = n - i0 < B ? n - i0 : B;
+            const float *X = ds->X + i0 * ds->stride;
+            size_t ldx = ds->stride;
+            if (stage) {
+                for (size_t i = 0; i < rows; i++)
+                    memcpy(in + i * si, X + i * ds->stride, ds->d * sizeof(float));
+                X = in;
+                ldx = si;
+            }
+            pt_expander_block(e, X, ldx, rows, buf, so);
+            for (size_t i = 0; i < rows; i++)
+                scores[i0 + i] = k->dot(m->w, buf + i * so, so) + m->b * bias;
+        }
+        pt_free(buf);
+        pt_free(in);
+    }
+    pt_expander_free(e);
+    if (failed) return pt_fail(PT_ERR_NOMEM, "cannot allocate the blocks to expand rows in");
+    return PT_OK;
+}

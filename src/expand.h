@@ -1,0 +1,47 @@
+/* Feature expansion inside the library: an expander built once per (parameters, input d), used
+ * row by row (the streamed online path), block by block (materialisation, prediction). */
+#ifndef PT_EXPAND_H
+#define PT_EXPAND_H
+
+#include "internal.h"
+
+typedef struct pt_expander pt_expander;
+
+/* Check the parameters and build what the expansion needs once: POLY's monomial layout and
+ * coefficient vector, RFF's W and b from the seed. Refuses an output dimension over
+ * p->max_features with the dimension and the bytes one expanded row needs. */
+pt_status pt_expander_create(const pt_expand_params *p, size_t d_in, pt_expander **out);
+void pt_expander_free(pt_expander *e);
+size_t pt_expander_d_in(const pt_expander *e);
+size_t pt_expander_d_out(const pt_expander *e);
+
+/* One row: reads x[0..d_in), writes pt_stride_for(d_out) floats into out (zero padded).
+ * Deterministic; POLY gives bit-identical values to pt_expander_block. */
+void pt_expander_row(const pt_expander *e, const float *x, float *out);
+/* rows rows of X (ldx floats apart, d_in used) into out (ldo >= pt_stride_for(d_out) floats
+ * apart, zero padded). RFF: one sgemm for the block (rounding differs from the row form in the
+ * last bits). Single-threaded apart from what BLAS does. */
+void pt_expander_block(const pt_expander *e, const float *X, size_t ldx, size_t rows, float *out,
+                       size_t ldo);
+/* The row map the online path calls for every sample; valid while e lives. */
+pt_row_map pt_expander_row_map(const pt_expander *e);
+
+/* pt_expand with an expander already built; budget is the byte limit of the output matrix. */
+pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budget,
+                         pt_dataset **out);
+
+/* pt_train for p->expand.kind != NONE: online streams the expansion through
+ * pt_train_online_mapped, batch materialises it when it fits p->mem_budget_bytes. The model
+ * has d = the expanded dimension and remembers the expansion (params.expand, expand_d_in). */
+pt_status pt_train_expanded(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                            pt_model **out, pt_train_report *r);
+
+/* Scores of a model trained on an expansion: each row expanded block-wise, then the dot. */
+pt_status pt_expand_model_scores(const pt_model *m, const pt_dataset *ds, float *scores);
+
+/* The vectorised cosine used by RFF, exposed for the tests: v[i] = scale * cos(v[i] + add[i]).
+ * Absolute error below 2e-7 for |v + add| < 65536 (argument reduction by pi/2 in three parts),
+ * libm cosf beyond. */
+void pt_expand_cos(float *v, const float *add, size_t n, float scale);
+
+#endif /* PT_EXPAND_H */

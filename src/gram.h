@@ -1,0 +1,105 @@
+/*
+ * Kernel matrices for the kernel (dual) path: the full Gram matrix, single kernel rows and
+ * rectangular kernel blocks (prediction), all from one tile code.
+ *
+ * Layout. Rows are packed once into panels of 16 rows, k-major: P[(p d + k) 16 + l] is
+ * feature k of row 16 p + l (rows past n are zero). A panel is then both a contiguous
+ * "B" operand (16 lanes per feature) and 16 contiguous broadcasts of an "A" operand.
+ *
+ * Determinism. Every inner product, wherever it is computed (Gram tile, kernel row,
+ * prediction block; AVX-512, AVX2 or portable C), is one fused multiply-add chain over the
+ * features in ascending order starting from 0, and the kernel function is the same sequence of
+ * IEEE operations in every variant (the exp below included). So a kernel value does not depend
+ * on where or how it was computed: the full Gram, the rows computed on demand and the scores
+ * of the training rows agree bit for bit, which is what lets the kernel path switch storage
+ * without changing the model, and K is exactly symmetric.
+ *
+ * Kernels (x.z over the first d features; the bias adds the constant-1 coordinate, K + 1):
+ *   linear  x.z
+ *   poly    (gamma x.z + coef0)^degree   (binary powering)
+ *   rbf     exp(-gamma max(0, |x|^2 + |z|^2 - 2 x.z))
+ *
+ * Accuracy guaranteed against the kernel evaluated exactly (in double, from the same float
+ * inputs), eps = 2^-24, first order in eps:
+ *   linear  |K - K_ref| <= (d + 1) eps (|x||z| + add)
+ *   poly    |K - K_ref| <= degree (d + 4) eps T^degree + eps add,  T = gamma |x||z| + |coef0|
+ *   rbf     |K - K_ref| <= (2d + 3) eps gamma (|x|^2 + |z|^2) + 5 eps + eps add
+ * (add is 1 with the bias, else 0). For RBF the first term is the float32 cancellation in
+ * |x|^2 + |z|^2 - 2 x.z, clamped at 0; the second the exp below (relative error under
+ * 2 ulp for arguments in [-87, 0], measured 1 ulp; exactly 0 below -87, 1 at 0).
+ * pt_gram_tolerance computes the bound; the tests check it against a double-precision Gram.
+ */
+#ifndef PT_GRAM_H
+#define PT_GRAM_H
+
+#include "internal.h"
+
+/* Rows per panel, and the square tile of the Gram build (a multiple of 48 and 16). */
+#define PT_GRAM_PANEL 16
+#define PT_GRAM_TILE 240
+
+typedef struct pt_kfun {
+    pt_kernel kind;
+    int degree;
+    float gamma, coef0;
+    float add; /* 1 with the bias (K + 1), else 0 */
+} pt_kfun;
+
+/* Packed rows: a view the tile code reads. */
+typedef struct pt_gram_rows {
+    size_t n, d;       /* rows, features used in inner products */
+    size_t npad;       /* n rounded up to 16 */
+    float *P;          /* npad / 16 panels of d x 16 floats (owned) */
+    float *norm;       /* npad squared norms (owned; RBF only, else NULL) */
+    const float *X;    /* the rows as given (not owned): broadcasts for kernel rows */
+    size_t stride;
+} pt_gram_rows;
+
+/* The variant the tile code runs for a requested ISA: PT_ISA_AVX512, PT_ISA_AVX2 or
+ * PT_ISA_SCALAR (portable C: any other ISA, or a CPU without AVX2 and FMA). */
+pt_isa pt_gram_isa(pt_isa requested);
+
+void pt_kfun_from_params(pt_kfun *kf, const pt_train_params *p);
+
+/* Bytes pt_gram_rows_init allocates for n rows of d features. SIZE_MAX on overflow. */
+size_t pt_gram_rows_bytes(size_t n, size_t d, pt_kernel kind);
+
+/* Pack n rows of X (stride floats apart) using their first d features. For RBF the squared
+ * norms run over the first d_norm >= d features (prediction: a model's support vectors keep
+ * their full norm when the data has fewer features). threads: OpenMP threads. */
+pt_status pt_gram_rows_init(pt_gram_rows *r, const float *X, size_t n, size_t d, size_t stride,
+                            size_t d_norm, pt_kernel kind, pt_isa isa, int threads);
+void pt_gram_rows_free(pt_gram_rows *r);
+
+/* The full n x n matrix K(x_i, x_j) into G (row i at G + i ldg, ldg >= n), built by OpenMP
+ * over the PT_GRAM_TILE tiles of the upper triangle and mirrored. Needs threads tile buffers
+ * of PT_GRAM_TILE^2 floats (pt_gram_full_scratch_bytes); fails only if they cannot be had. */
+size_t pt_gram_full_scratch_bytes(int threads);
+pt_status pt_gram_full(const pt_gram_rows *r, const pt_kfun *kf, pt_isa isa, float *G, size_t ldg,
+                       int threads);
+
+/* Kernel row i: out[j] = K(x_i, x_j) for j < n; out needs r->npad floats (entries past n are
+ * written with garbage-free zeros). OpenMP over the row with up to threads threads. */
+void pt_gram_row(const pt_gram_rows *r, const pt_kfun *kf, pt_isa isa, size_t i, float *out,
+                 int threads);
+
+/* A block of kernel values between rows [i0, i0 + ni) of a and [j0, j0 + nj) of b (same d),
+ * single-threaded: C[i ldc + j]. i0 a multiple of 8, j0 a multiple of 16; C needs
+ * round_up(ni, 8) rows of ldc >= round_up(nj, 16) floats (the padding is scratch). */
+void pt_gram_block(const pt_gram_rows *a, size_t i0, size_t ni, const pt_gram_rows *b, size_t j0,
+                   size_t nj, const pt_kfun *kf, pt_isa isa, float *C, size_t ldc);
+
+/* The kernel function applied to inner products: out[j] = k(dot[j]) with squared norms xn of
+ * the row and zn[j] of the columns (RBF); n a multiple of 16 (the padding is scratch). */
+void pt_kfun_apply(const pt_kfun *kf, pt_isa isa, const float *dot, float xn, const float *zn,
+                   float *out, size_t n);
+
+/* exp(x) as the RBF kernel computes it, for x <= 0 (any x is accepted; x > 88 gives inf):
+ * n a multiple of 16. For the tests of its accuracy and of the variants' agreement. */
+void pt_gram_exp(pt_isa isa, const float *x, float *y, size_t n);
+
+/* The exact kernel (double) from float inputs, and the bound above on |K - K_ref|. */
+double pt_kfun_ref(const pt_kfun *kf, const float *x, const float *z, size_t d);
+double pt_gram_tolerance(const pt_kfun *kf, size_t d, double xnorm2, double znorm2);
+
+#endif /* PT_GRAM_H */

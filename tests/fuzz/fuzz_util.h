@@ -1,0 +1,185 @@
+/* Shared by the libFuzzer targets: the input as a file the readers can open (a memfd, so a
+ * run writes nothing to disk), a private scratch directory for round trips, and a hash that
+ * picks reader options from the input (the same input always gets the same options, so a
+ * reproducer replays exactly). */
+#ifndef PT_FUZZ_UTIL_H
+#define PT_FUZZ_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Report a broken invariant as a crash, with the reader's message (on fd 2 directly: the
+ * CLI target points the stderr stream at /dev/null). */
+#define FUZZ_CHECK(cond, ...)                                                                      \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            dprintf(2, "fuzz invariant failed at %s:%d: %s\n  ", __FILE__, __LINE__, #cond);       \
+            dprintf(2, __VA_ARGS__);                                                               \
+            dprintf(2, "\n");                                                                      \
+            abort();                                                                               \
+        }                                                                                          \
+    } while (0)
+
+/* The input as a file: one memfd per process, rewritten each run. Returns its path. */
+static inline const char *fuzz_memfd(const void *data, size_t size)
+{
+    static int fd = -1;
+    static char path[64];
+    if (fd < 0) {
+        fd = memfd_create("fuzz-input", 0);
+        if (fd < 0) abort();
+        snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    }
+    if (ftruncate(fd, 0) != 0 || ftruncate(fd, (off_t)size) != 0) abort();
+    size_t done = 0;
+    while (done < size) {
+        ssize_t w = pwrite(fd, (const char *)data + done, size - done, (off_t)done);
+        if (w <= 0) abort();
+        done += (size_t)w;
+    }
+    return path;
+}
+
+/* A private directory for files a target writes, made once under $PTRON_FUZZ_TMP (scripts/fuzz
+ * points it at a tmpfs directory it removes afterwards), else /dev/shm or /tmp. */
+static inline const char *fuzz_scratch_dir(void)
+{
+    static char dir[256];
+    if (!dir[0]) {
+        const char *base = getenv("PTRON_FUZZ_TMP");
+        if (!base || !*base) base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+        snprintf(dir, sizeof dir, "%s/ptron-fuzz-XXXXXX", base);
+        if (!mkdtemp(dir)) abort();
+    }
+    return dir;
+}
+
+/* name inside the scratch directory (static buffer, one per slot 0..3). */
+static inline const char *fuzz_scratch(int slot, const char *name)
+{
+    static char bufs[4][320];
+    snprintf(bufs[slot], sizeof bufs[slot], "%s/%s", fuzz_scratch_dir(), name);
+    return bufs[slot];
+}
+
+/* FNV-1a of the input: picks options. */
+static inline uint64_t fuzz_hash(const uint8_t *data, size_t size)
+{
+    uint64_t h = 1469598103934665603u;
+    for (size_t i = 0; i < size; i++) h = (h ^ data[i]) * 1099511628211u;
+    return h;
+}
+
+/* Bitwise equality of two datasets (matrix with padding, class table, labels). */
+static inline void fuzz_same_dataset(const pt_dataset *a, const pt_dataset *b, const char *what)
+{
+    FUZZ_CHECK(a->n == b->n && a->d == b->d && a->stride == b->stride, "%s: %zux%zu vs %zux%zu",
+               what, a->n, a->d, b->n, b->d);
+    FUZZ_CHECK(a->nclass == b->nclass, "%s: %zu vs %zu classes", what, a->nclass, b->nclass);
+    FUZZ_CHECK(a->nnz == b->nnz, "%s: nnz %zu vs %zu", what, a->nnz, b->nnz);
+    FUZZ_CHECK(memcmp(a->class_values, b->class_values, a->nclass * sizeof(double)) == 0,
+               "%s: class values differ", what);
+    FUZZ_CHECK(memcmp(a->cls, b->cls, a->n * sizeof(int32_t)) == 0, "%s: labels differ", what);
+    FUZZ_CHECK(memcmp(a->X, b->X, a->n * a->stride * sizeof(float)) == 0, "%s: matrix differs",
+               what);
+}
+
+/* What every successfully read dataset must satisfy. Text readers refuse a file without data
+ * rows; a .ptd file may hold an empty dataset (n = 0, no classes). */
+static inline void fuzz_check_dataset(const pt_dataset *ds, bool allow_empty)
+{
+    FUZZ_CHECK(ds->n > 0 || allow_empty, "a dataset with no rows was accepted");
+    FUZZ_CHECK(ds->stride == pt_stride_for(ds->d), "stride %zu for d %zu", ds->stride, ds->d);
+    FUZZ_CHECK(((uintptr_t)ds->X & (PT_ALIGN_BYTES - 1)) == 0, "matrix not 64-byte aligned");
+    FUZZ_CHECK((ds->nclass >= 1 || ds->n == 0) && ds->nclass <= ds->n, "%zu classes for %zu rows", ds->nclass, ds->n);
+    FUZZ_CHECK((ds->nclass == 2) == (ds->y != NULL), "y present iff two classes");
+    size_t nnz = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        const float *x = ds->X + i * ds->stride;
+        FUZZ_CHECK(ds->cls[i] >= 0 && (size_t)ds->cls[i] < ds->nclass, "row %zu class %d", i,
+                   (int)ds->cls[i]);
+        for (size_t j = 0; j < ds->d; j++) {
+            FUZZ_CHECK(x[j] - x[j] == 0.0f, "row %zu feature %zu is not finite", i, j);
+            nnz += x[j] != 0.0f;
+        }
+        for (size_t j = ds->d; j < ds->stride; j++)
+            FUZZ_CHECK(x[j] == 0.0f, "row %zu: non-zero padding at %zu", i, j);
+    }
+    for (size_t k = 0; k < ds->nclass; k++) {
+        FUZZ_CHECK(ds->class_values[k] - ds->class_values[k] == 0.0, "class %zu not finite", k);
+        FUZZ_CHECK(k == 0 || ds->class_values[k] > ds->class_values[k - 1], "class table not sorted");
+    }
+    FUZZ_CHECK(nnz == ds->nnz, "nnz %zu counted, %zu recorded", nnz, ds->nnz);
+}
+
+/* A failure must leave a message (file:line and what) and no dataset. */
+static inline void fuzz_check_failure(pt_status s, const void *out)
+{
+    FUZZ_CHECK(out == NULL, "status %d but an output was returned", (int)s);
+    FUZZ_CHECK(pt_last_error()[0] != '\0', "status %d (%s) with an empty message", (int)s,
+               pt_strerror(s));
+}
+
+/* KNOWN BUG (reported; regression test in tests/test_reliability.c): put_float in
+ * src/io_libsvm.c converts v to int32_t before checking |v| < 1e9, undefined for |v| >= 2^31,
+ * which UBSan stops at. Until that is fixed the text round trips skip such datasets, so the
+ * fuzzers can look further. */
+static inline bool fuzz_text_writable(const pt_dataset *ds)
+{
+    for (size_t i = 0; i < ds->n; i++)
+        for (size_t j = 0; j < ds->d; j++)
+            if (!(ds->X[i * ds->stride + j] > -2147483648.0f && ds->X[i * ds->stride + j] < 2147483648.0f))
+                return false;
+    return true;
+}
+
+/* Write ds in format f to the scratch dir, read it back and compare bit for bit. LIBSVM
+ * cannot hold all-zero trailing columns (d comes back smaller): those must be zero. */
+static inline void fuzz_round_trip(const pt_dataset *ds, pt_format f, const char *name)
+{
+    if (f != PT_FORMAT_PTD && (ds->n == 0 || !fuzz_text_writable(ds)))
+        return; /* a text file without rows is refused */
+    const char *path = fuzz_scratch(3, name);
+    pt_status s = pt_dataset_write(ds, path, f);
+    FUZZ_CHECK(s == PT_OK, "writing %s: %s", pt_format_name(f), pt_last_error());
+    pt_read_options o;
+    pt_read_options_init(&o);
+    o.format = f;
+    o.threads = 1;
+    o.csv_header = 0;
+    pt_dataset *back = NULL;
+    s = pt_dataset_read(path, &o, &back);
+    FUZZ_CHECK(s == PT_OK, "%s round trip: the written file does not read back: %s",
+               pt_format_name(f), pt_last_error());
+    if (f != PT_FORMAT_LIBSVM) {
+        fuzz_same_dataset(ds, back, pt_format_name(f));
+    } else {
+        FUZZ_CHECK(back->n == ds->n && back->d <= ds->d, "libsvm round trip: %zux%zu, wrote %zux%zu",
+                   back->n, back->d, ds->n, ds->d);
+        FUZZ_CHECK(back->nclass == ds->nclass && back->nnz == ds->nnz, "libsvm round trip: classes/nnz");
+        FUZZ_CHECK(memcmp(ds->class_values, back->class_values, ds->nclass * sizeof(double)) == 0,
+                   "libsvm round trip: class values differ");
+        FUZZ_CHECK(memcmp(ds->cls, back->cls, ds->n * sizeof(int32_t)) == 0,
+                   "libsvm round trip: labels differ");
+        for (size_t i = 0; i < ds->n; i++) {
+            const float *x = ds->X + i * ds->stride, *y = back->X + i * back->stride;
+            /* values, not bits: LIBSVM does not write zeros, so -0 comes back as +0 */
+            for (size_t j = 0; j < back->d; j++)
+                FUZZ_CHECK(x[j] == y[j], "libsvm round trip: row %zu feature %zu: %.9g vs %.9g", i,
+                           j, (double)x[j], (double)y[j]);
+            for (size_t j = back->d; j < ds->d; j++)
+                FUZZ_CHECK(x[j] == 0.0f, "libsvm round trip: column %zu dropped but not zero", j);
+        }
+    }
+    pt_dataset_free(back);
+    unlink(path);
+}
+
+#endif

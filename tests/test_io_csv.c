@@ -1,0 +1,248 @@
+/* CSV reader and writer: round trip, header detection, label column, refused inputs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static pt_read_options opts(int header, int label_column)
+{
+    pt_read_options o;
+    pt_read_options_init(&o);
+    o.csv_header = header;
+    o.csv_label_column = label_column;
+    return o;
+}
+
+static pt_dataset *read_text(const char *text, const pt_read_options *o)
+{
+    const char *path = tu_write_file("csv", ".csv", text);
+    pt_dataset *ds = NULL;
+    pt_status s = pt_dataset_read(path, o, &ds);
+    ck_assert_msg(s == PT_OK, "%s", pt_last_error());
+    unlink(path);
+    return ds;
+}
+
+/* The status, and a message naming the file, the line (if line > 0) and the key word. */
+static void expect_fail_o(const char *text, const pt_read_options *o, pt_status want, long line,
+                          const char *key)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s", tu_write_file("bad", ".csv", text));
+    pt_dataset *ds = (pt_dataset *)1;
+    pt_status s = pt_dataset_read(path, o, &ds);
+    const char *msg = pt_last_error();
+    ck_assert(ds == NULL);
+    ck_assert_msg(s == want, "status %d, want %d: %s", s, want, msg);
+    ck_assert_msg(strstr(msg, path) != NULL, "message lacks the path: %s", msg);
+    if (line > 0) {
+        char tag[600];
+        snprintf(tag, sizeof tag, "%s:%ld: ", path, line);
+        ck_assert_msg(strstr(msg, tag) != NULL, "message lacks '%s': %s", tag, msg);
+    }
+    ck_assert_msg(strstr(msg, key) != NULL, "message lacks '%s': %s", key, msg);
+    unlink(path);
+}
+
+static void expect_fail(const char *text, long line, const char *key)
+{
+    pt_read_options o = opts(-1, 0);
+    expect_fail_o(text, &o, PT_ERR_PARSE, line, key);
+}
+
+static void check_row(const pt_dataset *ds, size_t i, double label, const float *x, size_t d)
+{
+    ck_assert_msg(pt_dataset_label(ds, i) == label, "row %zu label %g", i, pt_dataset_label(ds, i));
+    for (size_t j = 0; j < d; j++)
+        ck_assert_msg(pt_dataset_row_const(ds, i)[j] == x[j], "row %zu col %zu: %g", i, j,
+                      pt_dataset_row_const(ds, i)[j]);
+}
+
+START_TEST(roundtrip)
+{
+    size_t n = 150, d = 9;
+    pt_dataset *ds = pt_dataset_create(n, d);
+    double *lab = malloc(n * sizeof *lab);
+    uint64_t r = 12345;
+    for (size_t i = 0; i < n; i++) {
+        float *x = pt_dataset_row(ds, i);
+        for (size_t j = 0; j + 1 < d; j++) { /* the last column stays all zero */
+            r = r * 6364136223846793005u + 1442695040888963407u;
+            uint32_t b = (uint32_t)(r >> 32);
+            float v;
+            memcpy(&v, &b, sizeof v);
+            x[j] = j % 3 == 0 ? 0.0f : isfinite(v) ? v : 1.0f / (float)(j + 1);
+        }
+        lab[i] = (double)(i % 2);
+    }
+    ck_assert_int_eq(pt_dataset_set_labels(ds, lab), PT_OK);
+    const char *path = tu_path("rt", ".csv");
+    ck_assert_msg(pt_dataset_write(ds, path, PT_FORMAT_CSV) == PT_OK, "%s", pt_last_error());
+    pt_read_options o = opts(-1, 0);
+    pt_dataset *back = NULL;
+    ck_assert_msg(pt_dataset_read(path, &o, &back) == PT_OK, "%s", pt_last_error());
+    ck_assert_uint_eq(pt_dataset_n(back), n);
+    ck_assert_uint_eq(pt_dataset_d(back), d); /* CSV keeps all-zero columns */
+    int same = 1;
+    for (size_t i = 0; i < n; i++) {
+        same &= memcmp(pt_dataset_row_const(ds, i), pt_dataset_row_const(back, i), d * sizeof(float)) == 0;
+        same &= pt_dataset_label(back, i) == lab[i];
+    }
+    ck_assert(same);
+    pt_dataset_info info;
+    pt_dataset_get_info(back, &info);
+    size_t nnz = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < d; j++) nnz += pt_dataset_row_const(ds, i)[j] != 0.0f;
+    ck_assert_uint_eq(info.nnz, nnz);
+    pt_dataset_free(back);
+    pt_dataset_free(ds);
+    free(lab);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(writer_text)
+{
+    const float x[] = {0.5f, 0.0f, -2.0f, 1e-7f};
+    const double lab[] = {1.0, -1.0};
+    pt_dataset *ds = tu_dataset(2, 2, x, lab);
+    const char *path = tu_path("wt", ".csv");
+    ck_assert_int_eq(pt_dataset_write(ds, path, PT_FORMAT_CSV), PT_OK);
+    char *text = tu_read_file(path, NULL);
+    ck_assert_str_eq(text, "1,0.5,0\n-1,-2,1.00000001e-07\n");
+    free(text);
+    pt_dataset_free(ds);
+    unlink(path);
+}
+END_TEST
+
+START_TEST(header_detected)
+{
+    pt_read_options o = opts(-1, 0);
+    pt_dataset *ds = read_text("label,a,b\n1,0.5,2\n-1,3,4\n", &o);
+    ck_assert_uint_eq(pt_dataset_n(ds), 2);
+    ck_assert_uint_eq(pt_dataset_d(ds), 2);
+    check_row(ds, 0, 1, (const float[]){0.5f, 2}, 2);
+    pt_dataset_free(ds);
+    /* No header: the first line is data. */
+    ds = read_text("1,0.5,2\n-1,3,4\n", &o);
+    ck_assert_uint_eq(pt_dataset_n(ds), 2);
+    check_row(ds, 0, 1, (const float[]){0.5f, 2}, 2);
+    pt_dataset_free(ds);
+    /* A header whose label cell only is a word is not a header: the label must be a number. */
+    expect_fail("y,1,2\n1,2,3\n", 1, "not a number");
+}
+END_TEST
+
+START_TEST(header_forced)
+{
+    pt_read_options o = opts(1, 0);
+    pt_dataset *ds = read_text("7,8,9\n1,0.5,2\n-1,3,4\n", &o);
+    ck_assert_uint_eq(pt_dataset_n(ds), 2);
+    check_row(ds, 1, -1, (const float[]){3, 4}, 2);
+    pt_dataset_free(ds);
+    o = opts(0, 0);
+    expect_fail_o("y,a,b\n1,2,3\n", &o, PT_ERR_PARSE, 1, "column 1 (the label): 'y' is not a number");
+}
+END_TEST
+
+START_TEST(label_column)
+{
+    pt_read_options o = opts(-1, 2);
+    pt_dataset *ds = read_text("a,b,class,c\n1,2,0,3\n4,5,1,6\n", &o);
+    ck_assert_uint_eq(pt_dataset_d(ds), 3);
+    check_row(ds, 0, 0, (const float[]){1, 2, 3}, 3);
+    check_row(ds, 1, 1, (const float[]){4, 5, 6}, 3);
+    pt_dataset_free(ds);
+    o = opts(-1, 3);
+    expect_fail_o("1,2,3\n", &o, PT_ERR_PARSE, 1, "label column 4 is out of range");
+}
+END_TEST
+
+START_TEST(accepts_crlf_blank_spaces)
+{
+    pt_read_options o = opts(-1, 0);
+    pt_dataset *ds = read_text("\r\n x , y \r\n\r\n 1 , 2.5 \r\n  \n-1,\t-3\t\r\n0,4", &o);
+    ck_assert_uint_eq(pt_dataset_n(ds), 3);
+    check_row(ds, 0, 1, (const float[]){2.5f}, 1);
+    check_row(ds, 1, -1, (const float[]){-3}, 1);
+    check_row(ds, 2, 0, (const float[]){4}, 1);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+START_TEST(err_ragged)
+{
+    expect_fail("1,2,3\n1,2\n", 2, "expected 3 columns, got 2");
+    expect_fail("a,b\n1,2\n\n1,2,3\n", 4, "expected 2 columns, got 3");
+}
+END_TEST
+
+START_TEST(err_not_number)
+{
+    expect_fail("1,2,3\n-1,2,abc\n", 2, "column 3: 'abc' is not a number");
+    expect_fail("1,2,3\n-1,,3\n", 2, "column 2 is empty");
+    expect_fail("1,2,3\nx,2,3\n", 2, "column 1 (the label)");
+}
+END_TEST
+
+START_TEST(err_nan_inf)
+{
+    expect_fail("1,2,3\n-1,nan,3\n", 2, "column 2: 'nan' is not finite");
+    expect_fail("1,2,inf\n", 1, "not finite");
+    expect_fail("1,2,3\nNaN,2,3\n", 2, "not finite");
+    expect_fail("1,2,3\n1,2,1e39\n", 2, "not finite");
+}
+END_TEST
+
+START_TEST(err_empty)
+{
+    expect_fail("", 0, "no data rows");
+    expect_fail("\n  \n", 0, "no data rows");
+    expect_fail("a,b,c\n", 0, "no data rows");
+}
+END_TEST
+
+START_TEST(err_missing_file)
+{
+    pt_read_options o = opts(-1, 0);
+    pt_dataset *ds;
+    const char *path = tu_path("missing", ".csv");
+    ck_assert_int_eq(pt_dataset_read(path, &o, &ds), PT_ERR_IO);
+    ck_assert(strstr(pt_last_error(), path) != NULL);
+}
+END_TEST
+
+START_TEST(memory_budget_refused)
+{
+    pt_read_options o = opts(-1, 0);
+    o.mem_budget_bytes = 100;
+    expect_fail_o("1,2\n3,4\n5,6\n", &o, PT_ERR_LIMIT, 0, "budget");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("io_csv");
+    TCase *t = tcase_create("csv");
+    tcase_add_test(t, roundtrip);
+    tcase_add_test(t, writer_text);
+    tcase_add_test(t, header_detected);
+    tcase_add_test(t, header_forced);
+    tcase_add_test(t, label_column);
+    tcase_add_test(t, accepts_crlf_blank_spaces);
+    tcase_add_test(t, err_ragged);
+    tcase_add_test(t, err_not_number);
+    tcase_add_test(t, err_nan_inf);
+    tcase_add_test(t, err_empty);
+    tcase_add_test(t, err_missing_file);
+    tcase_add_test(t, memory_budget_refused);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void) { return tu_run_suite(suite()); }

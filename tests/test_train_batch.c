@@ -1,0 +1,627 @@
+/* The batch subgradient path: the subgradient and the steps against a double-precision
+ * reference, the n = 1 identity with the online path, convergence on separable data, Pegasos
+ * against a dual coordinate-descent SVM, gemv against fused, thread and seed reproducibility. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "testutil.h"
+#include "train_batch.h"
+
+static pt_model *train(const pt_dataset *ds, const pt_train_params *p, pt_train_report *r)
+{
+    pt_model *m = NULL;
+    pt_status s = pt_train(ds, p, &m, r);
+    ck_assert_msg(s == PT_OK, "pt_train: %s", pt_last_error());
+    return m;
+}
+
+static pt_dataset *gen(pt_gen_kind kind, size_t n, size_t d, uint64_t seed)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = kind;
+    g.n = n;
+    g.d = d;
+    g.seed = seed;
+    pt_dataset *ds = NULL;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    return ds;
+}
+
+static void batch_params(pt_train_params *p)
+{
+    pt_train_params_init(p);
+    p->path = PT_PATH_BATCH;
+}
+
+/* ------------------------------------------------------------ double-precision reference */
+
+typedef struct ref_eval {
+    size_t mistakes;
+    double objective;
+} ref_eval;
+
+static double ref_margin(const pt_dataset *ds, size_t i, const double *w, double b, int bias)
+{
+    const float *x = ds->X + i * ds->stride;
+    double m = bias ? b : 0.0;
+    for (size_t j = 0; j < ds->d; j++) m += w[j] * (double)x[j];
+    return m;
+}
+
+/* loss and subgradient in m, with the conventions of train_batch.c's header */
+static double ref_loss(pt_loss loss, double m, double y, double *g)
+{
+    double ym = y * m;
+    switch (loss) {
+    case PT_LOSS_HINGE: *g = ym < 1.0 ? -y : 0.0; return ym < 1.0 ? 1.0 - ym : 0.0;
+    case PT_LOSS_SQUARED: *g = m - y; return 0.5 * (m - y) * (m - y);
+    default: *g = ym <= 0.0 ? -y : 0.0; return ym <= 0.0 ? -ym : 0.0;
+    }
+}
+
+/* F(w, b), the subgradient (gw = X^T g / n + lambda w, gb = mean g) and the mistakes. */
+static ref_eval ref_subgrad(const pt_dataset *ds, const pt_train_params *p, const double *w,
+                            double b, double *gw, double *gb)
+{
+    const size_t n = ds->n, d = ds->d;
+    ref_eval e = {0, 0.0};
+    double loss = 0.0, gs = 0.0, w2 = 0.0;
+    if (gw) memset(gw, 0, d * sizeof *gw);
+    for (size_t i = 0; i < n; i++) {
+        double y = ds->y[i], m = ref_margin(ds, i, w, b, p->bias), g;
+        loss += ref_loss(p->loss, m, y, &g);
+        e.mistakes += y * m <= 0.0;
+        gs += g;
+        if (gw)
+            for (size_t j = 0; j < d; j++) gw[j] += g * (double)ds->X[i * ds->stride + j];
+    }
+    for (size_t j = 0; j < d; j++) {
+        if (gw) gw[j] = gw[j] / (double)n + p->lambda * w[j];
+        w2 += w[j] * w[j];
+    }
+    if (gb) *gb = p->bias ? gs / (double)n : 0.0;
+    e.objective = loss / (double)n + 0.5 * p->lambda * w2;
+    return e;
+}
+
+static int ref_projections; /* Pegasos projections ref_train made (so a test knows it hit one) */
+
+/* The full-batch algorithm in double, from w = 0, b = 0. Returns the epochs run. */
+static int ref_train(const pt_dataset *ds, const pt_train_params *p, double *w, double *b,
+                     ref_eval *per_epoch)
+{
+    const size_t d = ds->d;
+    double *gw = malloc(d * sizeof *gw), *avg = calloc(d, sizeof *avg), gb, avg_b = 0.0, t = 0.0;
+    memset(w, 0, d * sizeof *w);
+    *b = 0.0;
+    int e;
+    for (e = 1; e <= p->epochs; e++) {
+        ref_eval ev = ref_subgrad(ds, p, w, *b, gw, &gb);
+        if (per_epoch) per_epoch[e - 1] = ev;
+        if (p->loss == PT_LOSS_PERCEPTRON && ev.mistakes == 0) break;
+        t += 1.0;
+        double eta = p->schedule == PT_SCHEDULE_INVSQRT   ? p->eta / sqrt(t)
+                     : p->schedule == PT_SCHEDULE_PEGASOS ? 1.0 / (p->lambda * t)
+                                                          : p->eta;
+        double w2 = 0.0;
+        for (size_t j = 0; j < d; j++) {
+            w[j] -= eta * gw[j];
+            w2 += w[j] * w[j];
+        }
+        *b -= eta * gb;
+        if (p->schedule == PT_SCHEDULE_PEGASOS && w2 * p->lambda > 1.0) {
+            for (size_t j = 0; j < d; j++) w[j] /= sqrt(p->lambda * w2);
+            ref_projections++;
+        }
+        for (size_t j = 0; j < d; j++) avg[j] += (w[j] - avg[j]) / t;
+        avg_b += (*b - avg_b) / t;
+    }
+    if (p->average_iterates && t > 0.0) {
+        memcpy(w, avg, d * sizeof *w);
+        *b = avg_b;
+    }
+    free(gw);
+    free(avg);
+    return e > p->epochs ? p->epochs : e;
+}
+
+/* A small random dataset with inputs in [-1, 1] and labels from a random hyperplane, 15%
+ * flipped; d is chosen off the padding so the stride has zeros past d. */
+static pt_dataset *random_data(size_t n, size_t d, uint64_t seed)
+{
+    pt_rng r;
+    pt_rng_seed(&r, seed);
+    float *x = malloc(n * d * sizeof *x);
+    double *y = malloc(n * sizeof *y), *u = malloc(d * sizeof *u);
+    for (size_t j = 0; j < d; j++) u[j] = pt_rng_normal(&r);
+    for (size_t i = 0; i < n; i++) {
+        double s = 0.2;
+        for (size_t j = 0; j < d; j++) s += u[j] * (x[i * d + j] = (float)(2 * pt_rng_uniform(&r) - 1));
+        y[i] = (s >= 0) == (pt_rng_uniform(&r) >= 0.15) ? 1.0 : -1.0;
+    }
+    pt_dataset *ds = tu_dataset(n, d, x, y);
+    free(x);
+    free(y);
+    free(u);
+    return ds;
+}
+
+static double max_abs(const double *a, size_t n)
+{
+    double m = 0.0;
+    for (size_t j = 0; j < n; j++) m = fmax(m, fabs(a[j]));
+    return m;
+}
+
+/* ------------------------------------------------------------------------------- tests */
+
+static const pt_loss losses[] = {PT_LOSS_PERCEPTRON, PT_LOSS_HINGE, PT_LOSS_SQUARED};
+
+/* The subgradient at a given (w, b), by both implementations, equals the double computation,
+ * for each loss, with and without lambda and bias. w is random, so every loss has rows on
+ * both sides of its kink; no margin lies within 1e-3 of a kink, so float and double agree on
+ * which rows count. */
+START_TEST(test_subgradient_matches_double)
+{
+    const size_t n = 97, d = 19;
+    pt_dataset *ds = random_data(n, d, 11);
+    const pt_kernels *k;
+    ck_assert_int_eq(pt_kernels_get(PT_ISA_AUTO, &k), PT_OK);
+    const size_t len = ds->stride;
+    float *w = pt_calloc(len * sizeof *w, "w"), *gw = pt_calloc(len * sizeof *gw, "gw");
+    double wd[19], ref[19], rb;
+    pt_rng r;
+    pt_rng_seed(&r, 5);
+    for (size_t j = 0; j < d; j++) wd[j] = w[j] = (float)(0.6 * pt_rng_normal(&r));
+    const float b = 0.125f;
+    for (int li = 0; li < 3; li++)
+        for (int lam = 0; lam < 2; lam++)
+            for (int bias = 0; bias < 2; bias++)
+                for (int impl = PT_BATCH_GEMV; impl <= PT_BATCH_FUSED; impl++) {
+                    pt_train_params p;
+                    batch_params(&p);
+                    p.loss = losses[li];
+                    p.lambda = lam ? 0.3f : 0.0f;
+                    p.bias = bias;
+                    size_t active = 0;
+                    for (size_t i = 0; i < n; i++) {
+                        double ym = ds->y[i] * ref_margin(ds, i, wd, b, bias), g;
+                        ck_assert_msg(fabs(ym) > 1e-3 && fabs(ym - 1.0) > 1e-3, "tie at row %zu", i);
+                        ref_loss(p.loss, ym * ds->y[i], ds->y[i], &g);
+                        active += g != 0.0;
+                    }
+                    ck_assert_msg((active > 5 && active < n - 5) || p.loss == PT_LOSS_SQUARED,
+                                  "loss %d: %zu of %zu rows active", li, active, n);
+                    ref_eval re = ref_subgrad(ds, &p, wd, b, ref, &rb);
+                    float gb = -1.0f;
+                    pt_batch_eval ev;
+                    ck_assert_int_eq(
+                        pt_batch_subgradient(ds, &p, k, (pt_batch_impl)impl, w, b, gw, &gb, &ev),
+                        PT_OK);
+                    double scale = fmax(max_abs(ref, d), 1.0);
+                    for (size_t j = 0; j < d; j++)
+                        ck_assert_msg(fabs(gw[j] - ref[j]) <= 1e-5 * scale,
+                                      "loss %d lambda %d bias %d impl %d: g[%zu] = %.8g, want %.8g",
+                                      li, lam, bias, impl, j, gw[j], ref[j]);
+                    for (size_t j = d; j < len; j++) ck_assert_float_eq(gw[j], 0.0f);
+                    ck_assert_msg(fabs(gb - rb) <= 1e-6, "gb %.8g want %.8g", gb, rb);
+                    ck_assert_uint_eq(ev.mistakes, re.mistakes);
+                    ck_assert_uint_eq(ev.active, active);
+                    /* the pass's loss against the reference objective less lambda/2 |w|^2 */
+                    double w2 = 0.0;
+                    for (size_t j = 0; j < d; j++) w2 += wd[j] * wd[j];
+                    double want = re.objective - 0.5 * p.lambda * w2, got = ev.loss / (double)n;
+                    ck_assert_msg(fabs(got - want) <= 1e-5 * fmax(1.0, want), "loss %.9g want %.9g",
+                                  got, want);
+                }
+    pt_free(w);
+    pt_free(gw);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* A few full-batch steps through pt_train equal the double-precision algorithm: the update,
+ * the schedules (constant, 1/sqrt(t), Pegasos with its projection), averaging, the bias, and
+ * the objective and mistakes reported per epoch. */
+START_TEST(test_steps_match_double)
+{
+    const size_t n = 83, d = 13;
+    pt_dataset *ds = random_data(n, d, 23);
+    struct {
+        pt_loss loss;
+        pt_schedule sched;
+        float eta, lambda;
+        int bias, avg;
+    } cases[] = {
+        {PT_LOSS_PERCEPTRON, PT_SCHEDULE_CONSTANT, 0.5f, 0.0f, 1, 0},
+        {PT_LOSS_PERCEPTRON, PT_SCHEDULE_CONSTANT, 0.5f, 0.1f, 0, 0},
+        {PT_LOSS_HINGE, PT_SCHEDULE_INVSQRT, 0.7f, 0.05f, 1, 0},
+        {PT_LOSS_HINGE, PT_SCHEDULE_PEGASOS, 1.0f, 0.5f, 0, 0},
+        {PT_LOSS_HINGE, PT_SCHEDULE_PEGASOS, 1.0f, 2.0f, 1, 1},
+        {PT_LOSS_HINGE, PT_SCHEDULE_PEGASOS, 1.0f, 0.01f, 1, 0}, /* projects: radius 10 */
+        {PT_LOSS_SQUARED, PT_SCHEDULE_CONSTANT, 0.3f, 0.01f, 1, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int impl = PT_BATCH_GEMV; impl <= PT_BATCH_FUSED; impl++) {
+            pt_train_params p;
+            batch_params(&p);
+            p.loss = cases[c].loss;
+            p.schedule = cases[c].sched;
+            p.eta = cases[c].eta;
+            p.lambda = cases[c].lambda;
+            p.bias = cases[c].bias;
+            p.average_iterates = cases[c].avg;
+            p.batch_impl = (pt_batch_impl)impl;
+            p.epochs = 4;
+            double wr[13], br;
+            ref_eval re[4];
+            int er = ref_train(ds, &p, wr, &br, re);
+            pt_train_report r;
+            pt_model *m = train(ds, &p, &r);
+            float b;
+            const float *w = pt_model_weights(m, &b);
+            ck_assert_int_eq(r.epochs_run, er);
+            double scale = fmax(max_abs(wr, d), 1.0);
+            for (size_t j = 0; j < d; j++)
+                ck_assert_msg(fabs(w[j] - wr[j]) <= 1e-5 * scale, "case %zu impl %d: w[%zu] %.8g want %.8g",
+                              c, impl, j, w[j], wr[j]);
+            ck_assert_msg(fabs(b - br) <= 1e-5 * fmax(fabs(br), 1.0), "case %zu: b %.8g want %.8g", c,
+                          b, br);
+            ck_assert_ptr_nonnull(r.objective_per_epoch);
+            for (int e = 0; e < er; e++) {
+                ck_assert_uint_eq(r.mistakes_per_epoch[e], re[e].mistakes);
+                ck_assert_msg(fabs(r.objective_per_epoch[e] - re[e].objective) <=
+                                  1e-5 * fmax(1.0, re[e].objective),
+                              "case %zu epoch %d: objective %.9g want %.9g", c, e + 1,
+                              r.objective_per_epoch[e], re[e].objective);
+            }
+            pt_train_report_clear(&r);
+            pt_model_free(m);
+        }
+    ck_assert_int_gt(ref_projections, 0);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* With n = 1, eta = 1, no lambda and the perceptron loss, one batch step is one online
+ * update: same w and b, for a positive and a negative sample, with and without bias. */
+START_TEST(test_single_sample_is_online_update)
+{
+    const float x[] = {0.5f, -1.25f, 2.0f, 0.1f, -0.3f, 3.0f, 0.7f, -2.5f, 1.5f, 0.2f,
+                       -0.9f, 0.4f, 1.1f, -0.6f};
+    const double y[] = {1, -1};
+    pt_dataset *ds = tu_dataset(2, 7, x, y);
+    for (size_t i = 0; i < 2; i++)
+        for (int bias = 0; bias < 2; bias++) {
+            pt_dataset *one;
+            ck_assert_int_eq(pt_dataset_slice(ds, i, 1, &one), PT_OK);
+            pt_train_params p;
+            pt_train_params_init(&p);
+            p.epochs = 1;
+            p.bias = bias;
+            pt_model *mo = train(one, &p, NULL);
+            p.path = PT_PATH_BATCH;
+            for (int impl = PT_BATCH_GEMV; impl <= PT_BATCH_FUSED; impl++) {
+                p.batch_impl = (pt_batch_impl)impl;
+                pt_train_report r;
+                pt_model *mb = train(one, &p, &r);
+                float bo, bb;
+                const float *wo = pt_model_weights(mo, &bo), *wb = pt_model_weights(mb, &bb);
+                for (size_t j = 0; j < 7; j++) {
+                    ck_assert_float_eq(wb[j], wo[j]);
+                    ck_assert_float_eq(wb[j], (float)y[i] * x[i * 7 + j]);
+                }
+                ck_assert_float_eq(bb, bo);
+                ck_assert_float_eq(bb, bias ? (float)y[i] : 0.0f);
+                ck_assert_uint_eq(r.mistakes_per_epoch[0], 1);
+                ck_assert_uint_eq(r.updates, 1);
+                pt_train_report_clear(&r);
+                pt_model_free(mb);
+            }
+            pt_model_free(mo);
+            pt_dataset_free(one);
+        }
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* Separable data: the perceptron loss reaches an epoch with no mistake, full batch and
+ * mini-batch, with and without lambda, and the model then classifies every training row
+ * correctly. Full batch keeps the w that made no mistake: no step in the last epoch. */
+START_TEST(test_separable_converges)
+{
+    pt_dataset *ds = gen(PT_GEN_SEPARABLE, 600, 10, 3);
+    const size_t bs[] = {0, 50};
+    for (int ib = 0; ib < 2; ib++)
+        for (int impl = PT_BATCH_GEMV; impl <= PT_BATCH_FUSED; impl++)
+        for (int lam = 0; lam < 2; lam++) {
+            pt_train_params p;
+            batch_params(&p);
+            p.lambda = lam ? 1e-4f : 0.0f;
+            p.batch_size = bs[ib];
+            p.batch_impl = (pt_batch_impl)impl;
+            p.epochs = 5000;
+            pt_train_report r;
+            pt_model *m = train(ds, &p, &r);
+            ck_assert_msg(r.converged == 1, "batch size %zu: %zu mistakes after %d epochs", bs[ib],
+                          r.mistakes_per_epoch[r.epochs_run - 1], r.epochs_run);
+            ck_assert_uint_eq(r.mistakes_per_epoch[r.epochs_run - 1], 0);
+            ck_assert_int_lt(r.epochs_run, p.epochs);
+            if (bs[ib] == 0) ck_assert_uint_eq(r.updates, (size_t)r.epochs_run - 1);
+            pt_eval ev;
+            ck_assert_int_eq(pt_model_evaluate(m, ds, &ev), PT_OK);
+            ck_assert_uint_eq(ev.correct, ev.n);
+            pt_train_report_clear(&r);
+            pt_model_free(m);
+        }
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* The minimum of lambda/2 |w|^2 + (1/n) sum hinge (no bias), by dual coordinate descent
+ * (Hsieh et al. 2008) in double: 0 <= alpha_i <= C = 1/(lambda n), w = sum alpha_i y_i x_i;
+ * run until the duality gap is below 1e-10. */
+static double svm_minimum(const pt_dataset *ds, double lambda, double *w)
+{
+    const size_t n = ds->n, d = ds->d;
+    const double C = 1.0 / (lambda * (double)n);
+    double *alpha = calloc(n, sizeof *alpha), *q = malloc(n * sizeof *q);
+    memset(w, 0, d * sizeof *w);
+    for (size_t i = 0; i < n; i++) {
+        q[i] = 0.0;
+        for (size_t j = 0; j < d; j++) q[i] += (double)ds->X[i * ds->stride + j] * ds->X[i * ds->stride + j];
+    }
+    double primal = INFINITY;
+    for (int it = 0; it < 100000; it++) {
+        for (size_t i = 0; i < n; i++) {
+            const float *x = ds->X + i * ds->stride;
+            double y = ds->y[i], g = -1.0, a0 = alpha[i];
+            for (size_t j = 0; j < d; j++) g += y * w[j] * x[j];
+            double a = fmin(fmax(a0 - g / q[i], 0.0), C);
+            if (a != a0)
+                for (size_t j = 0; j < d; j++) w[j] += (a - a0) * y * x[j];
+            alpha[i] = a;
+        }
+        /* SVM form: P = 1/2|w|^2 + C sum hinge, D = sum alpha - 1/2|w|^2; objective = lambda P */
+        double w2 = 0.0, hinge = 0.0, sa = 0.0;
+        for (size_t j = 0; j < d; j++) w2 += w[j] * w[j];
+        for (size_t i = 0; i < n; i++) {
+            double m = ds->y[i] * ref_margin(ds, i, w, 0.0, 0);
+            hinge += fmax(0.0, 1.0 - m);
+            sa += alpha[i];
+        }
+        primal = 0.5 * w2 + C * hinge;
+        double dual = sa - 0.5 * w2;
+        if (primal - dual <= 1e-10 * fabs(primal)) break;
+    }
+    free(alpha);
+    free(q);
+    return lambda * primal;
+}
+
+/* Noisy data: Pegasos (full batch, no bias, as in the paper) ends within 1% of the hinge
+ * objective's minimum found by the dual solver; so does mini-batch Pegasos with averaging. */
+START_TEST(test_pegasos_reaches_svm_minimum)
+{
+    pt_dataset *ds = gen(PT_GEN_NOISY, 400, 5, 7);
+    const double lambda = 0.05;
+    double wsvm[5];
+    const double fmin_ = svm_minimum(ds, lambda, wsvm);
+    ck_assert(fmin_ > 0.0);
+    struct {
+        size_t bs;
+        int avg, shuffle, epochs;
+    } cases[] = {{0, 0, 0, 2000}, {0, 1, 0, 2000}, {40, 1, 1, 500}};
+    for (size_t c = 0; c < 3; c++)
+        for (int impl = PT_BATCH_GEMV; impl <= PT_BATCH_FUSED; impl++) {
+            pt_train_params p;
+            batch_params(&p);
+            p.loss = PT_LOSS_HINGE;
+            p.schedule = PT_SCHEDULE_PEGASOS;
+            p.lambda = (float)lambda;
+            p.bias = 0;
+            p.batch_size = cases[c].bs;
+            p.average_iterates = cases[c].avg;
+            p.shuffle = cases[c].shuffle;
+            p.epochs = cases[c].epochs;
+            p.batch_impl = (pt_batch_impl)impl;
+            pt_model *m = train(ds, &p, NULL);
+            const float *w = pt_model_weights(m, NULL);
+            double wd[5];
+            for (size_t j = 0; j < 5; j++) wd[j] = w[j];
+            p.bias = 0;
+            double f = ref_subgrad(ds, &p, wd, 0.0, NULL, NULL).objective;
+            ck_assert_msg(f >= fmin_ * (1 - 1e-9), "below the minimum: %.9g < %.9g", f, fmin_);
+            ck_assert_msg(f <= 1.01 * fmin_, "case %zu impl %d: objective %.6g, minimum %.6g (+%.2f%%)",
+                          c, impl, f, fmin_, 100.0 * (f / fmin_ - 1.0));
+            pt_model_free(m);
+        }
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* gemv and fused give the same iterates up to float rounding over 20 steps: |w_gemv -
+ * w_fused| <= 1e-4 max|w|, b and every epoch's objective within 1e-5 relative. */
+START_TEST(test_gemv_fused_agree)
+{
+    pt_dataset *ds = gen(PT_GEN_NOISY, 5000, 40, 9);
+    const size_t bs[] = {0, 700};
+    for (int li = 0; li < 3; li++)
+        for (int ib = 0; ib < 2; ib++) {
+            pt_train_params p;
+            batch_params(&p);
+            p.loss = losses[li];
+            p.lambda = 0.01f;
+            p.eta = li == PT_LOSS_SQUARED ? 0.05f : 0.5f;
+            p.schedule = PT_SCHEDULE_INVSQRT;
+            p.epochs = ib ? 3 : 20; /* 20 steps either way: 3 epochs of 8 blocks = 24 */
+            p.batch_size = bs[ib];
+            p.shuffle = 1;
+            p.batch_impl = PT_BATCH_GEMV;
+            pt_train_report rg, rf;
+            pt_model *mg = train(ds, &p, &rg);
+            p.batch_impl = PT_BATCH_FUSED;
+            pt_model *mf = train(ds, &p, &rf);
+            float bg, bf;
+            const float *wg = pt_model_weights(mg, &bg), *wf = pt_model_weights(mf, &bf);
+            double wmax = 0.0, diff = 0.0;
+            for (size_t j = 0; j < ds->d; j++) {
+                wmax = fmax(wmax, fabs(wg[j]));
+                diff = fmax(diff, fabs(wg[j] - wf[j]));
+            }
+            ck_assert_msg(diff <= 1e-4 * wmax, "loss %d bs %zu: max |dw| %.3g, max |w| %.3g", li,
+                          bs[ib], diff, wmax);
+            ck_assert_msg(fabs(bg - bf) <= 1e-5 * fmax(1.0, fabs(bg)), "b %.9g vs %.9g", bg, bf);
+            ck_assert_int_eq(rg.epochs_run, rf.epochs_run);
+            ck_assert_uint_eq(rg.updates, rf.updates);
+            for (int e = 0; e < rg.epochs_run; e++)
+                ck_assert_msg(fabs(rg.objective_per_epoch[e] - rf.objective_per_epoch[e]) <=
+                                  1e-5 * rg.objective_per_epoch[e],
+                              "epoch %d: %.9g vs %.9g", e + 1, rg.objective_per_epoch[e],
+                              rf.objective_per_epoch[e]);
+            pt_train_report_clear(&rg);
+            pt_train_report_clear(&rf);
+            pt_model_free(mg);
+            pt_model_free(mf);
+        }
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* Fused is bit-identical for 1, 2 and 3 threads: the data is cut into many chunks (20,000
+ * rows of 192 bytes: about 15), whose buffers are summed in chunk order. */
+START_TEST(test_fused_threads_bit_identical)
+{
+    pt_dataset *ds = gen(PT_GEN_NOISY, 20000, 40, 4);
+    const size_t bs[] = {0, 3000};
+    for (int li = 0; li < 3; li++)
+        for (int ib = 0; ib < 2; ib++) {
+            pt_train_params p;
+            batch_params(&p);
+            p.loss = losses[li];
+            p.lambda = 0.001f;
+            p.eta = 0.1f;
+            p.epochs = 6;
+            p.batch_size = bs[ib];
+            p.average_iterates = 1;
+            p.batch_impl = PT_BATCH_FUSED;
+            pt_model *m[3];
+            pt_train_report r[3];
+            for (int t = 0; t < 3; t++) {
+                p.threads = t + 1;
+                m[t] = train(ds, &p, &r[t]);
+                ck_assert_int_eq(r[t].threads, t + 1);
+            }
+            float b0, b;
+            const float *w0 = pt_model_weights(m[0], &b0);
+            for (int t = 1; t < 3; t++) {
+                const float *w = pt_model_weights(m[t], &b);
+                ck_assert_msg(memcmp(w, w0, ds->stride * sizeof *w) == 0,
+                              "loss %d bs %zu: %d threads differ from 1", li, bs[ib], t + 1);
+                ck_assert(memcmp(&b, &b0, sizeof b) == 0);
+                ck_assert_int_eq(r[t].epochs_run, r[0].epochs_run);
+                ck_assert(memcmp(r[t].objective_per_epoch, r[0].objective_per_epoch,
+                                 (size_t)r[0].epochs_run * sizeof(double)) == 0);
+                ck_assert(memcmp(r[t].mistakes_per_epoch, r[0].mistakes_per_epoch,
+                                 (size_t)r[0].epochs_run * sizeof(size_t)) == 0);
+            }
+            for (int t = 0; t < 3; t++) {
+                pt_train_report_clear(&r[t]);
+                pt_model_free(m[t]);
+            }
+        }
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* Mini-batches with shuffle: the same seed gives the same model bit for bit; another seed,
+ * or no shuffle, gives another. */
+START_TEST(test_minibatch_shuffle_reproducible)
+{
+    pt_dataset *ds = gen(PT_GEN_NOISY, 1000, 8, 5);
+    for (int impl = PT_BATCH_GEMV; impl <= PT_BATCH_FUSED; impl++) {
+        pt_train_params p;
+        batch_params(&p);
+        p.loss = PT_LOSS_HINGE;
+        p.lambda = 0.01f;
+        p.eta = 0.2f;
+        p.epochs = 5;
+        p.batch_size = 64;
+        p.shuffle = 1;
+        p.seed = 42;
+        p.batch_impl = (pt_batch_impl)impl;
+        pt_model *a = train(ds, &p, NULL), *b = train(ds, &p, NULL);
+        p.seed = 43;
+        pt_model *c = train(ds, &p, NULL);
+        p.shuffle = 0;
+        pt_model *e = train(ds, &p, NULL);
+        float ba, bb, bc, be;
+        const float *wa = pt_model_weights(a, &ba), *wb = pt_model_weights(b, &bb),
+                    *wc = pt_model_weights(c, &bc), *we = pt_model_weights(e, &be);
+        size_t bytes = ds->stride * sizeof(float);
+        ck_assert(memcmp(wa, wb, bytes) == 0 && ba == bb);
+        ck_assert_msg(memcmp(wa, wc, bytes) != 0, "seeds 42 and 43 gave the same model");
+        ck_assert_msg(memcmp(wa, we, bytes) != 0, "shuffle had no effect");
+        pt_model_free(a);
+        pt_model_free(b);
+        pt_model_free(c);
+        pt_model_free(e);
+    }
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* tol stops when the objective settles; a divergent run fails with PT_ERR_NUMERIC. */
+START_TEST(test_tol_and_divergence)
+{
+    pt_dataset *ds = gen(PT_GEN_NOISY, 500, 6, 2);
+    pt_train_params p;
+    batch_params(&p);
+    p.loss = PT_LOSS_SQUARED;
+    p.eta = 0.5f;
+    p.epochs = 10000;
+    p.tol = 1e-6;
+    pt_train_report r;
+    pt_model *m = train(ds, &p, &r);
+    ck_assert_int_lt(r.epochs_run, p.epochs);
+    ck_assert_int_eq(r.converged, 0);
+    int e = r.epochs_run - 1;
+    ck_assert(fabs(r.objective_per_epoch[e] - r.objective_per_epoch[e - 1]) <=
+              1e-6 * r.objective_per_epoch[e - 1]);
+    ck_assert(fabs(r.objective_per_epoch[e - 1] - r.objective_per_epoch[e - 2]) >
+              1e-6 * r.objective_per_epoch[e - 2]);
+    pt_train_report_clear(&r);
+    pt_model_free(m);
+
+    p.eta = 1e6f;
+    p.tol = 0.0;
+    p.epochs = 1000;
+    pt_model *bad = NULL;
+    ck_assert_int_eq(pt_train(ds, &p, &bad, NULL), PT_ERR_NUMERIC);
+    ck_assert_ptr_null(bad);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("train_batch");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_subgradient_matches_double);
+    tcase_add_test(tc, test_steps_match_double);
+    tcase_add_test(tc, test_single_sample_is_online_update);
+    tcase_add_test(tc, test_separable_converges);
+    tcase_add_test(tc, test_pegasos_reaches_svm_minimum);
+    tcase_add_test(tc, test_gemv_fused_agree);
+    tcase_add_test(tc, test_fused_threads_bit_identical);
+    tcase_add_test(tc, test_minibatch_shuffle_reproducible);
+    tcase_add_test(tc, test_tol_and_divergence);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return tu_run_suite(suite()); }
