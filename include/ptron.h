@@ -307,6 +307,9 @@ typedef struct pt_train_params {
     void *progress_user;
     pt_epoch_fn epoch_hook;
     void *epoch_user;
+    /* Continue the online run recorded in this model (an interrupted run's model or a
+     * checkpoint, see pt_model_resumable); the result equals the uninterrupted run's. */
+    const pt_model *resume;
     /* feature expansion (kind PT_EXPAND_NONE by default): the online path streams it, row by
      * row into one buffer; the batch path materialises it within mem_budget_bytes. The model
      * remembers it, so scoring expands too. */
@@ -364,6 +367,11 @@ void pt_request_stop(void);
 pt_status pt_model_save(const pt_model *m, const char *path);
 pt_status pt_model_load(const char *path, pt_model **out);
 void pt_model_free(pt_model *m);
+/* 1 if the model records where an online run stands (it was interrupted, or is a snapshot
+ * passed to the epoch hook), so that pt_train_params.resume can continue it. */
+int pt_model_resumable(const pt_model *m);
+/* The training parameters the model was trained with (callbacks cleared). */
+void pt_model_get_params(const pt_model *m, pt_train_params *p);
 /* A deep copy (NULL on allocation failure). */
 pt_model *pt_model_clone(const pt_model *m);
 

@@ -115,6 +115,24 @@ uint64_t pt_checksum(const void *data, size_t len);
 
 /* --------------------------------------------------------------------- models (model.c) */
 
+/* Where an online run stands, so that it can be resumed exactly (train_online.c): kept in
+ * interrupted models, epoch snapshots and checkpoints, saved by model_io.c. */
+typedef struct pt_train_state {
+    size_t n;             /* rows of the dataset it ran on */
+    int epochs_done;      /* complete epochs */
+    size_t sample;        /* samples done in the next epoch */
+    size_t epoch_mistakes; /* mistakes so far in that epoch */
+    size_t updates;
+    double steps;         /* samples seen, for the average */
+    size_t *history;      /* mistakes of each complete epoch (epochs_done entries) */
+    size_t len;           /* floats in w and u (padded) */
+    float *w, *u;         /* the live weights; u: the averaged variant's lazy sum (or NULL) */
+    float b, ub;
+} pt_train_state;
+
+void pt_train_state_free(pt_train_state *st);
+pt_train_state *pt_train_state_clone(const pt_train_state *st);
+
 struct pt_model {
     pt_path path;
     pt_variant variant;
@@ -142,6 +160,8 @@ struct pt_model {
     /* trained on a feature expansion (params.expand.kind != NONE): d is the expanded
      * dimension, expand_d_in the input features it expands; scoring expands each row */
     size_t expand_d_in;
+    /* set on interrupted runs and checkpoints of the online path: how to resume */
+    pt_train_state *state;
 };
 
 pt_model *pt_model_alloc_linear(size_t d);

@@ -66,12 +66,14 @@ pt_model *pt_model_clone(const pt_model *m)
     *c = *m;
     c->w = c->W = c->Bk = c->sv = c->coef = NULL;
     c->labels = NULL;
+    c->state = NULL;
     size_t len = pt_stride_for(m->d);
     bool ok = dup_buf((void **)&c->w, m->w, len, sizeof(float)) &&
               dup_buf((void **)&c->W, m->W, len * m->nclass, sizeof(float)) &&
               dup_buf((void **)&c->Bk, m->Bk, m->nclass, sizeof(float)) &&
               dup_buf((void **)&c->sv, m->sv, len * m->n_sv, sizeof(float)) &&
               dup_buf((void **)&c->coef, m->coef, m->n_sv * (m->W || !m->labels ? 1 : m->nclass), sizeof(float));
+    if (ok && m->state) ok = (c->state = pt_train_state_clone(m->state)) != NULL;
     if (ok && m->labels) {
         c->labels = malloc(m->nclass * sizeof(double));
         if ((ok = c->labels != NULL)) memcpy(c->labels, m->labels, m->nclass * sizeof(double));
@@ -89,9 +91,43 @@ double pt_model_class_value(const pt_model *m, size_t k)
     return m->labels ? m->labels[k] : m->class_values[k];
 }
 
+void pt_train_state_free(pt_train_state *st)
+{
+    if (!st) return;
+    free(st->history);
+    pt_free(st->w);
+    pt_free(st->u);
+    free(st);
+}
+
+pt_train_state *pt_train_state_clone(const pt_train_state *st)
+{
+    pt_train_state *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    *c = *st;
+    c->history = NULL;
+    c->w = c->u = NULL;
+    bool ok = dup_buf((void **)&c->w, st->w, st->len, sizeof(float)) &&
+              dup_buf((void **)&c->u, st->u, st->len, sizeof(float));
+    if (ok && st->epochs_done) {
+        c->history = malloc((size_t)st->epochs_done * sizeof *c->history);
+        if ((ok = c->history != NULL)) memcpy(c->history, st->history, (size_t)st->epochs_done * sizeof *c->history);
+    }
+    if (!ok) {
+        pt_train_state_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void pt_model_get_params(const pt_model *m, pt_train_params *p) { *p = m->params; }
+
+int pt_model_resumable(const pt_model *m) { return m->state != NULL; }
+
 void pt_model_free(pt_model *m)
 {
     if (!m) return;
+    pt_train_state_free(m->state);
     pt_free(m->W);
     pt_free(m->Bk);
     free(m->labels); /* malloc'd */

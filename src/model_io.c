@@ -121,6 +121,26 @@ static pt_status check_savable(const pt_model *m)
     return PT_OK;
 }
 
+/* A run in progress (interrupted, or a checkpoint), after the weights:
+ *   resume N EPOCHS_DONE SAMPLE EPOCH_MISTAKES UPDATES STEPS B UB
+ *   history M1 ... M_EPOCHS_DONE
+ *   live_w W1 ... Wd
+ *   live_u U1 ... Ud             (averaged variant only) */
+static void print_state(FILE *f, const pt_train_state *st, size_t d)
+{
+    fprintf(f, "resume %zu %d %zu %zu %zu %.17g %.9g %.9g\nhistory", st->n, st->epochs_done,
+            st->sample, st->epoch_mistakes, st->updates, st->steps, (double)st->b, (double)st->ub);
+    for (int e = 0; e < st->epochs_done; e++) fprintf(f, " %zu", st->history[e]);
+    fputs("\nlive_w", f);
+    for (size_t j = 0; j < d; j++) fprintf(f, " %.9g", (double)st->w[j]);
+    fputc('\n', f);
+    if (st->u) {
+        fputs("live_u", f);
+        for (size_t j = 0; j < d; j++) fprintf(f, " %.9g", (double)st->u[j]);
+        fputc('\n', f);
+    }
+}
+
 static void print_model(FILE *f, const pt_model *m)
 {
     const pt_train_params *p = &m->params;
@@ -151,6 +171,7 @@ static void print_model(FILE *f, const pt_model *m)
     } else if (m->w) {
         fputs("w\n", f);
         for (size_t j = 0; j < m->d; j++) fprintf(f, "%.9g\n", (double)m->w[j]);
+        if (m->state) print_state(f, m->state, m->d);
     } else {
         size_t stride = pt_stride_for(m->d);
         fprintf(f, "n_sv %zu\n", m->n_sv);
@@ -507,6 +528,56 @@ static pt_status parse_kernel(parser *r, const fields *f, char *rest, pt_model *
     return s;
 }
 
+/* The run-in-progress lines (see print_state); line holds what follows "resume ". */
+static pt_status parse_state(parser *r, char *line, size_t d, bool averaged, pt_train_state **out)
+{
+    pt_train_state *st = *out = calloc(1, sizeof *st);
+    if (!st) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the training state", r->path);
+    uint64_t v[5];
+    const char *names[5] = {"rows", "epochs done", "sample", "epoch mistakes", "updates"};
+    for (int i = 0; i < 5; i++) {
+        char *t = token(&line);
+        if (!t) return perr(r, "resume: expected 8 values");
+        PT_TRY(parse_u64(r, names[i], t, i == 1 ? 1000000000 : UINT64_MAX, &v[i]));
+    }
+    char *ts = token(&line), *tb = ts ? token(&line) : NULL, *tub = tb ? token(&line) : NULL;
+    if (!tub || token(&line)) return perr(r, "resume: expected 8 values");
+    PT_TRY(parse_f64(r, "steps", ts, &st->steps));
+    PT_TRY(parse_f32(r, "b", tb, &st->b));
+    PT_TRY(parse_f32(r, "ub", tub, &st->ub));
+    st->n = (size_t)v[0];
+    st->epochs_done = (int)v[1];
+    st->sample = (size_t)v[2];
+    st->epoch_mistakes = (size_t)v[3];
+    st->updates = (size_t)v[4];
+    if (st->sample > st->n) return perr(r, "resume: sample %zu beyond %zu rows", st->sample, st->n);
+    /* history: one number of at least two bytes per epoch, bounded by the bytes left */
+    char *h = next_line(r), *key = h ? token(&h) : NULL;
+    if (!key || strcmp(key, "history") != 0) return perr(r, "expected 'history' after 'resume'");
+    if ((uint64_t)st->epochs_done > (uint64_t)(r->end - r->p) / 2)
+        return perr(r, "history: %d epochs cannot fit in the bytes left", st->epochs_done);
+    st->history = malloc(((size_t)st->epochs_done + 1) * sizeof *st->history);
+    if (!st->history) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the history", r->path);
+    for (int e = 0; e < st->epochs_done; e++) {
+        char *t = token(&h);
+        uint64_t x = 0;
+        if (!t) return perr(r, "history: expected %d values, found %d", st->epochs_done, e);
+        PT_TRY(parse_u64(r, "history", t, UINT64_MAX, &x));
+        st->history[e] = (size_t)x;
+    }
+    if (token(&h)) return perr(r, "history: expected %d values, found more", st->epochs_done);
+    st->len = pt_stride_for(d);
+    const char *vec_key[2] = {"live_w", "live_u"};
+    float **vec[2] = {&st->w, &st->u};
+    for (int k = 0; k < (averaged ? 2 : 1); k++) {
+        char *l = next_line(r), *t = l ? token(&l) : NULL;
+        if (!t || strcmp(t, vec_key[k]) != 0) return perr(r, "expected '%s'", vec_key[k]);
+        if (!(*vec[k] = pt_calloc(st->len * sizeof(float), "training state"))) return PT_ERR_NOMEM;
+        PT_TRY(parse_floats(r, l, d, *vec[k]));
+    }
+    return PT_OK;
+}
+
 /* Header lines, then the weights; on success *out is the model. */
 static pt_status parse_fields(parser *r, fields *f, pt_model **out);
 
@@ -555,7 +626,12 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
         seen[k] = true;
         PT_TRY(parse_key(r, (enum key)k, rest, &f));
     }
-    if (s == PT_OK && next_line(r)) s = perr(r, "unexpected line after the weights");
+    char *extra = s == PT_OK ? next_line(r) : NULL;
+    if (extra && m->w && strncmp(extra, "resume ", 7) == 0) {
+        s = parse_state(r, extra + 7, (size_t)f.d, f.variant == PT_VARIANT_AVERAGED, &m->state);
+        extra = s == PT_OK ? next_line(r) : NULL;
+    }
+    if (extra) s = perr(r, "unexpected line after the weights");
     if (s != PT_OK) {
         pt_model_free(m);
         return s;

@@ -66,13 +66,16 @@ static inline const float *row(const pt_dataset *ds, const uint32_t *order, size
     return ds->X + (order ? order[t] : t) * ds->stride;
 }
 
-/* One sequential epoch; *mistakes gets the updates made. */
+/* One sequential epoch from sample *t on; *mistakes accumulates, *t ends at n (or where an
+ * interrupt stopped it: the samples before *t are done). */
 static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_t *order,
-                                  const pt_row_map *map, float *mapped, size_t *mistakes, int epoch)
+                                  const pt_row_map *map, float *mapped, size_t *t_io,
+                                  size_t *mistakes, int epoch)
 {
-    size_t count = 0;
+    size_t count = *mistakes, t = *t_io;
     const float *Y = ds->y;
-    for (size_t t = 0; t < ds->n; t++) {
+    pt_status s = PT_OK;
+    for (; t < ds->n; t++) {
         const float *x = row(ds, order, t);
         float y = Y[order ? order[t] : t];
         if (map) {
@@ -81,27 +84,30 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
         }
         if (!o->averaged) {
             /* the fused kernel: one call, x still in L1 for the update */
-            float s;
-            count += (size_t)o->k->step(o->w, &o->b, x, o->len, y, o->tau, o->eta, o->bias, &s);
+            float sc;
+            count += (size_t)o->k->step(o->w, &o->b, x, o->len, y, o->tau, o->eta, o->bias, &sc);
         } else {
             count += (size_t)visit(o, x, y, score_of(o, x));
         }
         if (pt_stop_requested) {
-            *mistakes = count;
-            return pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d at sample %zu", epoch, t + 1);
+            t++;
+            s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
+            break;
         }
     }
+    *t_io = t;
     *mistakes = count;
-    return PT_OK;
+    return s;
 }
 
-/* One blocked epoch: scores[] holds BLOCK_MAX floats. */
+/* One blocked epoch from sample *t on (as epoch_sequential); scores holds BLOCK_MAX floats. */
 static pt_status epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *order,
-                               float *scores, int threads, size_t *mistakes, int epoch)
+                               float *scores, int threads, size_t *t_io, size_t *mistakes,
+                               int epoch)
 {
-    size_t count = 0, n = ds->n, block = BLOCK_START;
+    size_t count = *mistakes, n = ds->n, block = BLOCK_START, t = *t_io;
     const float *Y = ds->y;
-    size_t t = 0;
+    pt_status s = PT_OK;
     while (t < n) {
         size_t end = t + block < n ? t + block : n;
         long lo = (long)t, hi = (long)end;
@@ -120,12 +126,13 @@ static pt_status epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *
             block = block * 2 < BLOCK_MAX ? block * 2 : BLOCK_MAX;
         }
         if (pt_stop_requested) {
-            *mistakes = count;
-            return pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d at sample %zu", epoch, t);
+            s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
+            break;
         }
     }
+    *t_io = t;
     *mistakes = count;
-    return PT_OK;
+    return s;
 }
 
 /* The model as it stands into w, b: the last iterate, or for the averaged variant the
@@ -152,6 +159,60 @@ static pt_status check_finite(const online *o, int epoch)
                    epoch);
 }
 
+/* Record where the run stands into st (allocated to o's sizes by state_alloc). */
+static void state_capture(const online *o, const pt_train_report *r, size_t n, int epochs_done,
+                          size_t sample, size_t epoch_mistakes, pt_train_state *st)
+{
+    st->n = n;
+    st->epochs_done = epochs_done;
+    st->sample = sample;
+    st->epoch_mistakes = epoch_mistakes;
+    st->updates = r->updates;
+    st->steps = o->steps;
+    st->b = o->b;
+    st->ub = o->ub;
+    memcpy(st->w, o->w, o->len * sizeof(float));
+    if (st->u) memcpy(st->u, o->u, o->len * sizeof(float));
+    memcpy(st->history, r->mistakes_per_epoch, (size_t)epochs_done * sizeof(size_t));
+}
+
+static pt_train_state *state_alloc(const online *o, int max_epochs)
+{
+    pt_train_state *st = calloc(1, sizeof *st);
+    if (!st) return NULL;
+    st->len = o->len;
+    st->w = pt_alloc(o->len * sizeof(float), "training state");
+    st->u = o->averaged ? pt_alloc(o->len * sizeof(float), "training state") : NULL;
+    st->history = malloc(((size_t)max_epochs + 1) * sizeof(size_t));
+    if (!st->w || (o->averaged && !st->u) || !st->history) {
+        pt_train_state_free(st);
+        return NULL;
+    }
+    return st;
+}
+
+/* Continue from a recorded state: weights, counters and the report so far. */
+static pt_status state_restore(online *o, const pt_train_state *st, const pt_dataset *ds,
+                               const pt_train_params *p, pt_train_report *r)
+{
+    if (st->n != ds->n || st->len != o->len)
+        return pt_fail(PT_ERR_INVALID, "the run to resume was on %zu rows of %zu floats; this data "
+                       "has %zu rows of %zu", st->n, st->len, ds->n, o->len);
+    if ((st->u != NULL) != o->averaged)
+        return pt_fail(PT_ERR_INVALID, "the run to resume used another variant");
+    if (st->epochs_done > p->epochs)
+        return pt_fail(PT_ERR_INVALID, "the run to resume has done %d epochs, more than --epochs %d",
+                       st->epochs_done, p->epochs);
+    memcpy(o->w, st->w, o->len * sizeof(float));
+    if (o->u) memcpy(o->u, st->u, o->len * sizeof(float));
+    o->b = st->b;
+    o->ub = st->ub;
+    o->steps = st->steps;
+    for (int e = 0; e < st->epochs_done; e++) PT_TRY(pt_report_push_epoch(r, st->history[e], NAN));
+    r->updates = st->updates;
+    return PT_OK;
+}
+
 static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_train_params *p,
                        const pt_kernels *k, pt_model *m, pt_train_report *r)
 {
@@ -171,7 +232,11 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     uint32_t *order = NULL;
     float *scores = NULL, *mapped = NULL;
     pt_model *snap = NULL; /* what the epoch hook sees */
+    pt_train_state *state = NULL;
+    const pt_train_state *resume = p->resume ? p->resume->state : NULL;
     pt_status s = PT_OK;
+    if (p->resume && !resume)
+        return pt_fail(PT_ERR_INVALID, "the model to resume from records no run in progress");
     if (p->shuffle && n > UINT32_MAX)
         return pt_fail(PT_ERR_LIMIT, "--shuffle supports up to 2^32 rows (got %zu)", n);
     /* every buffer once, before the first epoch */
@@ -179,26 +244,49 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
         (!map && !(scores = pt_alloc(BLOCK_MAX * sizeof(float), "block scores"))) ||
         (map && !(mapped = pt_calloc(o.len * sizeof(float), "mapped row"))) ||
-        (p->epoch_hook && !(snap = pt_model_clone(m)))) {
-        s = PT_ERR_NOMEM;
+        (p->epoch_hook && !(snap = pt_model_clone(m))) ||
+        !(state = state_alloc(&o, p->epochs)) || (snap && !(snap->state = state_alloc(&o, p->epochs)))) {
+        s = pt_fail(PT_ERR_NOMEM, "cannot allocate the online path's buffers (%zu floats a row)", o.len);
         goto out;
     }
     if (order)
         for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
     pt_rng rng;
     pt_rng_seed(&rng, p->seed);
+    int first = 1;
+    size_t start = 0, carried = 0; /* where the first epoch starts, and its mistakes so far */
+    if (resume) {
+        if ((s = state_restore(&o, resume, ds, p, r)) != PT_OK) goto out;
+        first = resume->epochs_done + 1;
+        start = resume->sample;
+        carried = resume->epoch_mistakes;
+        /* replay the shuffles of the epochs done: the order of epoch `first` comes next */
+        for (int e = 1; order && e < first; e++) pt_rng_shuffle(&rng, order, n);
+        if (resume->epochs_done > 0 && resume->sample == 0 &&
+            resume->history[resume->epochs_done - 1] == 0) {
+            r->converged = 1; /* it had converged: nothing left to do */
+            first = p->epochs + 1;
+        }
+    }
     double t0 = pt_now();
-    size_t last = n; /* mistakes in the previous epoch */
+    size_t last = first > 1 ? r->mistakes_per_epoch[first - 2] : n; /* previous epoch's mistakes */
 
-    for (int epoch = 1; epoch <= p->epochs; epoch++) {
+    for (int epoch = first; epoch <= p->epochs; epoch++) {
         if (order) pt_rng_shuffle(&rng, order, n);
         bool blocked = !map && (p->pass == PT_PASS_BLOCKED ||
                                 (p->pass == PT_PASS_AUTO && threads >= 2 && epoch > 1 &&
                                  last * AUTO_RATE < n));
-        size_t mistakes = 0;
-        s = blocked ? epoch_blocked(&o, ds, order, scores, threads, &mistakes, epoch)
-                    : epoch_sequential(&o, ds, order, map, mapped, &mistakes, epoch);
-        r->updates += mistakes;
+        size_t t = epoch == first ? start : 0, mistakes = epoch == first ? carried : 0;
+        size_t before = mistakes;
+        s = blocked ? epoch_blocked(&o, ds, order, scores, threads, &t, &mistakes, epoch)
+                    : epoch_sequential(&o, ds, order, map, mapped, &t, &mistakes, epoch);
+        r->updates += mistakes - before;
+        if (s == PT_ERR_INTERRUPTED) {
+            /* keep where it stands so that --resume continues exactly from here */
+            state_capture(&o, r, n, epoch - 1, t, mistakes, state);
+            m->state = state;
+            state = NULL;
+        }
         if (s != PT_OK) break;
         if ((s = pt_report_push_epoch(r, mistakes, NAN)) != PT_OK) break;
         if ((s = check_finite(&o, epoch)) != PT_OK) break;
@@ -210,6 +298,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         if (snap) {
             snapshot(&o, snap->w, &snap->b);
             snap->epochs_run = epoch;
+            state_capture(&o, r, n, epoch, 0, 0, snap->state);
             if (p->epoch_hook(snap, epoch, mistakes, p->epoch_user)) break;
         }
         if (mistakes == 0) {
@@ -224,6 +313,7 @@ out:
     pt_free(scores);
     pt_free(mapped);
     pt_model_free(snap);
+    pt_train_state_free(state);
     return s;
 }
 

@@ -418,6 +418,129 @@ START_TEST(test_isa_and_pass_identical)
 }
 END_TEST
 
+/* An identity row map that asks training to stop at its stop_at-th call: a deterministic
+ * interrupt in the middle of an epoch. */
+typedef struct stopper {
+    size_t calls, stop_at, d;
+} stopper;
+
+static void stop_map(const void *ctx, const float *x, float *out)
+{
+    stopper *st = (stopper *)ctx;
+    memcpy(out, x, pt_stride_for(st->d) * sizeof(float));
+    if (++st->calls == st->stop_at) pt_request_stop();
+}
+
+static pt_model *train_mapped(const pt_dataset *ds, pt_train_params *p, stopper *st, pt_status *status)
+{
+    const pt_kernels *k;
+    ck_assert_int_eq(pt_kernels_get(PT_ISA_AUTO, &k), PT_OK);
+    pt_row_map map = {.d_out = ds->d, .map = stop_map, .ctx = st};
+    pt_model *m = pt_model_alloc_linear(ds->d);
+    pt_model_set_meta(m, ds, p);
+    pt_train_report r;
+    memset(&r, 0, sizeof r);
+    pt_stop_requested = 0;
+    *status = pt_train_online_mapped(ds, &map, p, k, m, &r);
+    pt_stop_requested = 0;
+    pt_train_report_clear(&r);
+    return m;
+}
+
+/* Interrupted anywhere (mid-epoch, at an epoch's last sample), saved, loaded and resumed: the
+ * same weights as the uninterrupted run, bit for bit. */
+START_TEST(test_resume_after_interrupt)
+{
+    pt_dataset *ds = integer_dataset(700, 9, 5);
+    for (int variant = 0; variant <= 1; variant++) {
+        pt_train_params p;
+        pt_train_params_init(&p);
+        p.epochs = 6;
+        p.shuffle = 1;
+        p.seed = 17;
+        p.variant = variant ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
+        stopper never = {.stop_at = 0, .d = ds->d};
+        pt_status st;
+        pt_model *full = train_mapped(ds, &p, &never, &st);
+        ck_assert_int_eq(st, PT_OK);
+        const size_t stops[] = {1, 350, 700, 701, 2099, 3500};
+        for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++) {
+            stopper s1 = {.stop_at = stops[k], .d = ds->d};
+            pt_model *part = train_mapped(ds, &p, &s1, &st);
+            ck_assert_int_eq(st, PT_ERR_INTERRUPTED);
+            ck_assert(pt_model_resumable(part));
+            const char *path = tu_path("resume", ".model");
+            ck_assert_msg(pt_model_save(part, path) == PT_OK, "%s", pt_last_error());
+            pt_model *loaded;
+            ck_assert_msg(pt_model_load(path, &loaded) == PT_OK, "%s", pt_last_error());
+            pt_train_params q = p;
+            q.resume = loaded;
+            stopper never2 = {.stop_at = 0, .d = ds->d};
+            pt_model *rest = train_mapped(ds, &q, &never2, &st);
+            ck_assert_msg(st == PT_OK, "%s", pt_last_error());
+            ck_assert_msg(memcmp(rest->w, full->w, ds->d * sizeof(float)) == 0,
+                          "variant %d, stopped at call %zu: weights differ", variant, stops[k]);
+            ck_assert_float_eq(rest->b, full->b);
+            pt_model_free(part);
+            pt_model_free(loaded);
+            pt_model_free(rest);
+        }
+        pt_model_free(full);
+    }
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* The epoch hook's snapshots are checkpoints: resuming from the one of epoch 3 gives the
+ * uninterrupted run's model, on the blocked pass too. */
+static pt_model *saved_checkpoint;
+
+static int keep_epoch_3(const pt_model *m, int epoch, size_t mistakes, void *user)
+{
+    (void)mistakes;
+    (void)user;
+    if (epoch == 3) saved_checkpoint = pt_model_clone(m);
+    return 0;
+}
+
+START_TEST(test_resume_from_checkpoint)
+{
+    pt_dataset *ds = integer_dataset(5000, 16, 8);
+    for (int pass = PT_PASS_SEQUENTIAL; pass <= PT_PASS_BLOCKED; pass++) {
+        pt_train_params p;
+        pt_train_params_init(&p);
+        p.epochs = 8;
+        p.shuffle = 1;
+        p.pass = (pt_online_pass)pass;
+        p.threads = 2;
+        p.variant = PT_VARIANT_AVERAGED;
+        p.epoch_hook = keep_epoch_3;
+        pt_train_report r1, r2;
+        pt_model *full = train(ds, &p, &r1);
+        ck_assert_ptr_nonnull(saved_checkpoint);
+        p.epoch_hook = NULL;
+        p.resume = saved_checkpoint;
+        pt_model *rest = train(ds, &p, &r2);
+        ck_assert_mem_eq(pt_model_weights(rest, NULL), pt_model_weights(full, NULL), 16 * sizeof(float));
+        ck_assert_int_eq(r1.epochs_run, r2.epochs_run);
+        ck_assert_mem_eq(r1.mistakes_per_epoch, r2.mistakes_per_epoch, (size_t)r1.epochs_run * sizeof(size_t));
+        ck_assert_uint_eq(r1.updates, r2.updates);
+        /* a checkpoint for other data is refused */
+        pt_dataset *other = integer_dataset(4000, 16, 8);
+        pt_model *m;
+        ck_assert_int_eq(pt_train(other, &p, &m, NULL), PT_ERR_INVALID);
+        pt_dataset_free(other);
+        pt_model_free(saved_checkpoint);
+        saved_checkpoint = NULL;
+        pt_train_report_clear(&r1);
+        pt_train_report_clear(&r2);
+        pt_model_free(full);
+        pt_model_free(rest);
+    }
+    pt_dataset_free(ds);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("train_online");
@@ -434,6 +557,8 @@ int main(void)
     tcase_add_test(tc, test_label_mapping);
     tcase_add_test(tc, test_non_finite_weights);
     tcase_add_test(tc, test_isa_and_pass_identical);
+    tcase_add_test(tc, test_resume_after_interrupt);
+    tcase_add_test(tc, test_resume_from_checkpoint);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

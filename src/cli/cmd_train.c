@@ -20,15 +20,18 @@ static void on_signal(int sig)
 }
 
 typedef struct train_opts {
-    const char *file, *model, *format, *reference, *test;
+    const char *file, *model, *format, *reference, *test, *checkpoint, *resume;
     size_t max_features;
-    long early_stop;
+    long early_stop, checkpoint_every;
+    bool epochs_given;
     bool json, quiet, bounds;
 } train_opts;
 
 /* Held-out evaluation after each epoch (--test), and early stopping (--early-stop N): stop
  * when the held-out accuracy has not improved for N epochs, and keep the best model. */
 typedef struct heldout {
+    const char *checkpoint; /* --checkpoint FILE, written every `every` epochs */
+    long every;
     pt_dataset *data;
     long patience;
     double *acc; /* per epoch */
@@ -43,6 +46,14 @@ static int on_epoch(const pt_model *m, int epoch, size_t mistakes, void *user)
 {
     (void)mistakes;
     heldout *h = user;
+    if (h->checkpoint && epoch % h->every == 0) {
+        pt_status s = pt_model_save(m, h->checkpoint);
+        if (s != PT_OK) {
+            h->error = s;
+            return 1;
+        }
+    }
+    if (!h->data) return 0;
     pt_eval ev;
     pt_status s = pt_model_evaluate(m, h->data, &ev);
     double *a = realloc(h->acc, (size_t)epoch * sizeof *a);
@@ -82,6 +93,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
             if (v && pt_path_parse(v, &p->path)) return cli_usage_error("train", "%s", pt_last_error());
         } else if (IS("--epochs")) {
             if (cli_int(&a, arg, 1, 1000000000, &l)) p->epochs = (int)l;
+            o->epochs_given = true;
         } else if (IS("--eta")) {
             cli_float(&a, arg, 1e-30, 1e30, &p->eta);
         } else if (IS("--margin")) cli_float(&a, arg, 0.0, 1e30, &p->margin);
@@ -93,6 +105,9 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
             if (v && pt_multiclass_parse(v, &p->multiclass)) return cli_usage_error("train", "%s", pt_last_error());
         } else if (IS("--test")) o->test = cli_value(&a, arg);
         else if (IS("--early-stop")) cli_int(&a, arg, 1, 1000000, &o->early_stop);
+        else if (IS("--checkpoint")) o->checkpoint = cli_value(&a, arg);
+        else if (IS("--checkpoint-every")) cli_int(&a, arg, 1, 1000000000, &o->checkpoint_every);
+        else if (IS("--resume")) o->resume = cli_value(&a, arg);
         else if (IS("--pass")) {
             const char *v = cli_value(&a, arg);
             if (v && pt_online_pass_parse(v, &p->pass)) return cli_usage_error("train", "%s", pt_last_error());
@@ -164,6 +179,8 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     p->expand.gamma = p->gamma;
     p->expand.seed = p->seed;
     if (o->early_stop && !o->test) return cli_usage_error("train", "--early-stop needs --test FILE");
+    if (o->checkpoint_every && !o->checkpoint)
+        return cli_usage_error("train", "--checkpoint-every needs --checkpoint FILE");
     if (pt_train_params_check(p) != PT_OK) return cli_usage_error("train", "%s", pt_last_error());
     return EXIT_OK;
 }
@@ -236,7 +253,9 @@ int cmd_train(int argc, char **argv)
     pt_dataset *ds = NULL;
     pt_model *m = NULL;
     pt_train_report rep = {0};
-    heldout held = {.patience = o.early_stop};
+    heldout held = {.patience = o.early_stop, .checkpoint = o.checkpoint,
+                    .every = o.checkpoint_every ? o.checkpoint_every : 1};
+    pt_model *resume = NULL;
     double load_s = 0.0;
     pt_status s = cli_read_dataset(o.file, o.format, o.max_features, &ds, &load_s);
     if (s != PT_OK) {
@@ -244,12 +263,34 @@ int cmd_train(int argc, char **argv)
         goto out;
     }
 
+    if (o.resume) {
+        /* continue the recorded run with its own parameters (--epochs may extend it) */
+        if ((s = pt_model_load(o.resume, &resume)) != PT_OK) {
+            rc = cli_fail(s);
+            goto out;
+        }
+        if (!pt_model_resumable(resume)) {
+            fprintf(stderr, "ptron: %s records no run in progress (only interrupted runs and "
+                            "--checkpoint files can be resumed)\n", o.resume);
+            rc = EXIT_INPUT;
+            goto out;
+        }
+        pt_train_params kept = p;
+        pt_model_get_params(resume, &p);
+        if (o.epochs_given) p.epochs = kept.epochs;
+        p.threads = kept.threads;
+        p.isa = kept.isa;
+        p.pass = kept.pass;
+        p.resume = resume;
+    }
     if (o.test) {
         s = cli_read_dataset(o.test, o.format, o.max_features, &held.data, NULL);
         if (s != PT_OK) {
             rc = cli_fail(s);
             goto out;
         }
+    }
+    if (o.test || o.checkpoint) {
         p.epoch_hook = on_epoch;
         p.epoch_user = &held;
     }
@@ -284,7 +325,9 @@ int cmd_train(int argc, char **argv)
         held.best_model = NULL;
     }
     bool interrupted = s == PT_ERR_INTERRUPTED;
-    if (interrupted) fprintf(stderr, "ptron: %s; saving the model as it stands to %s\n", pt_last_error(), o.model);
+    if (interrupted)
+        fprintf(stderr, "ptron: %s; saving the model as it stands to %s (continue with --resume %s)\n",
+                pt_last_error(), o.model, o.model);
 
     pt_eval ev;
     s = pt_model_evaluate(m, ds, &ev);
@@ -376,6 +419,7 @@ int cmd_train(int argc, char **argv)
 out:
     pt_train_report_clear(&rep);
     pt_model_free(held.best_model);
+    pt_model_free(resume);
     pt_dataset_free(held.data);
     free(held.acc);
     pt_model_free(m);
