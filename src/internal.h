@@ -162,6 +162,10 @@ struct pt_model {
     size_t expand_d_in;
     /* set on interrupted runs and checkpoints of the online path: how to resume */
     pt_train_state *state;
+    /* the voted perceptron: every intermediate vector (n_votes rows of pt_stride_for(d)
+     * floats), its bias and the number of samples it survived; w, b hold the last one */
+    size_t n_votes;
+    float *votes, *vote_b, *vote_c;
 };
 
 pt_model *pt_model_alloc_linear(size_t d);

@@ -67,12 +67,16 @@ pt_model *pt_model_clone(const pt_model *m)
     c->w = c->W = c->Bk = c->sv = c->coef = NULL;
     c->labels = NULL;
     c->state = NULL;
+    c->votes = c->vote_b = c->vote_c = NULL;
     size_t len = pt_stride_for(m->d);
     bool ok = dup_buf((void **)&c->w, m->w, len, sizeof(float)) &&
               dup_buf((void **)&c->W, m->W, len * m->nclass, sizeof(float)) &&
               dup_buf((void **)&c->Bk, m->Bk, m->nclass, sizeof(float)) &&
               dup_buf((void **)&c->sv, m->sv, len * m->n_sv, sizeof(float)) &&
               dup_buf((void **)&c->coef, m->coef, m->n_sv * (m->W || !m->labels ? 1 : m->nclass), sizeof(float));
+    ok = ok && dup_buf((void **)&c->votes, m->votes, len * m->n_votes, sizeof(float)) &&
+         dup_buf((void **)&c->vote_b, m->vote_b, m->n_votes, sizeof(float)) &&
+         dup_buf((void **)&c->vote_c, m->vote_c, m->n_votes, sizeof(float));
     if (ok && m->state) ok = (c->state = pt_train_state_clone(m->state)) != NULL;
     if (ok && m->labels) {
         c->labels = malloc(m->nclass * sizeof(double));
@@ -128,6 +132,9 @@ void pt_model_free(pt_model *m)
 {
     if (!m) return;
     pt_train_state_free(m->state);
+    pt_free(m->votes);
+    pt_free(m->vote_b);
+    pt_free(m->vote_c);
     pt_free(m->W);
     pt_free(m->Bk);
     free(m->labels); /* malloc'd */
@@ -181,6 +188,20 @@ pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores
     size_t mstride = pt_stride_for(m->d);
     size_t len = mstride < ds->stride ? mstride : ds->stride;
     float bias = m->bias ? 1.0f : 0.0f;
+    if (m->n_votes) {
+        /* the voted perceptron: sum_k c_k sign(w_k.x + b_k) */
+#pragma omp parallel for schedule(static) if (ds->n * m->n_votes > 65536)
+        for (size_t i = 0; i < ds->n; i++) {
+            const float *x = ds->X + i * ds->stride;
+            double vote = 0.0;
+            for (size_t v = 0; v < m->n_votes; v++) {
+                float s = k->dot(m->votes + v * mstride, x, len) + m->vote_b[v] * bias;
+                vote += s > 0.0f ? m->vote_c[v] : -m->vote_c[v];
+            }
+            scores[i] = (float)vote;
+        }
+        return PT_OK;
+    }
 #pragma omp parallel for schedule(static) if (ds->n > 4096)
     for (size_t i = 0; i < ds->n; i++)
         scores[i] = k->dot(m->w, ds->X + i * ds->stride, len) + m->b * bias;

@@ -12,6 +12,10 @@
  *                            the -1 side, the second the +1 side
  *   multiclass ovr           ovr | direct (how more than two classes were trained)
  *   eta 1 ... gram_storage auto   every training parameter (floats %.9g, doubles %.17g)
+ *   expand poly degree 3 coef0 1 rff_dim 1024 gamma 1 seed 1 d_in 4
+ *                            optional, only for a model trained on a feature expansion (poly |
+ *                            rff): its parameters and the input features it expands (d is the
+ *                            expanded dimension); RFF's W and b are drawn again from the seed
  *   epochs_run 4
  *   b 0.5                    the bias weight
  *   w                        linear models: then d lines, one weight each (%.9g)
@@ -159,6 +163,11 @@ static void print_model(FILE *f, const pt_model *m)
     fprintf(f, "kernel %s\ndegree %d\ngamma %.9g\ncoef0 %.9g\ncache_mb %zu\ngram_storage %s\n",
             pt_kernel_name(p->kernel), p->degree, (double)p->gamma, (double)p->coef0, p->cache_mb,
             pt_gram_storage_name(p->gram_storage));
+    const pt_expand_params *ex = &p->expand;
+    if (ex->kind != PT_EXPAND_NONE)
+        fprintf(f, "expand %s degree %d coef0 %.9g rff_dim %zu gamma %.9g seed %" PRIu64
+                " d_in %zu\n", ex->kind == PT_EXPAND_POLY ? "poly" : "rff", ex->degree,
+                (double)ex->coef0, ex->rff_dim, (double)ex->gamma, ex->seed, m->expand_d_in);
     fprintf(f, "epochs_run %d\nb %.9g\n", m->epochs_run, (double)m->b);
     if (m->W) {
         size_t stride = pt_stride_for(m->d);
@@ -171,6 +180,16 @@ static void print_model(FILE *f, const pt_model *m)
     } else if (m->w) {
         fputs("w\n", f);
         for (size_t j = 0; j < m->d; j++) fprintf(f, "%.9g\n", (double)m->w[j]);
+        if (m->n_votes) {
+            /* the voted perceptron's vectors: survival count, bias, d weights */
+            size_t stride = pt_stride_for(m->d);
+            fprintf(f, "votes %zu\n", m->n_votes);
+            for (size_t v = 0; v < m->n_votes; v++) {
+                fprintf(f, "%.9g %.9g", (double)m->vote_c[v], (double)m->vote_b[v]);
+                for (size_t j = 0; j < m->d; j++) fprintf(f, " %.9g", (double)m->votes[v * stride + j]);
+                fputc('\n', f);
+            }
+        }
         if (m->state) print_state(f, m->state, m->d);
     } else {
         size_t stride = pt_stride_for(m->d);
@@ -345,6 +364,7 @@ typedef struct fields {
     pt_train_params p;
     int epochs_run;
     float b;
+    uint64_t expand_d_in; /* the optional 'expand' line (p.expand.kind NONE without it) */
 } fields;
 
 /* Parse the value(s) of one header key; line holds what follows the key. */
@@ -528,6 +548,39 @@ static pt_status parse_kernel(parser *r, const fields *f, char *rest, pt_model *
     return s;
 }
 
+/* The voted perceptron's vectors; line holds what follows "votes ". */
+static pt_status parse_votes(parser *r, char *line, size_t d, pt_model *m)
+{
+    char *t = token(&line);
+    uint64_t nv = 0;
+    if (!t || token(&line)) return perr(r, "votes: expected one value");
+    PT_TRY(parse_u64(r, "votes", t, UINT64_MAX, &nv));
+    uint64_t min_bytes; /* d + 2 numbers of at least two bytes a line */
+    if (__builtin_mul_overflow(nv, 2 * ((uint64_t)d + 2), &min_bytes) || min_bytes > (uint64_t)(r->end - r->p))
+        return perr(r, "votes: %" PRIu64 " vectors cannot fit in the bytes left", nv);
+    size_t stride = pt_stride_for(d), n = (size_t)nv;
+    m->votes = pt_calloc((n ? n : 1) * stride * sizeof(float), "voted vectors");
+    m->vote_b = pt_alloc((n ? n : 1) * sizeof(float), "voted vectors");
+    m->vote_c = pt_alloc((n ? n : 1) * sizeof(float), "voted vectors");
+    float *vals = malloc((d + 2) * sizeof(float));
+    pt_status s = m->votes && m->vote_b && m->vote_c && vals ? PT_OK : PT_ERR_NOMEM;
+    if (s == PT_OK) m->n_votes = n;
+    for (size_t v = 0; v < n && s == PT_OK; v++) {
+        char *l = next_line(r);
+        if (!l) {
+            r->line++;
+            s = perr(r, "votes: found %zu of %zu vectors", v, n);
+            break;
+        }
+        if ((s = parse_floats(r, l, d + 2, vals)) != PT_OK) break;
+        m->vote_c[v] = vals[0];
+        m->vote_b[v] = vals[1];
+        memcpy(m->votes + v * stride, vals + 2, d * sizeof(float));
+    }
+    free(vals);
+    return s;
+}
+
 /* The run-in-progress lines (see print_state); line holds what follows "resume ". */
 static pt_status parse_state(parser *r, char *line, size_t d, bool averaged, pt_train_state **out)
 {
@@ -579,6 +632,34 @@ static pt_status parse_state(parser *r, char *line, size_t d, bool averaged, pt_
 }
 
 /* Header lines, then the weights; on success *out is the model. */
+/* The optional line "expand KIND degree D coef0 C rff_dim N gamma G seed S d_in K". */
+static pt_status parse_expand(const parser *r, char *line, fields *f)
+{
+    static const char *const names[] = {"degree", "coef0", "rff_dim", "gamma", "seed", "d_in"};
+    pt_expand_params *e = &f->p.expand;
+    pt_expand_params_init(e);
+    const char *kind = token(&line);
+    if (!kind || (strcmp(kind, "poly") != 0 && strcmp(kind, "rff") != 0))
+        return perr(r, "expand: kind must be poly or rff (got '%s')", kind ? kind : "");
+    uint64_t u = 0;
+    for (int i = 0; i < 6; i++) {
+        const char *name = token(&line), *v = name ? token(&line) : NULL;
+        if (!name || strcmp(name, names[i]) != 0 || !v)
+            return perr(r, "expand: expected '%s VALUE' as item %d", names[i], i + 1);
+        switch (i) {
+        case 0: PT_TRY(parse_int(r, "expand degree", v, 32, &e->degree)); break;
+        case 1: PT_TRY(parse_f32(r, "expand coef0", v, &e->coef0)); break;
+        case 2: PT_TRY(parse_u64(r, "expand rff_dim", v, SIZE_MAX / 16, &u)); e->rff_dim = (size_t)u; break;
+        case 3: PT_TRY(parse_f32(r, "expand gamma", v, &e->gamma)); break;
+        case 4: PT_TRY(parse_u64(r, "expand seed", v, UINT64_MAX, &e->seed)); break;
+        case 5: PT_TRY(parse_u64(r, "expand d_in", v, SIZE_MAX / 16, &f->expand_d_in)); break;
+        }
+    }
+    if (token(&line)) return perr(r, "expand: unexpected value after d_in");
+    e->kind = strcmp(kind, "poly") == 0 ? PT_EXPAND_POLY : PT_EXPAND_RFF;
+    return PT_OK;
+}
+
 static pt_status parse_fields(parser *r, fields *f, pt_model **out);
 
 static pt_status parse_body(parser *r, pt_model **out)
@@ -619,6 +700,11 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
                         : parse_kernel(r, &f, rest, &m);
             break;
         }
+        if (strcmp(key, "expand") == 0) {
+            if (f.p.expand.kind != PT_EXPAND_NONE) return perr(r, "key 'expand' given twice");
+            PT_TRY(parse_expand(r, rest, &f));
+            continue;
+        }
         int k = 0;
         while (k < NKEYS && strcmp(key, key_name[k]) != 0) k++;
         if (k == NKEYS) return perr(r, "unknown key '%s'", key);
@@ -627,11 +713,23 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
         PT_TRY(parse_key(r, (enum key)k, rest, &f));
     }
     char *extra = s == PT_OK ? next_line(r) : NULL;
+    if (extra && m->w && strncmp(extra, "votes ", 6) == 0) {
+        s = parse_votes(r, extra + 6, (size_t)f.d, m);
+        extra = s == PT_OK ? next_line(r) : NULL;
+    }
     if (extra && m->w && strncmp(extra, "resume ", 7) == 0) {
         s = parse_state(r, extra + 7, (size_t)f.d, f.variant == PT_VARIANT_AVERAGED, &m->state);
         extra = s == PT_OK ? next_line(r) : NULL;
     }
     if (extra) s = perr(r, "unexpected line after the weights");
+    if (s == PT_OK && f.p.expand.kind != PT_EXPAND_NONE) {
+        size_t dim = pt_expand_dim(&f.p.expand, (size_t)f.expand_d_in);
+        if (!m->w || f.nclass != 2)
+            s = perr(r, "expand: only two-class linear models are trained on an expansion");
+        else if (dim != f.d)
+            s = perr(r, "expand: it gives %zu features from d_in %" PRIu64 ", but d is %" PRIu64,
+                     dim, f.expand_d_in, f.d);
+    }
     if (s != PT_OK) {
         pt_model_free(m);
         return s;
@@ -652,6 +750,7 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
     m->params.bias = f.bias;
     m->epochs_run = f.epochs_run;
     m->b = f.b;
+    m->expand_d_in = (size_t)f.expand_d_in;
     *out = m;
     return PT_OK;
 #undef f

@@ -2,9 +2,12 @@
  * The online single-sample path: for each sample, s = w.x + b; if y s <= tau then
  * w += eta y x, b += eta y (the bias as a constant-1 coordinate). One epoch streams X once.
  *
- * Variants: classic (last iterate) and averaged. The average of all iterates uses the lazy
- * sum: with c the number of samples seen before an update of delta, keep u += c delta; the
- * average after T samples is w - u / T. No O(d) work per correct sample.
+ * Variants: classic (last iterate), averaged and voted. The average of all iterates uses the
+ * lazy sum: with c the number of samples seen before an update of delta, keep u += c delta;
+ * the average after T samples is w - u / T. No O(d) work per correct sample. The voted
+ * perceptron (Freund and Schapire) keeps every intermediate vector with the number of samples
+ * it survived and predicts by their weighted vote; it stores one vector per update, within
+ * the memory budget.
  *
  * Passes: sequential, or blocked: the scores of a block of samples are computed in parallel
  * (OpenMP), then the block is walked in order; a mistake invalidates the scores after it, so
@@ -34,13 +37,62 @@ typedef struct online {
     float *w, *u; /* u: the averaged variant's lazy sum */
     float b, ub;
     double steps; /* samples seen, for the average (exact in double up to 2^53) */
+    /* voted: the vectors so far (nv of them, room for cap), and the current one's survival */
+    bool voted;
+    float *V, *Vb, *Vc;
+    size_t nv, cap, max_vectors;
+    float survived;
+    pt_status vote_error;
+    char vote_msg[512]; /* its message: the interrupt that stops the epoch overwrites the last error */
 } online;
+
+/* Voted: store the current vector with its survival count before it changes. */
+static bool push_vote(online *o)
+{
+    if (o->survived == 0.0f) return true;
+    if (o->nv == o->cap) {
+        if (o->nv >= o->max_vectors) {
+            o->vote_error = pt_fail(PT_ERR_LIMIT,
+                                    "the voted perceptron stores one vector per update: more than "
+                                    "%zu vectors of %zu floats exceed the memory budget (--mem-mb); "
+                                    "use --averaged, which approximates it in O(d) memory",
+                                    o->max_vectors, o->len);
+            snprintf(o->vote_msg, sizeof o->vote_msg, "%s", pt_last_error());
+            return false;
+        }
+        size_t cap = o->cap ? 2 * o->cap : 64;
+        if (cap > o->max_vectors) cap = o->max_vectors;
+        float *V = pt_alloc(cap * o->len * sizeof(float), "voted vectors");
+        float *Vb = realloc(o->Vb, cap * sizeof(float)), *Vc = Vb ? realloc(o->Vc, cap * sizeof(float)) : NULL;
+        if (Vb) o->Vb = Vb;
+        if (Vc) o->Vc = Vc;
+        if (!V || !Vb || !Vc) {
+            pt_free(V);
+            o->vote_error = pt_fail(PT_ERR_NOMEM, "cannot grow the voted vectors to %zu", cap);
+            snprintf(o->vote_msg, sizeof o->vote_msg, "%s", pt_last_error());
+            return false;
+        }
+        if (o->V) memcpy(V, o->V, o->nv * o->len * sizeof(float));
+        pt_free(o->V);
+        o->V = V;
+        o->cap = cap;
+    }
+    memcpy(o->V + o->nv * o->len, o->w, o->len * sizeof(float));
+    o->Vb[o->nv] = o->b;
+    o->Vc[o->nv] = o->survived;
+    o->nv++;
+    return true;
+}
 
 /* The step on a sample whose score is known: update on a margin violation. Returns 1 if it
  * updated. Every sample counts towards the average, mistake or not. */
 static inline int visit(online *o, const float *x, float y, float score)
 {
     int upd = y * score <= o->tau;
+    if (o->voted) {
+        if (upd && !push_vote(o)) pt_stop_requested = 1; /* the error is in vote_error */
+        o->survived = upd ? 1.0f : o->survived + 1.0f;
+    }
     if (upd) {
         float a = o->eta * y;
         if (o->averaged) {
@@ -82,7 +134,7 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
             map->map(map->ctx, x, mapped);
             x = mapped;
         }
-        if (!o->averaged) {
+        if (!o->averaged && !o->voted) {
             /* the fused kernel: one call, x still in L1 for the update */
             float sc;
             count += (size_t)o->k->step(o->w, &o->b, x, o->len, y, o->tau, o->eta, o->bias, &sc);
@@ -217,8 +269,8 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
                        const pt_kernels *k, pt_model *m, pt_train_report *r)
 {
     const size_t n = ds->n;
-    if (p->variant == PT_VARIANT_VOTED)
-        return pt_fail(PT_ERR_UNSUPPORTED, "the voted perceptron is not built yet");
+    if (p->variant == PT_VARIANT_VOTED && p->resume)
+        return pt_fail(PT_ERR_UNSUPPORTED, "a voted perceptron run cannot be resumed");
     online o = {
         .k = k,
         .len = map ? pt_stride_for(map->d_out) : ds->stride,
@@ -226,8 +278,11 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         .eta = p->eta,
         .bias = p->bias ? 1.0f : 0.0f,
         .averaged = p->variant == PT_VARIANT_AVERAGED,
+        .voted = p->variant == PT_VARIANT_VOTED,
         .w = m->w,
     };
+    size_t row_bytes = (map ? pt_stride_for(map->d_out) : ds->stride) * sizeof(float) + 2 * sizeof(float);
+    o.max_vectors = p->mem_budget_bytes / row_bytes;
     const int threads = pt_threads_resolve(p->threads);
     uint32_t *order = NULL;
     float *scores = NULL, *mapped = NULL;
@@ -281,7 +336,11 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         s = blocked ? epoch_blocked(&o, ds, order, scores, threads, &t, &mistakes, epoch)
                     : epoch_sequential(&o, ds, order, map, mapped, &t, &mistakes, epoch);
         r->updates += mistakes - before;
-        if (s == PT_ERR_INTERRUPTED) {
+        if (s == PT_ERR_INTERRUPTED && o.vote_error != PT_OK) {
+            s = pt_fail(o.vote_error, "%s", o.vote_msg);
+            pt_stop_requested = 0;
+        }
+        if (s == PT_ERR_INTERRUPTED && !o.voted) {
             /* keep where it stands so that --resume continues exactly from here */
             state_capture(&o, r, n, epoch - 1, t, mistakes, state);
             m->state = state;
@@ -307,7 +366,22 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         }
     }
     snapshot(&o, o.w, &m->b);
+    if (o.voted && (s == PT_OK || s == PT_ERR_INTERRUPTED)) {
+        /* the last vector votes too; hand the vectors to the model */
+        if (!push_vote(&o)) {
+            s = pt_fail(o.vote_error, "%s", o.vote_msg);
+            goto out;
+        }
+        m->n_votes = o.nv;
+        m->votes = o.V;
+        m->vote_b = o.Vb;
+        m->vote_c = o.Vc;
+        o.V = o.Vb = o.Vc = NULL;
+    }
 out:
+    pt_free(o.V);
+    free(o.Vb);
+    free(o.Vc);
     pt_free(o.u);
     pt_free(order);
     pt_free(scores);

@@ -541,6 +541,70 @@ START_TEST(test_resume_from_checkpoint)
 }
 END_TEST
 
+/* The voted perceptron: the vectors and survival counts of Freund and Schapire, replayed by
+ * hand; the vote through a model file; the memory-budget refusal. */
+START_TEST(test_voted)
+{
+    pt_dataset *ds = integer_dataset(200, 5, 21);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.variant = PT_VARIANT_VOTED;
+    p.epochs = 3;
+    pt_train_report r;
+    pt_model *m = train(ds, &p, &r);
+    /* replay: v_1 = 0, c = survival; on a mistake store (v, c), update, c = 1 */
+    double w[5] = {0}, b = 0, c = 0;
+    size_t nv = 0;
+    double votes_c[4096];
+    for (int e = 0; e < r.epochs_run; e++)
+        for (size_t i = 0; i < 200; i++) {
+            const float *x = pt_dataset_row_const(ds, i);
+            double y = pt_dataset_y(ds)[i], s = b;
+            for (int j = 0; j < 5; j++) s += w[j] * x[j];
+            if (y * s <= 0) {
+                if (c > 0) votes_c[nv++] = c;
+                for (int j = 0; j < 5; j++) w[j] += y * x[j];
+                b += y;
+                c = 1;
+            } else {
+                c += 1;
+            }
+        }
+    votes_c[nv++] = c;
+    ck_assert_uint_eq(m->n_votes, nv);
+    for (size_t v = 0; v < nv; v++) ck_assert_float_eq(m->vote_c[v], (float)votes_c[v]);
+    for (int j = 0; j < 5; j++) ck_assert_float_eq(m->votes[(nv - 1) * 16 + j], (float)w[j]);
+    /* the prediction is the weighted vote, and survives a model file */
+    float *s1 = malloc(200 * sizeof *s1), *s2 = malloc(200 * sizeof *s2);
+    ck_assert_int_eq(pt_model_scores(m, ds, s1), PT_OK);
+    for (size_t i = 0; i < 200; i += 37) {
+        double vote = 0;
+        for (size_t v = 0; v < nv; v++) {
+            double s = m->vote_b[v];
+            for (int j = 0; j < 5; j++) s += (double)m->votes[v * 16 + j] * pt_dataset_row_const(ds, i)[j];
+            vote += s > 0 ? m->vote_c[v] : -m->vote_c[v];
+        }
+        ck_assert_float_eq_tol(s1[i], (float)vote, 1e-3f);
+    }
+    const char *path = tu_path("voted", ".model");
+    pt_model *back;
+    ck_assert_int_eq(pt_model_save(m, path), PT_OK);
+    ck_assert_msg(pt_model_load(path, &back) == PT_OK, "%s", pt_last_error());
+    ck_assert_int_eq(pt_model_scores(back, ds, s2), PT_OK);
+    ck_assert_mem_eq(s1, s2, 200 * sizeof(float));
+    free(s1);
+    free(s2);
+    pt_model_free(back);
+    pt_train_report_clear(&r);
+    pt_model_free(m);
+    /* a budget too small for the vectors: refused with a message that says what to do */
+    p.mem_budget_bytes = 20 * 18 * sizeof(float);
+    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_LIMIT);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "--averaged"));
+    pt_dataset_free(ds);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("train_online");
@@ -558,6 +622,7 @@ int main(void)
     tcase_add_test(tc, test_non_finite_weights);
     tcase_add_test(tc, test_isa_and_pass_identical);
     tcase_add_test(tc, test_resume_after_interrupt);
+    tcase_add_test(tc, test_voted);
     tcase_add_test(tc, test_resume_from_checkpoint);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
