@@ -225,7 +225,7 @@ static void state_capture(const online *o, const pt_train_report *r, size_t n, i
     st->ub = o->ub;
     memcpy(st->w, o->w, o->len * sizeof(float));
     if (st->u) memcpy(st->u, o->u, o->len * sizeof(float));
-    memcpy(st->history, r->mistakes_per_epoch, (size_t)epochs_done * sizeof(size_t));
+    if (epochs_done > 0) memcpy(st->history, r->mistakes_per_epoch, (size_t)epochs_done * sizeof(size_t));
 }
 
 static pt_train_state *state_alloc(const online *o, int max_epochs)
