@@ -175,6 +175,11 @@ void pt_model_set_meta(pt_model *m, const pt_dataset *ds, const pt_train_params 
 pt_model *pt_model_alloc_multiclass(size_t d, size_t nclass, const double *labels);
 /* Scores of every class for every row: out is n x nclass. */
 pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *out);
+/* One-vs-rest on the online path in lockstep: classes [c0, c1) from one pass over X per
+ * epoch; W holds (c1 - c0) weight vectors of ds->stride floats, B their biases; reps one report
+ * per class (train_online.c). */
+pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                              size_t c0, size_t c1, float *W, float *B, pt_train_report *reps);
 /* Multiclass training (multiclass.c). */
 pt_status pt_train_multiclass(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
                               pt_model **m, pt_train_report *r);

@@ -1,8 +1,9 @@
 /*
  * More than two classes.
  *  - One-vs-rest: K binary problems "class k against the rest", independent, trained in
- *    parallel over classes (OpenMP), each on one thread; the model keeps one weight vector per
- *    class and predicts the class of highest score.
+ *    parallel over classes (OpenMP); on the online path each thread runs its group of classes
+ *    in lockstep from one pass over X per epoch. The model keeps one weight vector per class
+ *    and predicts the class of highest score.
  *  - The multiclass perceptron (online): scores s_c = W_c.x + B_c for every class in one visit
  *    of x; with r the best wrong class, a margin violation s_y - s_r <= tau adds eta x to W_y
  *    and subtracts it from W_r. Averaged with the same lazy sum as the binary path.
@@ -35,25 +36,44 @@ static pt_status train_ovr(const pt_dataset *ds, const pt_train_params *p, const
         return pt_fail(PT_ERR_NOMEM, "cannot allocate %zu one-vs-rest problems", K);
     }
     char first_error[512] = "";
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (size_t c = 0; c < K; c++) {
-        pt_dataset view;
-        pt_dataset_binary_view(ds, c, ys + c * ds->n, &view);
-        pt_model *mc = pt_model_alloc_linear(ds->d);
-        pt_status s = mc ? PT_OK : PT_ERR_NOMEM;
-        if (s == PT_OK)
-            s = p->path == PT_PATH_BATCH ? pt_train_batch(&view, &inner, k, mc, &reps[c])
-                                         : pt_train_online(&view, &inner, k, mc, &reps[c]);
-        if (mc) {
-            memcpy(m->W + c * len, mc->w, len * sizeof(float));
-            m->Bk[c] = mc->b;
-        }
-        status[c] = s;
-        if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
+    if (p->path == PT_PATH_ONLINE && p->variant != PT_VARIANT_VOTED) {
+        /* the online path in lockstep: each thread streams X once per epoch for its group of
+         * classes (contiguous, so the result does not depend on the thread count) */
+        size_t groups = (size_t)threads < K ? (size_t)threads : K;
+#pragma omp parallel for schedule(static, 1) num_threads((int)groups)
+        for (size_t g = 0; g < groups; g++) {
+            size_t c0 = K * g / groups, c1 = K * (g + 1) / groups;
+            pt_status s = pt_train_online_ovr(ds, &inner, k, c0, c1, m->W + c0 * len, m->Bk + c0,
+                                              reps + c0);
+            for (size_t c = c0; c < c1; c++) status[c] = s;
+            if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
 #pragma omp critical(ovr_error)
-            if (!first_error[0]) snprintf(first_error, sizeof first_error, "class %g: %s", ds->class_values[c], pt_last_error());
+                if (!first_error[0]) snprintf(first_error, sizeof first_error, "%s", pt_last_error());
+            }
         }
-        pt_model_free(mc);
+    } else {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+        for (size_t c = 0; c < K; c++) {
+            pt_dataset view;
+            pt_dataset_binary_view(ds, c, ys + c * ds->n, &view);
+            pt_model *mc = pt_model_alloc_linear(ds->d);
+            pt_status s = mc ? PT_OK : PT_ERR_NOMEM;
+            if (s == PT_OK)
+                s = p->path == PT_PATH_BATCH ? pt_train_batch(&view, &inner, k, mc, &reps[c])
+                                             : pt_train_online(&view, &inner, k, mc, &reps[c]);
+            if (mc) {
+                memcpy(m->W + c * len, mc->w, len * sizeof(float));
+                m->Bk[c] = mc->b;
+            }
+            status[c] = s;
+            if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
+#pragma omp critical(ovr_error)
+                if (!first_error[0])
+                    snprintf(first_error, sizeof first_error, "class %g: %s", ds->class_values[c],
+                             pt_last_error());
+            }
+            pt_model_free(mc);
+        }
     }
     /* the report: per epoch, the mistakes summed over classes */
     pt_status s = PT_OK;

@@ -403,3 +403,81 @@ pt_status pt_train_online_mapped(const pt_dataset *ds, const pt_row_map *map,
 {
     return train(ds, map, p, k, m, r);
 }
+
+/*
+ * One-vs-rest in lockstep: the binary problems "class c against the rest" for c in [c0, c1),
+ * all fed from one pass over X per epoch (so X streams once per epoch, not once per class).
+ * Each problem sees exactly what a run of its own would see (same order, same updates) and
+ * stops at its own first epoch with no mistake, so the weights equal K separate runs.
+ */
+pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                              size_t c0, size_t c1, float *W, float *B, pt_train_report *reps)
+{
+    const size_t n = ds->n, len = ds->stride, K = c1 - c0;
+    if (p->shuffle && n > UINT32_MAX)
+        return pt_fail(PT_ERR_LIMIT, "--shuffle supports up to 2^32 rows (got %zu)", n);
+    online *o = calloc(K, sizeof *o);
+    size_t *active = malloc(K * sizeof *active), *mistakes = calloc(K, sizeof *mistakes);
+    uint32_t *order = p->shuffle ? pt_alloc((n ? n : 1) * sizeof *order, "sample order") : NULL;
+    pt_status s = PT_OK;
+    if (!o || !active || !mistakes || (p->shuffle && !order)) {
+        s = pt_fail(PT_ERR_NOMEM, "cannot allocate %zu one-vs-rest problems", K);
+        goto out;
+    }
+    for (size_t c = 0; c < K; c++) {
+        o[c] = (online){.k = k, .len = len, .tau = p->margin, .eta = p->eta,
+                        .bias = p->bias ? 1.0f : 0.0f,
+                        .averaged = p->variant == PT_VARIANT_AVERAGED, .w = W + c * len};
+        if (o[c].averaged && !(o[c].u = pt_calloc(len * sizeof(float), "averaging buffer"))) {
+            s = PT_ERR_NOMEM;
+            goto out;
+        }
+        active[c] = c;
+    }
+    for (size_t i = 0; order && i < n; i++) order[i] = (uint32_t)i;
+    pt_rng rng;
+    pt_rng_seed(&rng, p->seed);
+    size_t nactive = K;
+    for (int epoch = 1; epoch <= p->epochs && nactive > 0; epoch++) {
+        if (order) pt_rng_shuffle(&rng, order, n);
+        for (size_t a = 0; a < nactive; a++) mistakes[active[a]] = 0;
+        for (size_t t = 0; t < n; t++) {
+            size_t i = order ? order[t] : t;
+            const float *x = ds->X + i * len;
+            int32_t cls = ds->cls[i];
+            for (size_t a = 0; a < nactive; a++) {
+                size_t c = active[a];
+                float y = cls == (int32_t)(c0 + c) ? 1.0f : -1.0f, sc;
+                if (!o[c].averaged)
+                    mistakes[c] += (size_t)k->step(o[c].w, &o[c].b, x, len, y, o[c].tau, o[c].eta,
+                                                   o[c].bias, &sc);
+                else
+                    mistakes[c] += (size_t)visit(&o[c], x, y, score_of(&o[c], x));
+            }
+            if (pt_stop_requested) {
+                s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t + 1);
+                goto finish;
+            }
+        }
+        /* book the epoch; problems with no mistake are done */
+        size_t keep = 0;
+        for (size_t a = 0; a < nactive; a++) {
+            size_t c = active[a];
+            reps[c].updates += mistakes[c];
+            if ((s = pt_report_push_epoch(&reps[c], mistakes[c], NAN)) != PT_OK) goto finish;
+            if ((s = check_finite(&o[c], epoch)) != PT_OK) goto finish;
+            if (mistakes[c] == 0) reps[c].converged = 1;
+            else active[keep++] = c;
+        }
+        nactive = keep;
+    }
+finish:
+    for (size_t c = 0; c < K; c++) snapshot(&o[c], o[c].w, &B[c]);
+out:
+    for (size_t c = 0; o && c < K; c++) pt_free(o[c].u);
+    free(o);
+    free(active);
+    free(mistakes);
+    pt_free(order);
+    return s;
+}

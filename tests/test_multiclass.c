@@ -196,6 +196,48 @@ START_TEST(test_ovr_threads_identical)
 }
 END_TEST
 
+/* One-vs-rest in lockstep equals K separate binary runs, bit for bit (classic and averaged,
+ * shuffled), whatever the thread count. */
+START_TEST(test_ovr_equals_binary_runs)
+{
+    pt_dataset *train = shipped("wine.train.svm");
+    size_t n = pt_dataset_n(train), d = pt_dataset_d(train), K = pt_dataset_nclass(train);
+    for (int variant = 0; variant <= 1; variant++)
+        for (int threads = 1; threads <= 3; threads++) {
+            pt_train_params p;
+            pt_train_params_init(&p);
+            p.variant = variant ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
+            p.shuffle = 1;
+            p.epochs = 15;
+            p.threads = threads;
+            pt_model *m;
+            ck_assert_int_eq(pt_train(train, &p, &m, NULL), PT_OK);
+            double *y = malloc(n * sizeof *y);
+            for (size_t c = 0; c < K; c++) {
+                for (size_t i = 0; i < n; i++) y[i] = pt_dataset_class(train, i) == (int32_t)c ? 1 : -1;
+                pt_dataset *bin = pt_dataset_create(n, d);
+                for (size_t i = 0; i < n; i++)
+                    memcpy(pt_dataset_row(bin, i), pt_dataset_row_const(train, i), d * sizeof(float));
+                ck_assert_int_eq(pt_dataset_set_labels(bin, y), PT_OK);
+                pt_train_params q = p;
+                q.threads = 1;
+                pt_model *mb;
+                ck_assert_int_eq(pt_train(bin, &q, &mb, NULL), PT_OK);
+                float b;
+                const float *w = pt_model_weights(mb, &b);
+                ck_assert_msg(memcmp(w, m->W + c * pt_stride_for(d), d * sizeof(float)) == 0,
+                              "variant %d threads %d class %zu differs", variant, threads, c);
+                ck_assert_float_eq(b, m->Bk[c]);
+                pt_model_free(mb);
+                pt_dataset_free(bin);
+            }
+            free(y);
+            pt_model_free(m);
+        }
+    pt_dataset_free(train);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("multiclass");
@@ -206,6 +248,7 @@ int main(void)
     tcase_add_test(tc, test_direct_update_rule);
     tcase_add_test(tc, test_label_mapping_round_trip);
     tcase_add_test(tc, test_ovr_threads_identical);
+    tcase_add_test(tc, test_ovr_equals_binary_runs);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
