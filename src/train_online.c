@@ -25,9 +25,13 @@
 #define BLOCK_MIN 64
 #define BLOCK_START 512
 #define BLOCK_MAX 16384
-/* Auto: go blocked when the last epoch had fewer than n / AUTO_RATE mistakes. Each mistake
- * wastes on average half a block of scores; at this rate the waste stays a few percent. */
+/* Auto: go blocked when the last epoch had fewer than n / AUTO_RATE mistakes (each mistake
+ * wastes on average half a block of scores; at this rate the waste stays a few percent) and X
+ * is larger than AUTO_MIN_BYTES: below that X sits in cache, an epoch takes well under a
+ * millisecond, and the fork/join of each block costs more than the second core gives (and
+ * much more when the machine is oversubscribed). */
 #define AUTO_RATE 256
+#define AUTO_MIN_BYTES ((size_t)64 << 20)
 
 typedef struct online {
     const pt_kernels *k;
@@ -152,12 +156,16 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
     return s;
 }
 
-/* One blocked epoch from sample *t on (as epoch_sequential); scores holds BLOCK_MAX floats. */
+/* One blocked epoch from sample *t on (as epoch_sequential); scores holds BLOCK_MAX floats.
+ * With seq_rate > 0 (auto), it gives up as soon as it is clearly slower than the sequential
+ * pass's rate (samples/s), setting *gave_up: the caller finishes the epoch sequentially, which
+ * changes nothing in the result. */
 static pt_status epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *order,
                                float *scores, int threads, size_t *t_io, size_t *mistakes,
-                               int epoch)
+                               int epoch, double seq_rate, bool *gave_up)
 {
-    size_t count = *mistakes, n = ds->n, block = BLOCK_START, t = *t_io;
+    size_t count = *mistakes, n = ds->n, block = BLOCK_START, t = *t_io, t_start = t;
+    double start = pt_now();
     const float *Y = ds->y;
     pt_status s = PT_OK;
     while (t < n) {
@@ -179,6 +187,11 @@ static pt_status epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *
         }
         if (pt_stop_requested) {
             s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
+            break;
+        }
+        double spent = pt_now() - start;
+        if (seq_rate > 0.0 && spent > 2e-3 && (double)(t - t_start) < 0.9 * seq_rate * spent) {
+            *gave_up = true;
             break;
         }
     }
@@ -325,17 +338,32 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     }
     double t0 = pt_now();
     size_t last = first > 1 ? r->mistakes_per_epoch[first - 2] : n; /* previous epoch's mistakes */
+    /* auto: the last sequential epoch's time; the blocked pass is dropped for good if an epoch
+     * of it is not faster (a busy machine makes every fork/join wait for a core) */
+    double seq_seconds = 0.0;
+    bool blocked_pays = true;
 
     for (int epoch = first; epoch <= p->epochs; epoch++) {
         if (order) pt_rng_shuffle(&rng, order, n);
         bool blocked = !map && (p->pass == PT_PASS_BLOCKED ||
-                                (p->pass == PT_PASS_AUTO && threads >= 2 && epoch > 1 &&
-                                 last * AUTO_RATE < n));
+                                (p->pass == PT_PASS_AUTO && threads >= 2 && epoch > 1 && blocked_pays &&
+                                 seq_seconds > 0.0 && last * AUTO_RATE < n &&
+                                 n * o.len * sizeof(float) >= AUTO_MIN_BYTES));
+        double e0 = pt_now();
         size_t t = epoch == first ? start : 0, mistakes = epoch == first ? carried : 0;
         size_t before = mistakes;
-        s = blocked ? epoch_blocked(&o, ds, order, scores, threads, &t, &mistakes, epoch)
+        bool gave_up = false;
+        double seq_rate = p->pass == PT_PASS_AUTO && seq_seconds > 0 ? (double)n / seq_seconds : 0.0;
+        s = blocked ? epoch_blocked(&o, ds, order, scores, threads, &t, &mistakes, epoch, seq_rate, &gave_up)
                     : epoch_sequential(&o, ds, order, map, mapped, &t, &mistakes, epoch);
+        if (gave_up) {
+            blocked_pays = false;
+            s = epoch_sequential(&o, ds, order, map, mapped, &t, &mistakes, epoch);
+        }
         r->updates += mistakes - before;
+        double took = pt_now() - e0;
+        if (!blocked) seq_seconds = took;
+        else if (!gave_up && p->pass == PT_PASS_AUTO && took > 0.9 * seq_seconds) blocked_pays = false;
         if (s == PT_ERR_INTERRUPTED && o.vote_error != PT_OK) {
             s = pt_fail(o.vote_error, "%s", o.vote_msg);
             pt_stop_requested = 0;
