@@ -6,16 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-
-/* From io_libsvm.c (the text helpers the two readers share). */
-pt_status pt_text_map(const char *path, const char **data, size_t *len, bool *mapped);
-void pt_text_unmap(const char *data, size_t len, bool mapped);
-const char *pt_scan_float(const char *p, const char *end, float *out);
-const char *pt_scan_double(const char *p, const char *end, double *out);
-int pt_parse_float_slow(const char *s, size_t len, float *out);  /* 0 ok, 1 bad, 2 not finite */
-int pt_parse_double_slow(const char *s, size_t len, double *out);
-pt_status pt_write_csv_rows(FILE *f, const void *ds);
+#include "io_text.h"
 
 enum { NUM_OK = 0, NUM_BAD = 1, NUM_NONFINITE = 2 };
 

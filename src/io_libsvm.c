@@ -1,13 +1,15 @@
 /* LIBSVM / svmlight text: a parallel two-pass reader into the dense layout, and the writer.
  *
- * The reader maps the whole file (no line buffer, so any line length works) and splits it
- * into byte chunks aligned to line starts. Pass 1 (parallel) counts lines and data rows per
- * chunk and takes each line's last "idx:" as its largest index (true for every valid line;
- * invalid lines are caught in pass 2). After a prefix sum over the chunks and the memory
- * budget check, pass 2 (parallel) parses every row straight into its place in the matrix.
- * Each chunk keeps its first error; the one from the lowest chunk is the file's first.
+ * The reader splits the file into byte chunks aligned to line starts and reads each chunk
+ * with pread through a small per-thread buffer that grows to hold the longest line (so any
+ * line length works). Pass 1 (parallel) counts lines and data rows per chunk and takes each
+ * line's last "idx:" as its largest index (true for every valid line; invalid lines are
+ * caught in pass 2). After a prefix sum over the chunks and the memory budget check, pass 2
+ * (parallel) parses every row straight into its place in the matrix. Each chunk keeps its
+ * first error; the one from the lowest chunk is the file's first.
  *
- * This file also holds the number scanning and file mapping shared with io_csv.c. */
+ * This file also holds what io_csv.c shares: number scanning, whole-file access, and the
+ * buffered number formatting of the two text writers. */
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
@@ -19,16 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-/* Shared with io_csv.c (prototypes repeated there). */
-pt_status pt_text_map(const char *path, const char **data, size_t *len, bool *mapped);
-void pt_text_unmap(const char *data, size_t len, bool mapped);
-locale_t pt_c_locale(void);
-const char *pt_scan_float(const char *p, const char *end, float *out);
-const char *pt_scan_double(const char *p, const char *end, double *out);
-int pt_parse_float_slow(const char *s, size_t len, float *out);
-int pt_parse_double_slow(const char *s, size_t len, double *out);
+#include "io_text.h"
 
 /* Results of the slow parsers. */
 enum { NUM_OK = 0, NUM_BAD = 1, NUM_NONFINITE = 2 };
@@ -38,7 +31,11 @@ enum { NUM_OK = 0, NUM_BAD = 1, NUM_NONFINITE = 2 };
 static locale_t c_locale_obj;
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
 
-static void c_locale_init(void) { c_locale_obj = newlocale(LC_ALL_MASK, "C", (locale_t)0); }
+static void c_locale_init(void)
+{
+    c_locale_obj = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    if (c_locale_obj == (locale_t)0) c_locale_obj = LC_GLOBAL_LOCALE; /* cannot happen for "C" */
+}
 
 /* The "C" locale object, so numbers never depend on the caller's setlocale(). */
 locale_t pt_c_locale(void)
@@ -72,8 +69,8 @@ static inline int digits8(const char *p, uint64_t *value)
     memcpy(&v, p, sizeof v);
     uint64_t bad = ((v & 0xF0 * ones) ^ 0x30 * ones) | (((v + 0x06 * ones) & 0xF0 * ones) ^ 0x30 * ones);
     int k = bad ? __builtin_ctzll(bad) >> 3 : 8;
-    if (k == 0) return 0;
-    uint64_t t = (v - 0x30 * ones) << (8 * (8 - k)); /* the k digits, after 8-k zero digits */
+    uint64_t t = v - 0x30 * ones;
+    t = k ? t << (8 * (8 - k)) : 0; /* the k digits, after 8-k zero digits */
     t = t * 10 + (t >> 8);
     t = (((t & 0x000000FF000000FFu) * 0x000F424000000064u) +
          (((t >> 16) & 0x000000FF000000FFu) * 0x0000271000000001u)) >> 32;
@@ -84,19 +81,26 @@ static inline int digits8(const char *p, uint64_t *value)
 #define HAVE_SWAR 0
 #endif
 
-/* Append the digits at p to *m (counting them in *nd); NULL past 19 digits. */
+/* Append the digits at p to *m (counting them in *nd); NULL past 19 digits. Runs of up to
+ * 15 digits take two SWAR words and no loop. */
 static inline const char *scan_digits(const char *p, const char *end, uint64_t *m, int *nd)
 {
 #if HAVE_SWAR
-    while (end - p >= 8) {
-        uint64_t v;
-        int k = digits8(p, &v);
-        if (k == 0) return p;
-        if (*nd + k > 19) return NULL;
-        *m = *m * pow10_u64[k] + v;
-        *nd += k;
-        p += k;
-        if (k < 8) return p;
+    if (end - p >= 16) {
+        uint64_t v1, v2;
+        int k1 = digits8(p, &v1), k2 = digits8(p + 8, &v2);
+        if (k1 < 8) {
+            if (*nd + k1 > 19) return NULL;
+            *m = *m * pow10_u64[k1] + v1;
+            *nd += k1;
+            return p + k1;
+        }
+        if (k2 < 8) {
+            if (*nd + 8 + k2 > 19) return NULL;
+            *m = (*m * pow10_u64[8] + v1) * pow10_u64[k2] + v2;
+            *nd += 8 + k2;
+            return p + 8 + k2;
+        }
     }
 #endif
     for (; p < end && is_digit(*p); p++) {
@@ -354,7 +358,8 @@ static ssize_t pread_full(int fd, char *buf, size_t n, size_t off)
 /* The first line start at or after off (len if none). */
 static size_t line_start_at(const source *src, size_t off)
 {
-    if (off == 0 || off >= src->len) return off >= src->len ? src->len : 0;
+    if (off == 0) return 0;
+    if (off >= src->len) return src->len;
     if (src->mem) {
         const char *nl = memchr(src->mem + off - 1, '\n', src->len - off + 1);
         return nl ? (size_t)(nl - src->mem) + 1 : src->len;
@@ -410,7 +415,7 @@ static inline bool is_blank(char c) { return cclass[(unsigned char)c] == C_BLANK
 /* Where a token ends: at a blank, a newline, a comment or the end. */
 static inline const char *token_end(const char *p, const char *end)
 {
-    while (p < end && !is_blank(*p) && *p != '\n' && *p != '#') p++;
+    while (p < end && cclass[(unsigned char)*p] == 0) p++;
     return p;
 }
 
@@ -730,7 +735,8 @@ static pt_dataset *alloc_dataset(size_t n, size_t d)
 static void run_pass(const source *src, chunk *ch, size_t nch, int threads, lines_fn fn,
                      const void *ctx)
 {
-#pragma omp parallel num_threads(threads)
+    if ((size_t)threads > nch) threads = (int)nch;
+#pragma omp parallel num_threads(threads) if (threads > 1)
     {
         block_buf buf = {NULL, 0};
 #pragma omp for schedule(dynamic, 1)
@@ -839,7 +845,7 @@ static char *put_uint(char *p, uint64_t u)
 /* v as %.9g (exact for floats), with integers below 1e9 printed directly (the same text). */
 static char *put_float(char *p, float v)
 {
-    if (v == (float)(int32_t)v && fabsf(v) < 1e9f && !(v == 0.0f && signbit(v))) {
+    if (fabsf(v) < 1e9f && v == (float)(int32_t)v && !(v == 0.0f && signbit(v))) {
         if (v < 0) *p++ = '-';
         return put_uint(p, (uint64_t)fabsf(v));
     }
@@ -941,5 +947,4 @@ static pt_status write_rows(FILE *f, const pt_dataset *ds, row_fn fn)
 pt_status pt_write_libsvm(FILE *f, const void *ds) { return write_rows(f, ds, libsvm_row); }
 
 /* The CSV writer shares the row buffering and number formatting above. */
-pt_status pt_write_csv_rows(FILE *f, const void *ds);
 pt_status pt_write_csv_rows(FILE *f, const void *ds) { return write_rows(f, ds, csv_row); }
