@@ -140,6 +140,9 @@ double pt_dataset_label(const pt_dataset *ds, size_t i);
 int32_t pt_dataset_class(const pt_dataset *ds, size_t i);
 size_t pt_dataset_nclass(const pt_dataset *ds);
 double pt_dataset_class_value(const pt_dataset *ds, size_t k);
+/* Text labels (a CSV whose label column holds words): the name of class k, in strcmp order;
+ * the class values are then 0..nclass-1. NULL when the labels are numbers. */
+const char *pt_dataset_class_name(const pt_dataset *ds, size_t k);
 /* Binary labels as floats +1/-1 (class 1 is +1); NULL unless there are exactly 2 classes. */
 const float *pt_dataset_y(const pt_dataset *ds);
 
@@ -392,6 +395,8 @@ typedef struct pt_model_info {
 void pt_model_get_info(const pt_model *m, pt_model_info *info);
 /* Label value of class k (0..nclass-1, ascending). */
 double pt_model_class_value(const pt_model *m, size_t k);
+/* The text label of class k for a model trained on text labels, else NULL. */
+const char *pt_model_class_name(const pt_model *m, size_t k);
 /* Linear models: w (d floats) and bias b. NULL for kernel models. */
 const float *pt_model_weights(const pt_model *m, float *bias);
 

@@ -65,6 +65,7 @@ void pt_dataset_free(pt_dataset *ds)
     if (ds->map) munmap(ds->map, ds->map_len);
     pt_free(ds->cls);
     pt_free(ds->y);
+    pt_names_free(ds->class_names, ds->nclass);
     free(ds->class_values);
     free(ds->wstar);
     free(ds);
@@ -117,6 +118,8 @@ pt_status pt_dataset_set_class_table(pt_dataset *ds, const double *raw)
         if (k == 0 || sorted[i] != sorted[k - 1]) sorted[k++] = sorted[i];
     double *table = realloc(sorted, (k ? k : 1) * sizeof *table);
     if (!table) table = sorted;
+    pt_names_free(ds->class_names, ds->nclass);
+    ds->class_names = NULL;
     free(ds->class_values);
     ds->class_values = table;
     ds->nclass = k;
@@ -199,6 +202,7 @@ pt_status pt_dataset_slice(const pt_dataset *ds, size_t start, size_t count, pt_
     s->class_values = malloc((ds->nclass ? ds->nclass : 1) * sizeof(double));
     if (!s->class_values) goto nomem;
     memcpy(s->class_values, ds->class_values, ds->nclass * sizeof(double));
+    if (ds->class_names && !(s->class_names = pt_names_dup(ds->class_names, ds->nclass))) goto nomem;
     if (ds->y) {
         if (!(s->y = pt_alloc((count ? count : 1) * sizeof(float), "labels"))) goto nomem;
         memcpy(s->y, ds->y + start, count * sizeof(float));
@@ -232,5 +236,77 @@ void pt_dataset_binary_view(const pt_dataset *ds, size_t k, float *y, pt_dataset
     view->X_owned = false;
     view->map = NULL;
     view->class_values = NULL;
+    view->class_names = NULL;
     view->wstar = NULL;
+}
+
+const char *pt_dataset_class_name(const pt_dataset *ds, size_t k)
+{
+    return ds->class_names ? ds->class_names[k] : NULL;
+}
+
+char **pt_names_dup(char *const *names, size_t K)
+{
+    if (!names) return NULL;
+    char **c = calloc(K ? K : 1, sizeof *c);
+    for (size_t k = 0; c && k < K; k++)
+        if (!(c[k] = strdup(names[k]))) {
+            pt_names_free(c, K);
+            return NULL;
+        }
+    return c;
+}
+
+void pt_names_free(char **names, size_t K)
+{
+    for (size_t k = 0; names && k < K; k++) free(names[k]);
+    free(names);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+pt_status pt_dataset_set_class_names(pt_dataset *ds, char *const *text)
+{
+    size_t n = ds->n;
+    char **sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted) return pt_fail(PT_ERR_NOMEM, "cannot allocate %zu labels", n);
+    memcpy(sorted, text, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, cmp_str);
+    size_t K = 0;
+    for (size_t i = 0; i < n; i++)
+        if (K == 0 || strcmp(sorted[i], sorted[K - 1]) != 0) sorted[K++] = sorted[i];
+    char **names = pt_names_dup(sorted, K);
+    double *values = malloc((K ? K : 1) * sizeof *values);
+    free(sorted);
+    if (!names || !values) {
+        pt_names_free(names, K);
+        free(values);
+        return pt_fail(PT_ERR_NOMEM, "cannot allocate %zu class names", K);
+    }
+    for (size_t k = 0; k < K; k++) values[k] = (double)k;
+    for (size_t i = 0; i < n; i++) {
+        /* binary search in the sorted names */
+        size_t lo = 0, hi = K;
+        while (hi - lo > 1) {
+            size_t mid = (lo + hi) / 2;
+            if (strcmp(names[mid], text[i]) <= 0) lo = mid;
+            else hi = mid;
+        }
+        ds->cls[i] = (int32_t)lo;
+    }
+    pt_names_free(ds->class_names, ds->nclass);
+    free(ds->class_values);
+    ds->class_names = names;
+    ds->class_values = values;
+    ds->nclass = K;
+    pt_free(ds->y);
+    ds->y = NULL;
+    if (K == 2) {
+        if (!(ds->y = pt_alloc((n ? n : 1) * sizeof(float), "labels"))) return PT_ERR_NOMEM;
+        for (size_t i = 0; i < n; i++) ds->y[i] = ds->cls[i] == 1 ? 1.0f : -1.0f;
+    }
+    return PT_OK;
 }

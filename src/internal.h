@@ -65,6 +65,7 @@ struct pt_dataset {
     float *y;            /* n floats +1/-1 when nclass == 2, else NULL */
     size_t nclass;
     double *class_values; /* nclass, ascending */
+    char **class_names;   /* text labels (nclass, strcmp order; class_values are 0..K-1) or NULL */
     size_t nnz;
     /* generator truth (kind[0] != 0 when present) */
     char kind[16];
@@ -85,6 +86,12 @@ size_t pt_dense_bytes(size_t n, size_t d);
 pt_status pt_check_dense_budget(const char *path, size_t n, size_t d, size_t budget);
 /* Build cls, class_values and y from raw per-row label values. */
 pt_status pt_dataset_set_class_table(pt_dataset *ds, const double *raw);
+/* Text labels: build cls, class_values (0..K-1), class_names (sorted by strcmp) and y from
+ * each row's label text (n strings). */
+pt_status pt_dataset_set_class_names(pt_dataset *ds, char *const *text);
+/* Copy K names (NULL in, NULL out). */
+char **pt_names_dup(char *const *names, size_t K);
+void pt_names_free(char **names, size_t K);
 /* Scan the matrix for non-zeros (and non-finite values: an error naming row and column). */
 pt_status pt_dataset_count_nnz(pt_dataset *ds, const char *path);
 
@@ -152,6 +159,7 @@ struct pt_model {
     pt_multiclass multiclass;
     double *labels;
     float *W, *Bk;
+    char **label_names; /* text labels (nclass) or NULL */
     /* kernel models: n_sv support vectors (rows of stride floats) with coefficients
      * coef = alpha * y (signed) */
     size_t n_sv;

@@ -3,6 +3,7 @@
  * columns (so the dense budget is checked before anything big is allocated), then parse
  * straight into the matrix. Single-threaded: CSV is the interchange format, not the fast one. */
 #include <locale.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,8 +97,20 @@ static pt_status cell_error(const csv_file *c, size_t line, size_t col, const ch
 }
 
 /* One data line into row x (d floats) and its label. */
+/* The text of a label cell: trimmed, without surrounding double quotes (malloc'd). */
+static char *label_text(const char *s, const char *e)
+{
+    while (s < e && (*s == ' ' || *s == '\t')) s++;
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) e--;
+    if (e - s >= 2 && *s == '"' && e[-1] == '"') {
+        s++;
+        e--;
+    }
+    return strndup(s, (size_t)(e - s));
+}
+
 static pt_status parse_line(const csv_file *c, size_t line, const char *p, const char *le,
-                            float *x, double *label, size_t *nnz)
+                            float *x, double *label, char **text, size_t *nnz)
 {
     size_t got = count_cells(p, le);
     if (got != c->ncols)
@@ -108,7 +121,15 @@ static pt_status parse_line(const csv_file *c, size_t line, const char *p, const
         next_cell(&p, le, &s, &e);
         int st;
         if (col == c->label) {
+            /* keep every label's text: if any is not a number, labels are words */
+            if (!(*text = label_text(s, e)))
+                return pt_fail(PT_ERR_NOMEM, "%s:%zu: cannot allocate a label", c->path, line);
+            if (!**text) return pt_fail(PT_ERR_PARSE, "%s:%zu: the label is empty", c->path, line);
             st = parse_cell(s, e, NULL, label);
+            if (st == NUM_BAD) {
+                *label = NAN;
+                st = NUM_OK;
+            }
         } else {
             float *v = &x[col < c->label ? col : col - 1];
             st = parse_cell(s, e, v, NULL);
@@ -152,13 +173,13 @@ static pt_status scan_file(csv_file *c, const pt_read_options *o, size_t *rows,
 
 /* Pass 2: parse every data line from the first one. */
 static pt_status parse_rows(const csv_file *c, const char *p, size_t line, pt_dataset *ds,
-                            double *labels)
+                            double *labels, char **texts)
 {
     size_t row = 0, nnz = 0;
     for (; p < c->end; line++) {
         const char *le = line_end(p, c->end);
         if (!line_blank(p, le)) {
-            PT_TRY(parse_line(c, line, p, le, ds->X + row * ds->stride, &labels[row], &nnz));
+            PT_TRY(parse_line(c, line, p, le, ds->X + row * ds->stride, &labels[row], &texts[row], &nnz));
             row++;
         }
         p = le < c->end ? le + 1 : c->end;
@@ -177,9 +198,14 @@ static pt_status read_mapped(csv_file *c, const pt_read_options *o, pt_dataset *
     pt_dataset *ds = pt_dataset_alloc(n, d);
     if (!ds) return PT_ERR_NOMEM;
     double *labels = malloc(n * sizeof *labels);
-    pt_status s = labels ? PT_OK : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu labels", c->path, n);
-    if (s == PT_OK) s = parse_rows(c, first, first_line, ds, labels);
-    if (s == PT_OK) s = pt_dataset_set_class_table(ds, labels);
+    char **texts = calloc(n, sizeof *texts);
+    pt_status s = labels && texts ? PT_OK : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu labels", c->path, n);
+    if (s == PT_OK) s = parse_rows(c, first, first_line, ds, labels, texts);
+    bool words = false;
+    for (size_t i = 0; s == PT_OK && i < n && !words; i++) words = isnan(labels[i]);
+    if (s == PT_OK) s = words ? pt_dataset_set_class_names(ds, texts) : pt_dataset_set_class_table(ds, labels);
+    for (size_t i = 0; texts && i < n; i++) free(texts[i]);
+    free(texts);
     free(labels);
     if (s != PT_OK) {
         pt_dataset_free(ds);

@@ -67,6 +67,7 @@ pt_model *pt_model_clone(const pt_model *m)
     c->w = c->W = c->Bk = c->sv = c->coef = NULL;
     c->labels = NULL;
     c->state = NULL;
+    c->label_names = NULL;
     c->votes = c->vote_b = c->vote_c = NULL;
     size_t len = pt_stride_for(m->d);
     bool ok = dup_buf((void **)&c->w, m->w, len, sizeof(float)) &&
@@ -77,6 +78,7 @@ pt_model *pt_model_clone(const pt_model *m)
     ok = ok && dup_buf((void **)&c->votes, m->votes, len * m->n_votes, sizeof(float)) &&
          dup_buf((void **)&c->vote_b, m->vote_b, m->n_votes, sizeof(float)) &&
          dup_buf((void **)&c->vote_c, m->vote_c, m->n_votes, sizeof(float));
+    if (ok && m->label_names) ok = (c->label_names = pt_names_dup(m->label_names, m->nclass)) != NULL;
     if (ok && m->state) ok = (c->state = pt_train_state_clone(m->state)) != NULL;
     if (ok && m->labels) {
         c->labels = malloc(m->nclass * sizeof(double));
@@ -88,6 +90,11 @@ pt_model *pt_model_clone(const pt_model *m)
         return NULL;
     }
     return c;
+}
+
+const char *pt_model_class_name(const pt_model *m, size_t k)
+{
+    return m->label_names ? m->label_names[k] : NULL;
 }
 
 double pt_model_class_value(const pt_model *m, size_t k)
@@ -137,6 +144,7 @@ void pt_model_free(pt_model *m)
     pt_free(m->vote_c);
     pt_free(m->W);
     pt_free(m->Bk);
+    pt_names_free(m->label_names, m->nclass);
     free(m->labels); /* malloc'd */
     pt_free(m->w);
     pt_free(m->sv);
@@ -267,11 +275,15 @@ pt_status pt_model_predict(const pt_model *m, const pt_dataset *ds, double *labe
     return st;
 }
 
-/* The model's class index of a label value, or -1 if the model never saw it. */
-static long model_class_of(const pt_model *m, double v)
+/* The model's class index of the data's class c (by value, or by name for text labels), or
+ * -1 if the model never saw it. */
+static long model_class_of(const pt_model *m, const pt_dataset *ds, size_t c)
 {
-    for (size_t c = 0; c < m->nclass; c++)
-        if (pt_model_class_value(m, c) == v) return (long)c;
+    if ((m->label_names != NULL) != (ds->class_names != NULL)) return -1;
+    for (size_t k = 0; k < m->nclass; k++)
+        if (m->label_names ? strcmp(m->label_names[k], ds->class_names[c]) == 0
+                           : pt_model_class_value(m, k) == ds->class_values[c])
+            return (long)k;
     return -1;
 }
 
@@ -290,7 +302,7 @@ pt_status pt_model_confusion(const pt_model *m, const pt_dataset *ds, size_t *co
             pt_free(pred);
             return pt_fail(PT_ERR_NOMEM, "cannot allocate the class map");
         }
-        for (size_t c = 0; c < ds->nclass; c++) map[c] = model_class_of(m, ds->class_values[c]);
+        for (size_t c = 0; c < ds->nclass; c++) map[c] = model_class_of(m, ds, c);
         for (size_t i = 0; i < ds->n; i++) {
             long t = map[ds->cls[i]];
             if (t < 0) (*unknown)++;
@@ -305,16 +317,17 @@ pt_status pt_model_confusion(const pt_model *m, const pt_dataset *ds, size_t *co
 pt_status pt_model_evaluate(const pt_model *m, const pt_dataset *ds, pt_eval *out)
 {
     memset(out, 0, sizeof *out);
-    double *pred = malloc((ds->n ? ds->n : 1) * sizeof *pred);
-    if (!pred) return pt_fail(PT_ERR_NOMEM, "cannot allocate %zu predictions", ds->n);
-    pt_status st = pt_model_predict(m, ds, pred);
+    size_t K = m->nclass, unknown;
+    size_t *conf = malloc(K * K * sizeof *conf);
+    if (!conf) return pt_fail(PT_ERR_NOMEM, "cannot allocate a %zu x %zu confusion matrix", K, K);
+    pt_status st = pt_model_confusion(m, ds, conf, &unknown);
     if (st == PT_OK) {
         size_t correct = 0;
-        for (size_t i = 0; i < ds->n; i++) correct += pred[i] == pt_dataset_label(ds, i);
+        for (size_t c = 0; c < K; c++) correct += conf[c * K + c];
         out->n = ds->n;
         out->correct = correct;
         out->accuracy = ds->n ? (double)correct / (double)ds->n : 0.0;
     }
-    free(pred);
+    free(conf);
     return st;
 }

@@ -11,6 +11,8 @@
  *   labels -1 1              the class labels, ascending (%.17g); for two classes the first is
  *                            the -1 side, the second the +1 side
  *   multiclass ovr           ovr | direct (how more than two classes were trained)
+ *   names a b%20c            text labels only (labels are then 0 .. nclass-1): the class
+ *                            names, space-separated, with %, spaces and control bytes as %XX
  *   eta 1 ... gram_storage auto   every training parameter (floats %.9g, doubles %.17g)
  *   expand poly degree 3 coef0 1 rff_dim 1024 gamma 1 seed 1 d_in 4
  *                            optional, only for a model trained on a feature expansion (poly |
@@ -153,6 +155,16 @@ static void print_model(FILE *f, const pt_model *m)
             pt_path_name(m->path), pt_variant_name(m->variant), m->bias ? 1 : 0, m->d, m->nclass);
     for (size_t c = 0; c < m->nclass; c++) fprintf(f, " %.17g", pt_model_class_value(m, c));
     fprintf(f, "\nmulticlass %s\n", pt_multiclass_name(m->multiclass));
+    if (m->label_names) {
+        fputs("names", f);
+        for (size_t c = 0; c < m->nclass; c++) {
+            fputc(' ', f);
+            for (const unsigned char *q = (const unsigned char *)m->label_names[c]; *q; q++)
+                if (*q <= ' ' || *q == '%' || *q == 0x7f) fprintf(f, "%%%02X", *q);
+                else fputc(*q, f);
+        }
+        fputc('\n', f);
+    }
     fprintf(f, "eta %.9g\nmargin %.9g\nepochs %d\nshuffle %d\nseed %" PRIu64 "\n", (double)p->eta,
             (double)p->margin, p->epochs, p->shuffle ? 1 : 0, p->seed);
     fprintf(f, "loss %s\nlambda %.9g\nschedule %s\nbatch_size %zu\ntol %.17g\n",
@@ -360,6 +372,7 @@ typedef struct fields {
     int bias;
     uint64_t d, nclass;
     double *labels; /* nclass values, malloc'd */
+    char **names;   /* text labels (nclass), malloc'd, or NULL */
     pt_multiclass multiclass;
     pt_train_params p;
     int epochs_run;
@@ -662,12 +675,43 @@ static pt_status parse_expand(const parser *r, char *line, fields *f)
 
 static pt_status parse_fields(parser *r, fields *f, pt_model **out);
 
+/* "names": nclass percent-encoded class names (after "nclass"). */
+static pt_status parse_names(const parser *r, char *line, fields *f)
+{
+    if (!f->nclass) return perr(r, "names: 'nclass' must come first");
+    if (f->names) return perr(r, "key 'names' given twice");
+    if (!(f->names = calloc((size_t)f->nclass, sizeof *f->names)))
+        return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %" PRIu64 " names", r->path, f->nclass);
+    for (uint64_t c = 0; c < f->nclass; c++) {
+        char *t = token(&line);
+        if (!t) return perr(r, "names: expected %" PRIu64 " names, found %" PRIu64, f->nclass, c);
+        char *out = f->names[c] = malloc(strlen(t) + 1);
+        if (!out) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a name", r->path);
+        for (const char *q = t; *q; q++) {
+            unsigned v;
+            if (*q == '%') {
+                if (!q[1] || !q[2] || sscanf(q + 1, "%2x", &v) != 1 || v == 0)
+                    return perr(r, "names: bad escape in '%s'", t);
+                *out++ = (char)v;
+                q += 2;
+            } else {
+                *out++ = *q;
+            }
+        }
+        *out = '\0';
+        if (c && strcmp(f->names[c - 1], f->names[c]) >= 0) return perr(r, "names: not in order");
+    }
+    if (token(&line)) return perr(r, "names: expected %" PRIu64 " names, found more", f->nclass);
+    return PT_OK;
+}
+
 static pt_status parse_body(parser *r, pt_model **out)
 {
     fields f;
     memset(&f, 0, sizeof f);
     pt_status s = parse_fields(r, &f, out);
     free(f.labels);
+    pt_names_free(f.names, (size_t)f.nclass);
     return s;
 }
 
@@ -705,6 +749,10 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
             PT_TRY(parse_expand(r, rest, &f));
             continue;
         }
+        if (strcmp(key, "names") == 0) {
+            PT_TRY(parse_names(r, rest, &f));
+            continue;
+        }
         int k = 0;
         while (k < NKEYS && strcmp(key, key_name[k]) != 0) k++;
         if (k == NKEYS) return perr(r, "unknown key '%s'", key);
@@ -740,6 +788,8 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
     m->d = (size_t)f.d;
     m->nclass = (size_t)f.nclass;
     m->multiclass = f.multiclass;
+    m->label_names = f.names;
+    f.names = NULL;
     if (f.nclass == 2) {
         m->class_values[0] = f.labels[0];
         m->class_values[1] = f.labels[1];

@@ -136,6 +136,7 @@ void pt_model_set_meta(pt_model *m, const pt_dataset *ds, const pt_train_params 
     m->bias = p->bias;
     m->multiclass = p->multiclass;
     m->nclass = ds->nclass;
+    if (ds->class_names && !m->label_names) m->label_names = pt_names_dup(ds->class_names, ds->nclass);
     if (ds->nclass == 2) {
         m->class_values[0] = ds->class_values[0];
         m->class_values[1] = ds->class_values[1];

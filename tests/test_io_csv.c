@@ -133,8 +133,11 @@ START_TEST(header_detected)
     ck_assert_uint_eq(pt_dataset_n(ds), 2);
     check_row(ds, 0, 1, (const float[]){0.5f, 2}, 2);
     pt_dataset_free(ds);
-    /* A header whose label cell only is a word is not a header: the label must be a number. */
-    expect_fail("y,1,2\n1,2,3\n", 1, "not a number");
+    /* A first line whose label cell only is a word is data with a text label, not a header. */
+    ds = read_text("y,1,2\nz,2,3\n", &o);
+    ck_assert_uint_eq(pt_dataset_n(ds), 2);
+    ck_assert_str_eq(pt_dataset_class_name(ds, 0), "y");
+    pt_dataset_free(ds);
 }
 END_TEST
 
@@ -146,7 +149,7 @@ START_TEST(header_forced)
     check_row(ds, 1, -1, (const float[]){3, 4}, 2);
     pt_dataset_free(ds);
     o = opts(0, 0);
-    expect_fail_o("y,a,b\n1,2,3\n", &o, PT_ERR_PARSE, 1, "column 1 (the label): 'y' is not a number");
+    expect_fail_o("y,a,b\n1,2,3\n", &o, PT_ERR_PARSE, 1, "column 2: 'a' is not a number");
 }
 END_TEST
 
@@ -186,7 +189,26 @@ START_TEST(err_not_number)
 {
     expect_fail("1,2,3\n-1,2,abc\n", 2, "column 3: 'abc' is not a number");
     expect_fail("1,2,3\n-1,,3\n", 2, "column 2 is empty");
-    expect_fail("1,2,3\nx,2,3\n", 2, "column 1 (the label)");
+    expect_fail("1,2,3\n ,2,3\n", 2, "label is empty");
+}
+END_TEST
+
+/* Words in the label column are text labels: classes in strcmp order, kept by name. */
+START_TEST(text_labels)
+{
+    pt_read_options o = opts(-1, 0);
+    pt_dataset *ds = read_text("setosa,1,2\n\"virginica\",3,4\nversicolor,5,6\n7,7,8\n", &o);
+    ck_assert_uint_eq(pt_dataset_nclass(ds), 4);
+    ck_assert_str_eq(pt_dataset_class_name(ds, 0), "7");
+    ck_assert_str_eq(pt_dataset_class_name(ds, 1), "setosa");
+    ck_assert_str_eq(pt_dataset_class_name(ds, 3), "virginica");
+    ck_assert_int_eq(pt_dataset_class(ds, 1), 3);
+    ck_assert_int_eq(pt_dataset_class(ds, 3), 0);
+    pt_dataset_free(ds);
+    /* numbers only: numeric labels, no names */
+    ds = read_text("1,2\n0,3\n", &o);
+    ck_assert_ptr_null(pt_dataset_class_name(ds, 0));
+    pt_dataset_free(ds);
 }
 END_TEST
 
@@ -237,6 +259,7 @@ static Suite *suite(void)
     tcase_add_test(t, accepts_crlf_blank_spaces);
     tcase_add_test(t, err_ragged);
     tcase_add_test(t, err_not_number);
+    tcase_add_test(t, text_labels);
     tcase_add_test(t, err_nan_inf);
     tcase_add_test(t, err_empty);
     tcase_add_test(t, err_missing_file);

@@ -238,6 +238,43 @@ START_TEST(test_ovr_equals_binary_runs)
 }
 END_TEST
 
+/* Text labels (from a CSV) train, survive the model file by name, and are matched by name
+ * when evaluating another file whose classes come in another order. */
+START_TEST(test_text_labels_round_trip)
+{
+    const char *train = tu_write_file("txt", ".csv",
+                                      "cat,0,0\ndog,5,5\nemu,0,5\ncat,0.5,0\ndog,5,4.5\nemu,0,4.5\n");
+    char tpath[512];
+    snprintf(tpath, sizeof tpath, "%s", train);
+    const char *test = tu_write_file("txt2", ".csv", "emu,0,5\ncat,0,0\nyak,1,1\n");
+    pt_dataset *ds, *te;
+    ck_assert_int_eq(pt_dataset_read(tpath, NULL, &ds), PT_OK);
+    ck_assert_int_eq(pt_dataset_read(test, NULL, &te), PT_OK);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.epochs = 200;
+    pt_model *m, *back;
+    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_OK);
+    const char *path = tu_path("txt", ".model");
+    ck_assert_int_eq(pt_model_save(m, path), PT_OK);
+    ck_assert_msg(pt_model_load(path, &back) == PT_OK, "%s", pt_last_error());
+    ck_assert_str_eq(pt_model_class_name(back, 0), "cat");
+    ck_assert_str_eq(pt_model_class_name(back, 2), "emu");
+    size_t conf[9], unknown;
+    ck_assert_int_eq(pt_model_confusion(back, te, conf, &unknown), PT_OK);
+    ck_assert_uint_eq(unknown, 1); /* yak */
+    ck_assert_uint_eq(conf[0 * 3 + 0], 1); /* cat as cat */
+    ck_assert_uint_eq(conf[2 * 3 + 2], 1); /* emu as emu */
+    pt_eval ev;
+    ck_assert_int_eq(pt_model_evaluate(back, te, &ev), PT_OK);
+    ck_assert_uint_eq(ev.correct, 2);
+    pt_model_free(m);
+    pt_model_free(back);
+    pt_dataset_free(ds);
+    pt_dataset_free(te);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("multiclass");
@@ -249,6 +286,7 @@ int main(void)
     tcase_add_test(tc, test_label_mapping_round_trip);
     tcase_add_test(tc, test_ovr_threads_identical);
     tcase_add_test(tc, test_ovr_equals_binary_runs);
+    tcase_add_test(tc, test_text_labels_round_trip);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -121,7 +121,11 @@ int cmd_info(int argc, char **argv)
     } else {
         printf("%s: %zu rows x %zu features (stride %zu), %zu classes\n", file, in.n, in.d,
                in.stride, k);
-        for (size_t c = 0; c < k && c < 20; c++) printf("  label %g: %zu rows\n", values[c], counts[c]);
+        for (size_t c = 0; c < k && c < 20; c++) {
+            const char *name = pt_dataset_class_name(ds, c);
+            if (name) printf("  label %s: %zu rows\n", name, counts[c]);
+            else printf("  label %g: %zu rows\n", values[c], counts[c]);
+        }
         if (k > 20) printf("  ... %zu more classes\n", k - 20);
         printf("  non-zeros %zu, density %.4g\n", in.nnz, in.density);
         printf("  R = max |x| = %.6g\n", in.R);

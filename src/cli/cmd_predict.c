@@ -18,21 +18,31 @@ static void prec_rec(const size_t *conf, size_t K, size_t c, double *prec, doubl
     *rec = row ? (double)tp / (double)row : 0.0;
 }
 
+/* A class's label as text: its name, or its value. */
+static const char *label_of(const pt_model *m, size_t c, char *buf, size_t len)
+{
+    const char *name = pt_model_class_name(m, c);
+    if (name) return name;
+    snprintf(buf, len, "%g", pt_model_class_value(m, c));
+    return buf;
+}
+
 static void print_per_class(const pt_model *m, const size_t *conf, size_t K)
 {
+    char buf[64];
     printf("%10s %9s %9s %8s\n", "class", "precision", "recall", "rows");
     for (size_t c = 0; c < K; c++) {
         double p, r;
         size_t rows = 0;
         for (size_t k = 0; k < K; k++) rows += conf[c * K + k];
         prec_rec(conf, K, c, &p, &r);
-        printf("%10g %8.2f%% %8.2f%% %8zu\n", pt_model_class_value(m, c), 100 * p, 100 * r, rows);
+        printf("%10s %8.2f%% %8.2f%% %8zu\n", label_of(m, c, buf, sizeof buf), 100 * p, 100 * r, rows);
     }
     printf("confusion matrix (rows: true class, columns: predicted)\n%10s", "");
-    for (size_t c = 0; c < K; c++) printf(" %6g", pt_model_class_value(m, c));
+    for (size_t c = 0; c < K; c++) printf(" %6.6s", label_of(m, c, buf, sizeof buf));
     printf("\n");
     for (size_t t = 0; t < K; t++) {
-        printf("%10g", pt_model_class_value(m, t));
+        printf("%10s", label_of(m, t, buf, sizeof buf));
         for (size_t c = 0; c < K; c++) printf(" %6zu", conf[t * K + c]);
         printf("\n");
     }
@@ -128,7 +138,11 @@ int cmd_predict(int argc, char **argv)
             rc = EXIT_INPUT;
             goto done;
         }
-        for (size_t i = 0; i < n; i++) fprintf(f, "%.17g\n", pred[i]);
+        for (size_t i = 0; i < n; i++) {
+            const char *name = pt_model_class_name(m, (size_t)pred[i]);
+            if (name) fprintf(f, "%s\n", name);
+            else fprintf(f, "%.17g\n", pred[i]);
+        }
         if (fclose(f) != 0) {
             fprintf(stderr, "ptron: %s: write failed: %s\n", out, strerror(errno));
             rc = EXIT_INPUT;

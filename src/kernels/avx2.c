@@ -46,13 +46,24 @@ INLINE float dot_impl(const float *a, const float *b, size_t n)
         s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
         s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
     }
-    /* Up to three whole vectors left. */
-    for (; i + 8 <= n; i += 8)
+    /* Up to three whole vectors left: one into each of the first chains, so short rows
+     * (d = 8..31) do not wait on one chain's latency. */
+    if (i + 8 <= n) {
         s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+        i += 8;
+        if (i + 8 <= n) {
+            s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s1);
+            i += 8;
+            if (i + 8 <= n) {
+                s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s2);
+                i += 8;
+            }
+        }
+    }
     /* Tail of 1..7 floats: masked loads give zeros past n and read nothing there. */
     if (i < n) {
         __m256i m = tail_mask(n - i);
-        s1 = _mm256_fmadd_ps(_mm256_maskload_ps(a + i, m), _mm256_maskload_ps(b + i, m), s1);
+        s3 = _mm256_fmadd_ps(_mm256_maskload_ps(a + i, m), _mm256_maskload_ps(b + i, m), s3);
     }
     /* Combine the accumulators pairwise, then the lanes. */
     return hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));

@@ -49,13 +49,24 @@ INLINE float dot_impl(const float *a, const float *b, size_t n)
         s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
         s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
     }
-    /* Up to three whole vectors left. */
-    for (; i + 16 <= n; i += 16)
+    /* Up to three whole vectors left: one into each of the first chains, so short rows
+     * (d = 16..63) do not wait on one chain's latency. */
+    if (i + 16 <= n) {
         s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+        i += 16;
+        if (i + 16 <= n) {
+            s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s1);
+            i += 16;
+            if (i + 16 <= n) {
+                s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s2);
+                i += 16;
+            }
+        }
+    }
     /* Tail of 1..15 floats: masked loads give zeros past n and read nothing there. */
     if (i < n) {
         __mmask16 m = tail_mask(n - i);
-        s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s1);
+        s3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s3);
     }
     /* Combine the accumulators pairwise, then the lanes. */
     return hsum(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));

@@ -35,8 +35,27 @@ INLINE float dot_impl(const float *a, const float *b, size_t n)
         s6 = vfmaq_f32(s6, vld1q_f32(a + i + 24), vld1q_f32(b + i + 24));
         s7 = vfmaq_f32(s7, vld1q_f32(a + i + 28), vld1q_f32(b + i + 28));
     }
-    /* Up to seven whole vectors left. */
-    for (; i + 4 <= n; i += 4) s0 = vfmaq_f32(s0, vld1q_f32(a + i), vld1q_f32(b + i));
+    /* Up to seven whole vectors left: four at once, then one into each of three more chains,
+     * so short rows do not wait on one chain's latency. */
+    if (i + 16 <= n) {
+        s0 = vfmaq_f32(s0, vld1q_f32(a + i), vld1q_f32(b + i));
+        s1 = vfmaq_f32(s1, vld1q_f32(a + i + 4), vld1q_f32(b + i + 4));
+        s2 = vfmaq_f32(s2, vld1q_f32(a + i + 8), vld1q_f32(b + i + 8));
+        s3 = vfmaq_f32(s3, vld1q_f32(a + i + 12), vld1q_f32(b + i + 12));
+        i += 16;
+    }
+    if (i + 4 <= n) {
+        s4 = vfmaq_f32(s4, vld1q_f32(a + i), vld1q_f32(b + i));
+        i += 4;
+        if (i + 4 <= n) {
+            s5 = vfmaq_f32(s5, vld1q_f32(a + i), vld1q_f32(b + i));
+            i += 4;
+            if (i + 4 <= n) {
+                s6 = vfmaq_f32(s6, vld1q_f32(a + i), vld1q_f32(b + i));
+                i += 4;
+            }
+        }
+    }
     /* Combine the accumulators pairwise, then the lanes ((l0 + l1) + (l2 + l3)). */
     float32x4_t t = vaddq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)),
                               vaddq_f32(vaddq_f32(s4, s5), vaddq_f32(s6, s7)));
