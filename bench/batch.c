@@ -59,9 +59,7 @@ static void bm_batch(bs_state *st, const void *arg)
         pt_status s = pt_train(ds, &p, &m, &rep);
         if (s != PT_OK) {
             /* PT_ERR_UNSUPPORTED while the path is being written: say so and go on */
-            char msg[512];
-            snprintf(msg, sizeof msg, "batch %s: %s", pt_batch_impl_name(c->impl), pt_last_error());
-            bs_skip_with_error(st, msg);
+            bt_skip(st, s, pt_batch_impl_name(c->impl));
             pt_model_free(m);
             pt_train_report_clear(&rep);
             break;

@@ -75,6 +75,15 @@ void bt_threads_restore(int old)
 #endif
 }
 
+void bt_skip(bs_state *st, pt_status s, const char *what)
+{
+    char msg[768];
+    const char *e = pt_last_error();
+    snprintf(msg, sizeof msg, "%s%s: %s", s == PT_ERR_UNSUPPORTED ? "unsupported: " : "", what,
+             e && *e ? e : pt_strerror(s));
+    bs_skip_with_error(st, msg);
+}
+
 /* ---------------------------------------------------------------------- datasets */
 
 static const struct {
@@ -244,7 +253,8 @@ uint64_t bt_read(const void *p, size_t bytes)
 {
     /* the pointer is 64-byte aligned (dataset rows are); bytes a multiple of 256 */
     static int which = -1;
-    if (which < 0) which = pt_isa_available(PT_ISA_AVX512) ? 2 : pt_isa_available(PT_ISA_AVX2) ? 1 : 0;
+    if (which < 0)
+        which = pt_isa_available(PT_ISA_AVX512) ? 2 : pt_isa_available(PT_ISA_AVX2) ? 1 : 0;
 #if defined(__x86_64__)
     if (which == 2) return read_avx512(p, bytes);
     if (which == 1) return read_avx2(p, bytes);

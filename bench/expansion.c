@@ -1,6 +1,7 @@
 /*
  * Explicit feature expansion through pt_expand (skipped while it is not in the build or reports
- * unsupported): polynomial degree 2 and 3 and random Fourier features of a 20,000 x 32 set.
+ * unsupported): polynomial degree 2 (561 features) and 1,024 random Fourier features of a
+ * 20,000 x 32 set. (Degree 3 gives 6,545 features, 524 MB: mostly first touch.)
  * The output is a fresh allocation per call, so its first touch is part of the cost; vs_touch is
  * the time to allocate and touch as many bytes (the floor of any materialised expansion on these
  * machines) over the expansion's time.
@@ -19,7 +20,7 @@ typedef struct expand_case {
 } expand_case;
 
 static const expand_case cases[] = {
-    {PT_EXPAND_POLY, 2, 0}, {PT_EXPAND_POLY, 3, 0}, {PT_EXPAND_RFF, 0, 1024}};
+    {PT_EXPAND_POLY, 2, 0}, {PT_EXPAND_RFF, 0, 1024}};
 
 /* Seconds to allocate bytes as pt_alloc does (2 MiB aligned, huge-page advice) and touch them. */
 static double touch_seconds(size_t bytes)
@@ -47,7 +48,7 @@ static void bm_expand(bs_state *st, const void *arg)
 #ifndef PT_BENCH_HAVE_EXPAND
     (void)arg;
     while (bs_keep_running(st)) {}
-    bs_skip_with_error(st, "pt_expand is not in this build (src/expand.c)");
+    bs_skip_with_error(st, "unsupported: pt_expand is not in this build (src/expand.c)");
 #else
     const expand_case *c = arg;
     const char *err;
@@ -70,9 +71,7 @@ static void bm_expand(bs_state *st, const void *arg)
         pt_status s = pt_expand(ds, &ep, &out);
         el += bt_now() - t0;
         if (s != PT_OK) {
-            char msg[512];
-            snprintf(msg, sizeof msg, "pt_expand: %s", pt_last_error());
-            bs_skip_with_error(st, msg);
+            bt_skip(st, s, "pt_expand");
             break;
         }
         out_bytes = bt_bytes(out);

@@ -31,9 +31,10 @@ static void bm_kernel(bs_state *st, const void *arg)
     const kern_case *c = arg;
     const size_t d = (size_t)bs_range(st, 0);
     const pt_kernels *k;
-    if (pt_kernels_get(c->isa, &k) != PT_OK) {
+    pt_status s = pt_kernels_get(c->isa, &k);
+    if (s != PT_OK) {
         while (bs_keep_running(st)) {}
-        bs_skip_with_error(st, pt_last_error());
+        bt_skip(st, s, "pt_kernels_get");
         return;
     }
     float *a = bt_alloc_touched(d * sizeof(float)), *b = bt_alloc_touched(d * sizeof(float));

@@ -3,6 +3,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -11,6 +12,7 @@
 namespace {
 
 bool smoke = false;
+int hard_errors = 0; // skips whose message does not start with "unsupported:"
 
 benchmark::State *S(bs_state *st) { return reinterpret_cast<benchmark::State *>(st); }
 const benchmark::State *S(const bs_state *st)
@@ -63,6 +65,12 @@ int bs_run(int argc, char **argv)
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
+    // A smoke run is a test: any error other than "unsupported: ..." fails it.
+    if (smoke && hard_errors > 0) {
+        std::fprintf(stderr, "ptron-bench: %d benchmark%s failed\n", hard_errors,
+                     hard_errors == 1 ? "" : "s");
+        return 1;
+    }
     return 0;
 }
 
@@ -74,7 +82,11 @@ int bs_thread_index(const bs_state *st) { return S(st)->thread_index(); }
 int bs_num_threads(const bs_state *st) { return S(st)->threads(); }
 void bs_pause_timing(bs_state *st) { S(st)->PauseTiming(); }
 void bs_resume_timing(bs_state *st) { S(st)->ResumeTiming(); }
-void bs_skip_with_error(bs_state *st, const char *msg) { S(st)->SkipWithError(msg); }
+void bs_skip_with_error(bs_state *st, const char *msg)
+{
+    if (std::strncmp(msg, "unsupported:", 12) != 0) hard_errors++;
+    S(st)->SkipWithError(msg);
+}
 int bs_error_occurred(const bs_state *st) { return S(st)->error_occurred(); }
 void bs_set_iteration_time(bs_state *st, double seconds) { S(st)->SetIterationTime(seconds); }
 void bs_set_bytes_processed(bs_state *st, int64_t bytes) { S(st)->SetBytesProcessed(bytes); }

@@ -45,7 +45,8 @@ int bs_smoke(void);
 /* A key/value pair for the "context" of the JSON output (machine facts, settings). */
 void bs_add_context(const char *key, const char *value);
 /* Run the registered benchmarks that match --benchmark_filter, then shut the library down.
- * Returns 0, or 1 if argv still holds arguments nobody recognised. */
+ * Returns 0; 1 if argv still holds arguments nobody recognised, or if a smoke run had an error
+ * (see bs_skip_with_error). */
 int bs_run(int argc, char **argv);
 
 /* --------------------------------------------------------------------- state */
@@ -66,7 +67,8 @@ int bs_num_threads(const bs_state *st);
 void bs_pause_timing(bs_state *st);
 void bs_resume_timing(bs_state *st);
 /* Report the benchmark as failed with msg (it shows in the output and the JSON "error_message"
- * field) and end its timing loop: the body should return after its loop. */
+ * field) and end its timing loop: the body should return after its loop. A message starting
+ * with "unsupported:" marks a part not built yet; any other makes a smoke run exit 1. */
 void bs_skip_with_error(bs_state *st, const char *msg);
 int bs_error_occurred(const bs_state *st);
 /* With bs_use_manual_time: the time of the current iteration, in seconds. */

@@ -46,7 +46,8 @@ static bool parse_paths(const char *list, bench_opts *o)
     o->npaths = 0;
     char buf[128];
     snprintf(buf, sizeof buf, "%s", list);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         pt_path p;
         if (pt_path_parse(tok, &p) != PT_OK) {
             cli_usage_error("bench", "%s", pt_last_error());
@@ -82,10 +83,12 @@ static int parse(int argc, char **argv, bench_opts *o)
             if (cli_int(&a, arg, 1, 4096, &l)) o->threads = (int)l;
         } else if (IS("--isa")) {
             const char *v = cli_value(&a, arg);
-            if (v && pt_isa_parse(v, &o->isa)) return cli_usage_error("bench", "%s", pt_last_error());
+            if (v && pt_isa_parse(v, &o->isa))
+                return cli_usage_error("bench", "%s", pt_last_error());
         } else if (IS("--kernel")) {
             const char *v = cli_value(&a, arg);
-            if (v && pt_kernel_parse(v, &o->kernel)) return cli_usage_error("bench", "%s", pt_last_error());
+            if (v && pt_kernel_parse(v, &o->kernel))
+                return cli_usage_error("bench", "%s", pt_last_error());
         } else if (IS("--gamma")) cli_float(&a, arg, 1e-30, 1e30, &o->gamma);
         else if (IS("--format")) o->format = cli_value(&a, arg);
         else if (IS("--json")) o->json = true;
@@ -219,7 +222,8 @@ int cmd_bench(int argc, char **argv)
                    t->updates, t->train_seconds, rate(samples, t->train_seconds),
                    rate(xbytes * t->epochs_run / 1e9, t->train_seconds), 100.0 * r->accuracy);
         }
-        printf("(mistakes: in the last epoch; GB/s: bytes of the feature matrix x epochs / train time)\n");
+        printf("(mistakes: in the last epoch; GB/s: bytes of the feature matrix x epochs / "
+               "train time)\n");
     }
     for (int i = 0; i < o.npaths; i++) pt_train_report_clear(&rows[i].rep);
     pt_dataset_free(ds);
