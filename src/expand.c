@@ -8,15 +8,17 @@
  * lower degrees are kept in the layout with coefficient 0. Within a degree the monomials are
  * grouped by their lowest variable j ("lead"): the degree-k group of lead j is x_j times the
  * degree-(k-1) monomials whose lead is >= j, which is one contiguous tail of the previous
- * degree's block. So a row is built degree by degree as D * d scaled copies of contiguous
- * ranges (loops the compiler vectorises), and the coefficients are applied by one vector
- * multiply, fused into the copies of the top degree (the largest block, d / (d + D) of all).
+ * degree's block. So a row is built degree by degree, from a copy of x, as (D - 1) d scaled
+ * copies of contiguous ranges (loops the compiler vectorises), and the coefficients are applied
+ * by one vector multiply, fused into the copies of the top degree (the largest block,
+ * d / (d + D) of all).
  *
  * RFF. z(x) = sqrt(2/D) cos(W x + b), W (D x d) with N(0, 2 gamma) entries and b uniform in
  * [0, 2 pi), drawn from the seed: the normals in the order W[0][0..d), W[1][0..d), ..., then
  * b[0..D). E[z(x).z(y)] = exp(-gamma |x - y|^2). Blocks of rows take one sgemm; a single row
- * (the streamed path) takes d axpys over W^T; the cosine is a polynomial in a loop the compiler
- * vectorises (pt_expand_cos).
+ * (the streamed path) takes W x in chunks of RFF_CHUNK outputs held in registers over the d
+ * inputs; the cosine is a polynomial in a loop the compiler vectorises (pt_expand_cos), about
+ * 8 times faster than libm's cosf here.
  *
  * The hot functions are compiled for AVX-512 and AVX2 beside the baseline (target_clones); no
  * FMA contraction (-ffp-contract=off), so every variant gives the same bits.
@@ -25,9 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include <cblas.h>
 
 #include "expand.h"
@@ -42,11 +41,14 @@
 #define BLOCK_BYTES ((size_t)512 << 10)
 #define BLOCK_ROWS_MAX 256
 /* pt_expand_cos: polynomial below this |argument|, libm beyond. */
-#define COS_POLY_LIMIT 1048576.0f
+#define COS_POLY_LIMIT 8192.0f
+/* RFF: W x is computed RFF_CHUNK outputs at a time, kept in registers over the d inputs. */
+#define RFF_CHUNK 128
 
 typedef struct seg {
     size_t src, dst, len; /* out[dst + t] = x[j] * out[src + t], t < len */
     size_t j;
+    size_t vlen; /* len rounded up to 16 when that stays inside the row, else 0 */
 } seg;
 
 struct pt_expander {
@@ -55,8 +57,8 @@ struct pt_expander {
     /* POLY */
     seg *segs;
     size_t nseg, top_first; /* segments of the top degree start at top_first */
-    size_t lower;           /* entries of degree < D: scaled after the copies */
-    float *coef;            /* d_out coefficients */
+    size_t lower;           /* entries of degree < D (all when D = 1): scaled after the copies */
+    float *coef;            /* d_out coefficients, zero padded to stride_out */
     /* RFF */
     float *Wt; /* d_in rows of ldw floats: W transposed */
     size_t ldw;
@@ -161,9 +163,9 @@ static pt_status build_poly(pt_expander *e)
 {
     const size_t d = e->d_in, n = e->d_out;
     const int D = e->p.degree;
-    e->nseg = (size_t)D * d;
-    e->segs = malloc((e->nseg ? e->nseg : 1) * sizeof *e->segs);
-    e->coef = pt_alloc(n * sizeof(float), "expansion coefficients");
+    size_t max_segs = (size_t)D * d;
+    e->segs = malloc((max_segs ? max_segs : 1) * sizeof *e->segs);
+    e->coef = pt_calloc(e->stride_out * sizeof(float), "expansion coefficients");
     /* per entry while building: k! / alpha! (double) and the exponent of its lead variable */
     double *mult = malloc(n * sizeof *mult);
     unsigned char *lexp = malloc(n);
@@ -181,12 +183,18 @@ static pt_status build_poly(pt_expander *e)
     idx[d] = 1;
     size_t prev = 0, cur = 1, ns = 0; /* starts of the previous and current degree blocks */
     for (int k = 1; k <= D; k++) {
-        if (k == D) e->top_first = ns, e->lower = cur;
+        if (k == D) e->top_first = ns, e->lower = D == 1 ? n : cur;
         size_t o = 0, prev_size = idx[d];
         for (size_t j = 0; j < d; j++) {
             nidx[j] = o;
             size_t len = prev_size - idx[j];
-            e->segs[ns++] = (seg){.src = prev + idx[j], .dst = cur + o, .len = len, .j = j};
+            /* A segment may write past its end, up to a multiple of 16 floats: what it spills
+             * lies in later segments or in the padding, all written after it. So short
+             * segments run as whole vectors, without scalar tails. Kept inside the row. */
+            size_t vlen = pt_round_up(len, 16);
+            if (k > 1) /* degree 1 is a copy of x, done apart */
+                e->segs[ns++] = (seg){.src = prev + idx[j], .dst = cur + o, .len = len, .j = j,
+                                      .vlen = cur + o + vlen <= e->stride_out ? vlen : 0};
             for (size_t t = 0; t < len; t++) {
                 size_t i = idx[j] + t; /* in the previous block */
                 /* the exponent of x_j in that monomial: its lead exponent if its lead is j */
@@ -197,6 +205,7 @@ static pt_status build_poly(pt_expander *e)
             o += len;
         }
         nidx[d] = o;
+        e->nseg = ns;
         size_t *tmp = idx;
         idx = nidx;
         nidx = tmp;
@@ -227,7 +236,9 @@ out:
 static pt_status build_rff(pt_expander *e)
 {
     const size_t d = e->d_in, D = e->d_out;
-    e->ldw = e->stride_out;
+    /* one cache line more than the chunks need: row strides of a multiple of 4 KiB would put
+     * every row of a chunk's column in the same L1 set */
+    e->ldw = pt_round_up(D, RFF_CHUNK) + 16;
     size_t cells;
     if (!pt_mul_ok(d ? d : 1, e->ldw, &cells) || cells > SIZE_MAX / sizeof(float))
         return pt_fail(PT_ERR_LIMIT, "RFF matrix of %zu x %zu overflows", D, d);
@@ -279,15 +290,32 @@ size_t pt_expander_d_out(const pt_expander *e) { return e->d_out; }
 
 /* ----------------------------------------------------------------------- hot loops */
 
-static inline void mul_copy(float *restrict dst, const float *restrict src, float a, size_t n)
+/* n a multiple of 16 (vlen) when v, else any n */
+static inline void mul_copy(float *restrict dst, const float *restrict src, float a, size_t n,
+                            bool v)
 {
-    for (size_t t = 0; t < n; t++) dst[t] = a * src[t];
+    if (v) {
+        for (size_t t = 0; t < n; t += 16)
+            for (size_t u = 0; u < 16; u++) dst[t + u] = a * src[t + u];
+    } else {
+        for (size_t t = 0; t < n; t++) dst[t] = a * src[t];
+    }
 }
 
 static inline void mul_copy_scaled(float *restrict dst, const float *restrict src, float a,
-                                   const float *restrict c, size_t n)
+                                   const float *restrict c, size_t n, bool v)
 {
-    for (size_t t = 0; t < n; t++) dst[t] = a * src[t] * c[t];
+    if (v) {
+        for (size_t t = 0; t < n; t += 16)
+            for (size_t u = 0; u < 16; u++) dst[t + u] = a * src[t + u] * c[t + u];
+    } else {
+        for (size_t t = 0; t < n; t++) dst[t] = a * src[t] * c[t];
+    }
+}
+
+static inline void copy_row(float *restrict dst, const float *restrict src, size_t n)
+{
+    for (size_t t = 0; t < n; t++) dst[t] = src[t];
 }
 
 static inline void scale_by(float *restrict v, const float *restrict c, size_t n)
@@ -295,30 +323,29 @@ static inline void scale_by(float *restrict v, const float *restrict c, size_t n
     for (size_t t = 0; t < n; t++) v[t] *= c[t];
 }
 
-static inline void axpy(float *restrict y, const float *restrict x, float a, size_t n)
-{
-    for (size_t t = 0; t < n; t++) y[t] += a * x[t];
-}
-
 HOT static void poly_row(const pt_expander *e, const float *x, float *out)
 {
     out[0] = 1.0f;
+    copy_row(out + 1, x, e->d_in); /* degree 1: x_j times the constant 1 */
     const seg *s = e->segs, *top = e->segs + e->top_first, *end = e->segs + e->nseg;
-    for (; s < top; s++) mul_copy(out + s->dst, out + s->src, x[s->j], s->len);
-    for (; s < end; s++) mul_copy_scaled(out + s->dst, out + s->src, x[s->j], e->coef + s->dst, s->len);
+    for (; s < top; s++)
+        mul_copy(out + s->dst, out + s->src, x[s->j], s->vlen ? s->vlen : s->len, s->vlen);
+    for (; s < end; s++)
+        mul_copy_scaled(out + s->dst, out + s->src, x[s->j], e->coef + s->dst,
+                        s->vlen ? s->vlen : s->len, s->vlen);
     scale_by(out, e->coef, e->lower);
     for (size_t i = e->d_out; i < e->stride_out; i++) out[i] = 0.0f;
 }
 
-/* cos on [-pi/4, pi/4] (Cephes' minimax polynomials for sinf and cosf). */
+/* cos(a) for |a| < COS_POLY_LIMIT: k = nearest integer to a / (pi/2) (by the 1.5 * 2^23
+ * trick, exact below 2^22), r = a - k pi/2 by Cody and Waite's three-part pi/2 (Cephes' DP1..3
+ * doubled: k * DP1 and k * DP2 are exact for |k| < 2^13), then Cephes' minimax polynomials for
+ * sinf and cosf on [-pi/4, pi/4]. All in float, so a vector holds 16 (AVX-512) arguments. */
 static inline float cos_reduced(float a)
 {
-    /* k = nearest integer to a / (pi/2), by the 1.5 * 2^52 trick (exact below 2^51); the
-     * remainder in double, so a large k loses nothing in the reduction */
-    double q = (double)a * 0.63661977236758134308;
-    double kd = (q + 0x1.8p52) - 0x1.8p52;
-    int k = (int)kd;
-    float r = (float)((double)a - kd * 1.57079632679489661923);
+    float kf = (a * 0.636619772367581343f + 0x1.8p23f) - 0x1.8p23f;
+    int k = (int)kf;
+    float r = ((a - kf * 1.5703125f) - kf * 4.837512969970703125e-4f) - kf * 7.54978995489188216e-8f;
     float z = r * r;
     float s = ((-1.9515295891e-4f * z + 8.3321608736e-3f) * z - 1.6666654611e-1f) * z * r + r;
     float c = ((2.443315711809948e-5f * z - 1.388731625493765e-3f) * z + 4.166664568298827e-2f) *
@@ -351,11 +378,18 @@ HOT void pt_expand_cos(float *v, const float *add, size_t n, float scale)
 
 HOT static void rff_row(const pt_expander *e, const float *x, float *out)
 {
-    const size_t D = e->d_out;
-    memset(out, 0, e->stride_out * sizeof(float));
-    for (size_t j = 0; j < e->d_in; j++)
-        if (x[j] != 0.0f) axpy(out, e->Wt + j * e->ldw, x[j], D); /* adding 0 * w changes no bit */
-    pt_expand_cos(out, e->b, D, e->scale);
+    const size_t so = e->stride_out, ldw = e->ldw;
+    for (size_t k0 = 0; k0 < so; k0 += RFF_CHUNK) {
+        float acc[RFF_CHUNK] = {0};
+        for (size_t j = 0; j < e->d_in; j++) {
+            const float xj = x[j], *w = e->Wt + j * ldw + k0;
+            if (xj == 0.0f) continue; /* sparse rows; adding 0 * w would change no result */
+            for (size_t u = 0; u < RFF_CHUNK; u++) acc[u] += xj * w[u];
+        }
+        /* W's padding columns are 0: the row's padding gets zeros */
+        memcpy(out + k0, acc, (so - k0 < RFF_CHUNK ? so - k0 : RFF_CHUNK) * sizeof(float));
+    }
+    pt_expand_cos(out, e->b, e->d_out, e->scale);
 }
 
 void pt_expander_row(const pt_expander *e, const float *x, float *out)
@@ -417,7 +451,8 @@ pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budg
     pt_dataset *x = pt_dataset_alloc(ds->n, e->d_out);
     if (!x) return PT_ERR_NOMEM;
     x->class_values = malloc((ds->nclass ? ds->nclass : 1) * sizeof(double));
-    if (!x->class_values || (ds->y && !(x->y = pt_alloc((ds->n ? ds->n : 1) * sizeof(float), "labels")))) {
+    if (!x->class_values || (ds->y && !(x->y = pt_alloc((ds->n ? ds->n : 1) * sizeof(float), "labels"))) ||
+        (ds->class_names && !(x->class_names = pt_names_dup(ds->class_names, ds->nclass)))) {
         pt_dataset_free(x);
         return pt_fail(PT_ERR_NOMEM, "cannot allocate the labels of %zu rows", ds->n);
     }
@@ -553,7 +588,7 @@ pt_status pt_expand_model_scores(const pt_model *m, const pt_dataset *ds, float 
     int failed = 0;
 #pragma omp parallel if (nblocks > 1) reduction(| : failed)
     {
-        float *buf = pt_alloc(B * so * sizeof(float), "expanded rows");
+        float *buf = pt_calloc(B * so * sizeof(float), "expanded rows");
         float *in = stage ? pt_calloc(B * si * sizeof(float), "staged rows") : NULL;
         if (!buf || (stage && !in)) failed = 1;
 #pragma omp for schedule(dynamic)
@@ -569,8 +604,20 @@ pt_status pt_expand_model_scores(const pt_model *m, const pt_dataset *ds, float 
                 ldx = si;
             }
             pt_expander_block(e, X, ldx, rows, buf, so);
-            for (size_t i = 0; i < rows; i++)
-                scores[i0 + i] = k->dot(m->w, buf + i * so, so) + m->b * bias;
+            for (size_t i = 0; i < rows; i++) {
+                const float *z = buf + i * so;
+                if (!m->n_votes) {
+                    scores[i0 + i] = k->dot(m->w, z, so) + m->b * bias;
+                    continue;
+                }
+                /* the voted perceptron: sum_v c_v sign(w_v.z + b_v) */
+                double vote = 0.0;
+                for (size_t v = 0; v < m->n_votes; v++) {
+                    float sv = k->dot(m->votes + v * so, z, so) + m->vote_b[v] * bias;
+                    vote += sv > 0.0f ? m->vote_c[v] : -m->vote_c[v];
+                }
+                scores[i0 + i] = (float)vote;
+            }
         }
         pt_free(buf);
         pt_free(in);

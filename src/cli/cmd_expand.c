@@ -119,7 +119,7 @@ int cmd_expand(int argc, char **argv)
     if (s != PT_OK) {
         cli_fail(s);
     } else if (!json && !quiet) {
-        printf("%s: %zu rows x %zu features written (expand %.3f s, %.2f GB/s; write %.3f s)\n", out,
+        printf("%s: %zu rows x %zu features written (expand %.3f s, %.3g GB/s; write %.3f s)\n", out,
                n, dim, expand_s, expand_s > 0 ? bytes / expand_s / 1e9 : 0.0, write_s);
     }
     pt_dataset_free(x);

@@ -393,6 +393,15 @@ int cmd_train(int argc, char **argv)
                pt_variant_name(p.variant), pt_isa_name(rep.isa), rep.threads, rep.threads == 1 ? "" : "s",
                rep.epochs_run, rep.epochs_run == 1 ? "" : "s", rep.updates,
                rep.converged ? "converged (an epoch with no mistake)" : "not converged");
+        if (p.expand.kind == PT_EXPAND_POLY)
+            printf("expansion: degree-%d polynomial, coef0 %g: %zu -> %zu features (%s)\n",
+                   p.expand.degree, (double)p.expand.coef0, pt_dataset_d(ds),
+                   pt_expand_dim(&p.expand, pt_dataset_d(ds)),
+                   p.path == PT_PATH_ONLINE ? "streamed" : "materialised");
+        else if (p.expand.kind == PT_EXPAND_RFF)
+            printf("expansion: %zu random Fourier features, gamma %g, seed %llu (%s)\n",
+                   p.expand.rff_dim, (double)p.expand.gamma, (unsigned long long)p.expand.seed,
+                   p.path == PT_PATH_ONLINE ? "streamed" : "materialised");
         printf("mistakes per epoch:");
         for (int e = 0; e < rep.epochs_run && e < 20; e++) printf(" %zu", rep.mistakes_per_epoch[e]);
         printf(rep.epochs_run > 20 ? " ...\n" : "\n");
