@@ -47,6 +47,15 @@
 #define PART_BUDGET ((size_t)64 << 20)
 /* Columns per task when the chunk buffers are summed (a multiple of 16: no tails). */
 #define REDUCE_SEG 4096
+/* The fused pass prefetches this far ahead of the row it works on (into all cache levels:
+ * the non-temporal hint made an Intel Xeon 2.5x slower). Each row's dot decides a branch, and
+ * with the hardware prefetcher alone the pass read X at ~70% of a plain streaming read on
+ * one core; prefetching brought it to 85-100% (200,000 x 256, on this Zen 5 and on a Xeon;
+ * 4 to 32 KiB ahead were within the noise of each other, measured). */
+#define PREFETCH_BYTES 8192
+/* Rows wider than this (floats) go to gemv under AUTO: w, the chunk's accumulator and the row
+ * no longer fit in L2 together, and fused fell below the two sgemv passes at d = 65,536. */
+#define FUSED_MAX_LEN 32768
 
 typedef struct batch_run {
     const pt_train_params *p;
@@ -58,20 +67,20 @@ typedef struct batch_run {
     float *w;
     float b;
     float *part;          /* fused: one X^T g accumulator of len floats per chunk */
-    pt_batch_eval *cst;   /* per-chunk counts */
+    pt_batch_eval *cst;   /* fused: per-chunk counts */
     float *mg;            /* gemv: the block's margins, then its g */
     float *grad;          /* gemv: X^T g (len floats, zero past d) */
     float *avg;           /* average_iterates: mean of the iterates */
     double avg_b;
 } batch_run;
 
-pt_batch_impl pt_batch_impl_resolve(pt_batch_impl impl, const pt_kernels *k)
+pt_batch_impl pt_batch_impl_resolve(pt_batch_impl impl, const pt_kernels *k, size_t len)
 {
     if (impl != PT_BATCH_AUTO) return impl;
-    /* Fused reads X once and runs at the memory bandwidth with a SIMD table (measured on
-     * 200,000 x 256: see the issue note). The scalar dot is one serial accumulator, slower
-     * than memory, so without SIMD the two BLAS passes win. */
-    return k->isa == PT_ISA_SCALAR ? PT_BATCH_GEMV : PT_BATCH_FUSED;
+    /* Fused reads X once, near the streaming rate with a SIMD table: 2-3x faster than gemv on
+     * 200,000 x 256. The scalar dot is one serial accumulator, slower than memory (fused
+     * scalar ran at ~1.2x the gemv time), and very wide rows spill L2 (FUSED_MAX_LEN). */
+    return k->isa == PT_ISA_SCALAR || len > FUSED_MAX_LEN ? PT_BATCH_GEMV : PT_BATCH_FUSED;
 }
 
 static size_t max_chunks(size_t len)
@@ -131,10 +140,15 @@ static void fused_chunk(const batch_run *run, const float *X, const float *Y, si
     const size_t len = run->len;
     const float bb = run->p->bias ? run->b : 0.0f;
     const pt_loss loss = run->p->loss;
+    size_t ahead = PREFETCH_BYTES / (len * sizeof(float));
+    if (ahead < 1) ahead = 1;
     pt_batch_eval e = {0};
     memset(acc, 0, len * sizeof *acc);
     for (size_t i = 0; i < rows; i++) {
         const float *x = X + i * len;
+        if (i + ahead < rows)
+            for (size_t j = 0; j < len; j += PT_ALIGN_FLOATS)
+                __builtin_prefetch(x + ahead * len + j, 0, 3);
         float g = subgradient(loss, k->dot(run->w, x, len) + bb, Y[i], &e);
         if (g != 0.0f) k->axpy(g, x, acc, len);
     }
@@ -160,7 +174,10 @@ static const float *pass_fused(batch_run *run, size_t r0, size_t rows, pt_batch_
 {
     const size_t len = run->len, cr = chunk_rows(rows, len), nch = (rows + cr - 1) / cr;
     const float *X = run->X + r0 * len, *Y = run->Y + r0;
-#pragma omp parallel for num_threads(run->threads) schedule(static) if (run->threads > 1 && nch > 1)
+    /* dynamic: on a shared machine a thread that loses its core leaves its chunks to the
+     * others; the chunk buffers keep the sum independent of who ran what */
+#pragma omp parallel for num_threads(run->threads) schedule(dynamic, 1) \
+    if (run->threads > 1 && nch > 1)
     for (long c = 0; c < (long)nch; c++) {
         size_t i0 = (size_t)c * cr, m = rows - i0 < cr ? rows - i0 : cr;
         fused_chunk(run, X + i0 * len, Y + i0, m, run->part + (size_t)c * len, &run->cst[c]);
@@ -173,23 +190,17 @@ static const float *pass_fused(batch_run *run, size_t r0, size_t rows, pt_batch_
 
 static const float *pass_gemv(batch_run *run, size_t r0, size_t rows, pt_batch_eval *ev)
 {
-    const size_t len = run->len, cr = chunk_rows(rows, len), nch = (rows + cr - 1) / cr;
+    const size_t len = run->len;
     const float *X = run->X + r0 * len, *Y = run->Y + r0;
     const float bb = run->p->bias ? run->b : 0.0f;
     const pt_loss loss = run->p->loss;
     float *mg = run->mg;
     cblas_sgemv(CblasRowMajor, CblasNoTrans, (blasint)rows, (blasint)run->d, 1.0f, X,
                 (blasint)len, run->w, 1, 0.0f, mg, 1);
-    /* margins -> g in place, counted per chunk so the sums do not depend on the threads */
-#pragma omp parallel for num_threads(run->threads) schedule(static) if (run->threads > 1 && nch > 1)
-    for (long c = 0; c < (long)nch; c++) {
-        size_t i0 = (size_t)c * cr, m = rows - i0 < cr ? rows - i0 : cr;
-        pt_batch_eval e = {0};
-        for (size_t i = i0; i < i0 + m; i++) mg[i] = subgradient(loss, mg[i] + bb, Y[i], &e);
-        run->cst[c] = e;
-    }
+    /* margins -> g in place. One thread: it is ~2% of the two sgemv calls, and a third
+     * parallel region per step cost more than that on a busy machine (measured). */
     memset(ev, 0, sizeof *ev);
-    for (size_t c = 0; c < nch; c++) add_eval(ev, &run->cst[c]);
+    for (size_t i = 0; i < rows; i++) mg[i] = subgradient(loss, mg[i] + bb, Y[i], ev);
     if (ev->active == 0)
         memset(run->grad, 0, run->d * sizeof(float)); /* a zero gradient needs no pass */
     else
@@ -265,7 +276,7 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
     memset(run, 0, sizeof *run);
     run->p = p;
     run->k = k;
-    run->impl = pt_batch_impl_resolve(impl, k);
+    run->impl = pt_batch_impl_resolve(impl, k, ds->stride);
     run->threads = pt_threads_resolve(p->threads);
     run->d = ds->d;
     run->len = ds->stride;
@@ -277,13 +288,14 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
     if (run->impl == PT_BATCH_GEMV && (max_rows > INT_MAX || len > INT_MAX))
         return pt_fail(PT_ERR_LIMIT, "--batch-impl gemv: %zu rows x %zu columns exceed BLAS's int",
                        max_rows, len);
-    if (!(run->cst = pt_calloc(nch * sizeof *run->cst, "batch chunk counts"))) return PT_ERR_NOMEM;
     if (run->impl == PT_BATCH_GEMV) {
         if (!(run->mg = pt_alloc(max_rows * sizeof(float), "batch margins"))) return PT_ERR_NOMEM;
         if (!(run->grad = pt_calloc(len * sizeof(float), "batch gradient"))) return PT_ERR_NOMEM;
     } else {
         /* each chunk zeroes its own buffer, on the thread that will use it */
         if (!(run->part = pt_alloc(nch * len * sizeof(float), "batch chunk gradients")))
+            return PT_ERR_NOMEM;
+        if (!(run->cst = pt_calloc(nch * sizeof *run->cst, "batch chunk counts")))
             return PT_ERR_NOMEM;
     }
     if (p->average_iterates && !(run->avg = pt_calloc(len * sizeof(float), "averaged iterate")))
@@ -404,7 +416,8 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
         if ((s = pt_report_push_epoch(r, mistakes, obj)) != PT_OK) goto finish;
         if ((s = check_finite(&run, obj, epoch)) != PT_OK) goto finish;
         if (p->progress && p->progress(epoch, mistakes, pt_now() - t0, p->progress_user)) {
-            s = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d", epoch);
+            s = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d",
+                        epoch);
             goto finish;
         }
         if (perceptron && mistakes == 0) {

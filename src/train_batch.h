@@ -12,8 +12,9 @@ typedef struct pt_batch_eval {
     double gsum;     /* sum of g: the bias gradient times the rows */
 } pt_batch_eval;
 
-/* The implementation PT_BATCH_AUTO resolves to for this kernel table. */
-pt_batch_impl pt_batch_impl_resolve(pt_batch_impl impl, const pt_kernels *k);
+/* The implementation PT_BATCH_AUTO resolves to for this kernel table and row length (the
+ * dataset's stride in floats); GEMV and FUSED are returned as they are. */
+pt_batch_impl pt_batch_impl_resolve(pt_batch_impl impl, const pt_kernels *k, size_t len);
 
 /* The subgradient of the batch objective at (w, b) over all n rows of ds, by the same pass the
  * training loop uses (impl GEMV or FUSED; AUTO resolves):

@@ -139,7 +139,10 @@ static pt_dataset *random_data(size_t n, size_t d, uint64_t seed)
     for (size_t j = 0; j < d; j++) u[j] = pt_rng_normal(&r);
     for (size_t i = 0; i < n; i++) {
         double s = 0.2;
-        for (size_t j = 0; j < d; j++) s += u[j] * (x[i * d + j] = (float)(2 * pt_rng_uniform(&r) - 1));
+        for (size_t j = 0; j < d; j++) {
+            x[i * d + j] = (float)(2 * pt_rng_uniform(&r) - 1);
+            s += u[j] * x[i * d + j];
+        }
         y[i] = (s >= 0) == (pt_rng_uniform(&r) >= 0.15) ? 1.0 : -1.0;
     }
     pt_dataset *ds = tu_dataset(n, d, x, y);
@@ -189,7 +192,8 @@ START_TEST(test_subgradient_matches_double)
                     size_t active = 0;
                     for (size_t i = 0; i < n; i++) {
                         double ym = ds->y[i] * ref_margin(ds, i, wd, b, bias), g;
-                        ck_assert_msg(fabs(ym) > 1e-3 && fabs(ym - 1.0) > 1e-3, "tie at row %zu", i);
+                        ck_assert_msg(fabs(ym) > 1e-3 && fabs(ym - 1.0) > 1e-3, "tie at row %zu",
+                                      i);
                         ref_loss(p.loss, ym * ds->y[i], ds->y[i], &g);
                         active += g != 0.0;
                     }
@@ -266,10 +270,10 @@ START_TEST(test_steps_match_double)
             ck_assert_int_eq(r.epochs_run, er);
             double scale = fmax(max_abs(wr, d), 1.0);
             for (size_t j = 0; j < d; j++)
-                ck_assert_msg(fabs(w[j] - wr[j]) <= 1e-5 * scale, "case %zu impl %d: w[%zu] %.8g want %.8g",
-                              c, impl, j, w[j], wr[j]);
-            ck_assert_msg(fabs(b - br) <= 1e-5 * fmax(fabs(br), 1.0), "case %zu: b %.8g want %.8g", c,
-                          b, br);
+                ck_assert_msg(fabs(w[j] - wr[j]) <= 1e-5 * scale,
+                              "case %zu impl %d: w[%zu] %.8g want %.8g", c, impl, j, w[j], wr[j]);
+            ck_assert_msg(fabs(b - br) <= 1e-5 * fmax(fabs(br), 1.0), "case %zu: b %.8g want %.8g",
+                          c, b, br);
             ck_assert_ptr_nonnull(r.objective_per_epoch);
             for (int e = 0; e < er; e++) {
                 ck_assert_uint_eq(r.mistakes_per_epoch[e], re[e].mistakes);
@@ -372,7 +376,8 @@ static double svm_minimum(const pt_dataset *ds, double lambda, double *w)
     memset(w, 0, d * sizeof *w);
     for (size_t i = 0; i < n; i++) {
         q[i] = 0.0;
-        for (size_t j = 0; j < d; j++) q[i] += (double)ds->X[i * ds->stride + j] * ds->X[i * ds->stride + j];
+        const float *x = ds->X + i * ds->stride;
+        for (size_t j = 0; j < d; j++) q[i] += (double)x[j] * x[j];
     }
     double primal = INFINITY;
     for (int it = 0; it < 100000; it++) {
@@ -435,8 +440,9 @@ START_TEST(test_pegasos_reaches_svm_minimum)
             p.bias = 0;
             double f = ref_subgrad(ds, &p, wd, 0.0, NULL, NULL).objective;
             ck_assert_msg(f >= fmin_ * (1 - 1e-9), "below the minimum: %.9g < %.9g", f, fmin_);
-            ck_assert_msg(f <= 1.01 * fmin_, "case %zu impl %d: objective %.6g, minimum %.6g (+%.2f%%)",
-                          c, impl, f, fmin_, 100.0 * (f / fmin_ - 1.0));
+            ck_assert_msg(f <= 1.01 * fmin_,
+                          "case %zu impl %d: objective %.6g, minimum %.6g (+%.2f%%)", c, impl, f,
+                          fmin_, 100.0 * (f / fmin_ - 1.0));
             pt_model_free(m);
         }
     pt_dataset_free(ds);
@@ -606,6 +612,24 @@ START_TEST(test_tol_and_divergence)
 }
 END_TEST
 
+/* AUTO: fused with a SIMD table, gemv with the scalar one (its dot is one serial chain) and
+ * for rows too wide for L2; an explicit choice is kept. */
+START_TEST(test_auto_choice)
+{
+    const pt_kernels *scalar, *best;
+    ck_assert_int_eq(pt_kernels_get(PT_ISA_SCALAR, &scalar), PT_OK);
+    ck_assert_int_eq(pt_kernels_get(PT_ISA_AUTO, &best), PT_OK);
+    ck_assert_int_eq(pt_batch_impl_resolve(PT_BATCH_AUTO, scalar, 256), PT_BATCH_GEMV);
+    ck_assert_int_eq(pt_batch_impl_resolve(PT_BATCH_FUSED, scalar, 256), PT_BATCH_FUSED);
+    ck_assert_int_eq(pt_batch_impl_resolve(PT_BATCH_GEMV, best, 256), PT_BATCH_GEMV);
+    if (best->isa != PT_ISA_SCALAR) {
+        ck_assert_int_eq(pt_batch_impl_resolve(PT_BATCH_AUTO, best, 256), PT_BATCH_FUSED);
+        ck_assert_int_eq(pt_batch_impl_resolve(PT_BATCH_AUTO, best, (size_t)1 << 20),
+                         PT_BATCH_GEMV);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("train_batch");
@@ -620,6 +644,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_fused_threads_bit_identical);
     tcase_add_test(tc, test_minibatch_shuffle_reproducible);
     tcase_add_test(tc, test_tol_and_divergence);
+    tcase_add_test(tc, test_auto_choice);
     suite_add_tcase(s, tc);
     return s;
 }
