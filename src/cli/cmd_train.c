@@ -40,6 +40,7 @@ typedef struct heldout {
     int best_epoch;
     pt_model *best_model;
     pt_status error;
+    bool at_end; /* evaluated once after training, not per epoch */
 } heldout;
 
 static int on_epoch(const pt_model *m, int epoch, size_t mistakes, void *user)
@@ -314,9 +315,18 @@ int cmd_train(int argc, char **argv)
         rc = cli_fail(held.error);
         goto out;
     }
-    if (o.test && p.path != PT_PATH_ONLINE && held.epochs == 0)
-        fprintf(stderr, "ptron: warning: --test evaluates after each epoch on the online path; "
-                        "the %s path was evaluated once, at the end\n", pt_path_name(p.path));
+    if (o.test && held.epochs == 0) {
+        /* paths without per-epoch snapshots (batch, kernel, one-vs-rest): once, at the end */
+        if (o.early_stop)
+            fprintf(stderr, "ptron: warning: --early-stop needs per-epoch snapshots (binary online "
+                            "path or --multiclass direct); evaluated once, at the end\n");
+        held.patience = 0;
+        held.at_end = true;
+        if (on_epoch(m, 1, 0, &held), held.error != PT_OK) {
+            rc = cli_fail(held.error);
+            goto out;
+        }
+    }
     bool stopped_early = held.best_model && held.epochs > held.best_epoch;
     if (stopped_early) {
         /* keep the model of the best held-out epoch */
@@ -366,7 +376,9 @@ int cmd_train(int argc, char **argv)
         json_int(&j, "updates", (long long)rep.updates);
         json_bool(&j, "converged", rep.converged);
         json_bool(&j, "interrupted", interrupted);
-        if (held.epochs) {
+        if (held.at_end) {
+            json_num(&j, "test_accuracy", held.best);
+        } else if (held.epochs) {
             json_double_array(&j, "test_accuracy_per_epoch", held.acc, (size_t)held.epochs);
             json_num(&j, "best_test_accuracy", held.best);
             json_int(&j, "best_epoch", held.best_epoch);
@@ -406,7 +418,9 @@ int cmd_train(int argc, char **argv)
         for (int e = 0; e < rep.epochs_run && e < 20; e++) printf(" %zu", rep.mistakes_per_epoch[e]);
         printf(rep.epochs_run > 20 ? " ...\n" : "\n");
         printf("train accuracy = %.4g%% (%zu/%zu)\n", 100.0 * ev.accuracy, ev.correct, ev.n);
-        if (held.epochs) {
+        if (held.at_end) {
+            printf("held-out accuracy = %.4g%% (after training)\n", 100.0 * held.best);
+        } else if (held.epochs) {
             printf("held-out accuracy per epoch:");
             for (int e = 0; e < held.epochs && e < 20; e++) printf(" %.4g%%", 100.0 * held.acc[e]);
             printf(held.epochs > 20 ? " ...\n" : "\n");
