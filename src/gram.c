@@ -3,17 +3,19 @@
  * See gram.h for the layout, the determinism rule and the accuracy stated.
  *
  * Three variants of the tile code, chosen per call from the requested ISA: AVX-512 (functions
- * built with target("avx512f")), AVX2 + FMA, and portable C (fmaf, correctly rounded, so it
- * gives the same bits as the hardware FMA, slowly). The SIMD table in src/kernels stays free
- * of threads; the OpenMP loops live here.
+ * built with target("avx512f")), AVX2 + FMA, and portable C (fmaf is correctly rounded, so it
+ * gives the same bits as the hardware FMA, slowly). Every variant runs the same IEEE operations
+ * in the same order for every kernel value, so they agree bit for bit. The SIMD table in
+ * src/kernels stays free of threads; the OpenMP loops live here.
  *
- * Gram build (AVX-512): micro-kernel of 8 rows x 48 columns (24 accumulators, 3 vector loads
- * and 8 broadcasts per feature for 24 FMAs), features in blocks of KC so the 48-column
- * micro-panel stays in L1/L2 and the 240 x KC row block in L2; the tile's inner products
- * land in a per-thread 240 x 240 buffer, the kernel function is applied there while it is hot,
- * and the tile is copied to its place and transposed (16 x 16 register transposes) into the
- * mirror place. Work: n (n + 1) d / 2 multiply-adds counted as for ssyrk, plus the diagonal
- * tiles' lower halves (T / n of the total).
+ * Gram build (AVX-512): micro-kernel of 8 rows x 48 columns (24 accumulators; per feature
+ * 3 vector loads and 8 broadcasts for 24 FMAs), features in blocks of KC = 128 so the
+ * 48-column micro-panel (24 KiB) stays in L1 and the 240-row block in L2. A tile's inner
+ * products land in a per-thread 240 x 240 buffer; its kernel function and stores (in place,
+ * and transposed into the mirror place by 16 x 16 register transposes) are then done block
+ * by block between the micro-kernels of the next tile (streaming stores), so the writes of the
+ * fresh Gram lines overlap the FMAs. Diagonal tiles compute their upper half only.
+ * Work: n (n + 1) d / 2 multiply-adds, as ssyrk's, plus T / n of that on the diagonal tiles.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -30,12 +32,17 @@
 
 #include "gram.h"
 
-#define KC 128            /* features per block of the Gram micro-kernel */
-#define EXP_LO (-87.0f)   /* exp(x) = 0 below: exp(-87) = 1.6e-38, the normal range ends */
+#define KC 128 /* features per block of the Gram micro-kernel */
+
+/* exp(x), x <= 0: n = rint(x log2 e), r = x - n ln2 (in two parts, Cephes), exp(r) by a
+ * degree-7 polynomial in Horner form (Cephes expf's minimax coefficients, |r| <= ln2 / 2),
+ * times 2^n. Below EXP_LO the result is 0 (exp(-87) = 1.6e-38, the end of the normal range;
+ * above it every result is normal, so scaling by 2^n is exact in every variant). */
+#define EXP_LO (-87.0f)
 #define LOG2E 1.44269504088896341f
-#define EXP_C1 0.693359375f      /* ln 2 = C1 - C2, C1 exact in 11 bits (Cephes) */
+#define EXP_C1 0.693359375f
 #define EXP_C2 (-2.12194440e-4f)
-#define EXP_P0 1.9875691500e-4f  /* Cephes expf minimax polynomial on [-ln2/2, ln2/2] */
+#define EXP_P0 1.9875691500e-4f
 #define EXP_P1 1.3981999507e-3f
 #define EXP_P2 8.3334519073e-3f
 #define EXP_P3 4.1665795894e-2f
@@ -50,12 +57,10 @@ pt_isa pt_gram_isa(pt_isa requested)
     if (requested == PT_ISA_AUTO) requested = pt_isa_default();
 #ifdef GRAM_X86
     __builtin_cpu_init();
-    if (requested == PT_ISA_AVX512 && __builtin_cpu_supports("avx512f") &&
-        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    const int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (requested == PT_ISA_AVX512 && avx2 && __builtin_cpu_supports("avx512f"))
         return PT_ISA_AVX512;
-    if ((requested == PT_ISA_AVX512 || requested == PT_ISA_AVX2) &&
-        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return PT_ISA_AVX2;
+    if ((requested == PT_ISA_AVX512 || requested == PT_ISA_AVX2) && avx2) return PT_ISA_AVX2;
 #endif
     return PT_ISA_SCALAR;
 }
@@ -70,9 +75,7 @@ void pt_kfun_from_params(pt_kfun *kf, const pt_train_params *p)
 }
 
 /* A computed tile (raw inner products in C) waiting for its kernel function and its stores
- * into the Gram, done block by block so they can interleave with the next tile's
- * micro-kernels: stores to fresh Gram lines miss in cache, and spread out between FMAs their
- * latency hides (stores in one burst after each tile cost ~15% of the build). */
+ * into the Gram, done 16 x 16 block by block (column blocks outer, row blocks inner). */
 typedef struct pending {
     const pt_kfun *kf;
     const float *norm;
@@ -80,12 +83,12 @@ typedef struct pending {
     size_t ldg;
     const float *C;
     size_t ldc, i0, ni, j0, nj;
-    int diag;       /* a tile on the diagonal: only blocks ib <= jb were computed */
-    size_t jb, ib;  /* next 16 x 16 block */
+    int diag;      /* a tile on the diagonal: only blocks ib <= jb were computed */
+    int stream;    /* G 64-byte aligned with ldg a multiple of 16: streaming stores */
+    size_t jb, ib; /* next block */
     int active;
 } pending;
 
-/* Step the cursor to the next block of the tile (column blocks outer, row blocks inner). */
 static void pending_next(pending *p)
 {
     p->ib += 16;
@@ -100,9 +103,8 @@ static void pending_next(pending *p)
 
 static float exp_c(float x)
 {
-    if (x < EXP_LO) return 0.0f;
-    float t = x * LOG2E;
-    float n = rintf(t);
+    if (!(x >= EXP_LO)) return 0.0f;
+    float n = rintf(x * LOG2E);
     float r = fmaf(n, -EXP_C1, x);
     r = fmaf(n, -EXP_C2, r);
     float p = fmaf(EXP_P0, r, EXP_P1);
@@ -110,45 +112,41 @@ static float exp_c(float x)
     p = fmaf(p, r, EXP_P3);
     p = fmaf(p, r, EXP_P4);
     p = fmaf(p, r, EXP_P5);
-    float r2 = r * r;
-    p = fmaf(p, r2, r);
-    p = p + 1.0f;
+    p = fmaf(p, r, 1.0f);
+    p = fmaf(p, r, 1.0f);
     int32_t e = ((int32_t)n + 127) * (1 << 23);
     float s;
     memcpy(&s, &e, sizeof s);
     return p * s;
 }
 
-static float ipow_c(float b, int e)
+static float kval_c(const pt_kfun *kf, float v, float xs, float zs)
 {
-    float v = 1.0f;
-    for (;;) {
-        if (e & 1) v = v * b;
-        e >>= 1;
-        if (!e) return v;
-        b = b * b;
+    if (kf->kind == PT_KERNEL_POLY) {
+        float b = fmaf(v, kf->gamma, kf->coef0), r = 1.0f;
+        for (int e = kf->degree;;) {
+            if (e & 1) r = r * b;
+            e >>= 1;
+            if (!e) break;
+            b = b * b;
+        }
+        v = r;
+    } else if (kf->kind == PT_KERNEL_RBF) {
+        float a = fmaf(v, 2.0f * kf->gamma, (xs + zs) * -kf->gamma);
+        v = exp_c(a < 0.0f ? a : 0.0f);
     }
+    if (kf->add != 0.0f) v = v + kf->add;
+    return v;
 }
 
-static void kfun_c(const pt_kfun *kf, const float *dot, float xn, const float *zn, float *out,
+static void kfun_c(const pt_kfun *kf, const float *dot, float xs, const float *zs, float *out,
                    size_t n)
 {
-    const float g = kf->gamma, c = kf->coef0, add = kf->add, ng = -kf->gamma;
-    for (size_t j = 0; j < n; j++) {
-        float v = dot[j];
-        if (kf->kind == PT_KERNEL_POLY) {
-            v = ipow_c(v * g + c, kf->degree);
-        } else if (kf->kind == PT_KERNEL_RBF) {
-            float u = (xn + zn[j]) - (v + v);
-            u = u > 0.0f ? u : 0.0f;
-            v = exp_c(u * ng);
-        }
-        if (add != 0.0f) v = v + add;
-        out[j] = v;
-    }
+    for (size_t j = 0; j < n; j++) out[j] = kval_c(kf, dot[j], xs, zs ? zs[j] : 0.0f);
 }
 
-/* Raw inner products of a tile: C[i][j] for i < round_up(ni, 8), j < round_up(nj, 16). */
+/* Raw inner products of a tile: C[i][j] for i < round_up(ni, 8), j < round_up(nj, 16); with
+ * upper, the 16 x 16 blocks below the diagonal may be skipped. */
 static void tile_c(const pt_gram_rows *a, size_t i0, size_t ni, const pt_gram_rows *b, size_t j0,
                    size_t nj, float *C, size_t ldc, int upper)
 {
@@ -156,8 +154,7 @@ static void tile_c(const pt_gram_rows *a, size_t i0, size_t ni, const pt_gram_ro
     for (size_t i = 0; i < nir; i++) {
         size_t gi = i0 + i;
         const float *A = a->P + (gi / 16) * d * 16 + gi % 16;
-        for (size_t j = 0; j < njc; j++) {
-            if (upper && i >= (j / 16 + 1) * 16) continue;
+        for (size_t j = upper ? i / 16 * 16 : 0; j < njc; j++) {
             size_t gj = j0 + j;
             const float *B = b->P + (gj / 16) * d * 16 + gj % 16;
             float acc = 0.0f;
@@ -167,7 +164,6 @@ static void tile_c(const pt_gram_rows *a, size_t i0, size_t ni, const pt_gram_ro
     }
 }
 
-/* Raw inner products of row x with the panels [p0, p1) of r. */
 static void row_c(const pt_gram_rows *r, const float *x, size_t p0, size_t p1, float *out)
 {
     const size_t d = r->d;
@@ -180,27 +176,21 @@ static void row_c(const pt_gram_rows *r, const float *x, size_t p0, size_t p1, f
         }
 }
 
-/* Squared norms of the panels [p0, p1), continued over X's features [d, d_norm). */
-static void norms_c(const pt_gram_rows *r, size_t p0, size_t p1, size_t d_norm)
+/* Squared norms of panel p: the chain over the packed features. */
+static void norms_c(const pt_gram_rows *r, size_t p, float *out)
 {
     const size_t d = r->d;
-    for (size_t p = p0; p < p1; p++)
-        for (size_t l = 0; l < 16; l++) {
-            size_t i = p * 16 + l;
-            const float *B = r->P + p * d * 16 + l;
-            float acc = 0.0f;
-            for (size_t k = 0; k < d; k++) acc = fmaf(B[k * 16], B[k * 16], acc);
-            if (i < r->n) {
-                const float *x = r->X + i * r->stride;
-                for (size_t k = d; k < d_norm; k++) acc = fmaf(x[k], x[k], acc);
-            }
-            r->norm[i] = acc;
-        }
+    for (size_t l = 0; l < 16; l++) {
+        const float *B = r->P + p * d * 16 + l;
+        float acc = 0.0f;
+        for (size_t k = 0; k < d; k++) acc = fmaf(B[k * 16], B[k * 16], acc);
+        out[l] = acc;
+    }
 }
 
-/* The kernel function on the raw tile and its stores (see store_avx512). */
-static void store_c(const pt_kfun *kf, const float *norm, float *C, size_t ldc, size_t i0, size_t ni,
-                    size_t j0, size_t nj, int diag, float *G, size_t ldg)
+/* The kernel function on a raw tile and its stores (see storek_avx512). */
+static void store_c(const pt_kfun *kf, const float *norm, float *C, size_t ldc, size_t i0,
+                    size_t ni, size_t j0, size_t nj, int diag, float *G, size_t ldg)
 {
     for (size_t jb = 0; jb < nj; jb += 16) {
         size_t ncol = min_sz(16, nj - jb);
@@ -225,11 +215,9 @@ static void store_c(const pt_kfun *kf, const float *norm, float *C, size_t ldc, 
 
 T2I __m256 exp256(__m256 x)
 {
-    const __m256 lo = _mm256_set1_ps(EXP_LO);
-    __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
-    x = _mm256_max_ps(x, lo);
-    __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(LOG2E));
-    __m256 n = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 ok = _mm256_cmp_ps(x, _mm256_set1_ps(EXP_LO), _CMP_GE_OQ);
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(LOG2E)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-EXP_C1), x);
     r = _mm256_fmadd_ps(n, _mm256_set1_ps(-EXP_C2), r);
     __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(EXP_P0), r, _mm256_set1_ps(EXP_P1));
@@ -237,18 +225,17 @@ T2I __m256 exp256(__m256 x)
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P3));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P4));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P5));
-    __m256 r2 = _mm256_mul_ps(r, r);
-    p = _mm256_fmadd_ps(p, r2, r);
-    p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    /* 2^n built in the exponent field; lanes below EXP_LO (any garbage there) masked to 0. */
     __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    __m256 v = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-    return _mm256_andnot_ps(under, v);
+    return _mm256_and_ps(ok, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
 }
 
-T2I __m256 kfun256(const pt_kfun *kf, __m256 v, __m256 xn, __m256 zn)
+T2I __m256 kval256(const pt_kfun *kf, __m256 v, __m256 xs, __m256 zs)
 {
     if (kf->kind == PT_KERNEL_POLY) {
-        __m256 b = _mm256_add_ps(_mm256_mul_ps(v, _mm256_set1_ps(kf->gamma)), _mm256_set1_ps(kf->coef0));
+        __m256 b = _mm256_fmadd_ps(v, _mm256_set1_ps(kf->gamma), _mm256_set1_ps(kf->coef0));
         __m256 r = _mm256_set1_ps(1.0f);
         for (int e = kf->degree;;) {
             if (e & 1) r = _mm256_mul_ps(r, b);
@@ -258,22 +245,27 @@ T2I __m256 kfun256(const pt_kfun *kf, __m256 v, __m256 xn, __m256 zn)
         }
         v = r;
     } else if (kf->kind == PT_KERNEL_RBF) {
-        __m256 u = _mm256_sub_ps(_mm256_add_ps(xn, zn), _mm256_add_ps(v, v));
-        u = _mm256_max_ps(u, _mm256_setzero_ps());
-        v = exp256(_mm256_mul_ps(u, _mm256_set1_ps(-kf->gamma)));
+        __m256 a = _mm256_fmadd_ps(v, _mm256_set1_ps(2.0f * kf->gamma),
+                                   _mm256_mul_ps(_mm256_add_ps(xs, zs), _mm256_set1_ps(-kf->gamma)));
+        v = exp256(_mm256_min_ps(a, _mm256_setzero_ps()));
     }
     if (kf->add != 0.0f) v = _mm256_add_ps(v, _mm256_set1_ps(kf->add));
     return v;
 }
 
-static T2 void kfun_avx2(const pt_kfun *kf, const float *dot, float xn, const float *zn, float *out,
-                         size_t n)
+static T2 void kfun_avx2(const pt_kfun *kf, const float *dot, float xs, const float *zs,
+                         float *out, size_t n)
 {
-    __m256 vx = _mm256_set1_ps(xn);
+    __m256 vx = _mm256_set1_ps(xs);
     for (size_t j = 0; j < n; j += 8) {
-        __m256 z = zn ? _mm256_loadu_ps(zn + j) : _mm256_setzero_ps();
-        _mm256_storeu_ps(out + j, kfun256(kf, _mm256_loadu_ps(dot + j), vx, z));
+        __m256 z = zs ? _mm256_loadu_ps(zs + j) : _mm256_setzero_ps();
+        _mm256_storeu_ps(out + j, kval256(kf, _mm256_loadu_ps(dot + j), vx, z));
     }
+}
+
+static T2 void exp_avx2(const float *x, float *y, size_t n)
+{
+    for (size_t j = 0; j < n; j += 8) _mm256_storeu_ps(y + j, exp256(_mm256_loadu_ps(x + j)));
 }
 
 /* 4 rows (a quarter panel, broadcast) x 16 columns (one panel, two vectors). */
@@ -314,10 +306,10 @@ static T2 void tile_avx2(const pt_gram_rows *a, size_t i0, size_t ni, const pt_g
     } while (kb < d);
 }
 
-/* Panels [p0, p1) against the broadcast row x: Q panels at a time, Q chains in flight. */
+/* Q panels against the broadcast row x: Q independent chains in flight. */
 T2I void rowq_avx2(const float *P, size_t d, const float *x, size_t p, int Q, float *out)
 {
-    __m256 c[8][2];
+    __m256 c[4][2];
     for (int q = 0; q < Q; q++) c[q][0] = c[q][1] = _mm256_setzero_ps();
     for (size_t k = 0; k < d; k++) {
         __m256 av = _mm256_broadcast_ss(x + k);
@@ -340,35 +332,33 @@ static T2 void row_avx2(const pt_gram_rows *r, const float *x, size_t p0, size_t
     for (; p < p1; p++) rowq_avx2(r->P, r->d, x, p, 1, out + (p - p0) * 16);
 }
 
-static T2 void norms_avx2(const pt_gram_rows *r, size_t p0, size_t p1, size_t d_norm)
+static T2 void norms_avx2(const pt_gram_rows *r, size_t p, float *out)
 {
-    const size_t d = r->d;
-    for (size_t p = p0; p < p1; p++) {
-        __m256 c0 = _mm256_setzero_ps(), c1 = _mm256_setzero_ps();
-        for (size_t k = 0; k < d; k++) {
-            __m256 v0 = _mm256_loadu_ps(r->P + (p * d + k) * 16);
-            __m256 v1 = _mm256_loadu_ps(r->P + (p * d + k) * 16 + 8);
-            c0 = _mm256_fmadd_ps(v0, v0, c0);
-            c1 = _mm256_fmadd_ps(v1, v1, c1);
-        }
-        _mm256_storeu_ps(r->norm + p * 16, c0);
-        _mm256_storeu_ps(r->norm + p * 16 + 8, c1);
-        for (size_t l = 0; l < 16 && p * 16 + l < r->n && d_norm > d; l++) {
-            const float *x = r->X + (p * 16 + l) * r->stride;
-            float acc = r->norm[p * 16 + l];
-            for (size_t k = d; k < d_norm; k++) acc = __builtin_fmaf(x[k], x[k], acc);
-            r->norm[p * 16 + l] = acc;
-        }
+    __m256 c0 = _mm256_setzero_ps(), c1 = _mm256_setzero_ps();
+    for (size_t k = 0; k < r->d; k++) {
+        __m256 v0 = _mm256_loadu_ps(r->P + (p * r->d + k) * 16);
+        __m256 v1 = _mm256_loadu_ps(r->P + (p * r->d + k) * 16 + 8);
+        c0 = _mm256_fmadd_ps(v0, v0, c0);
+        c1 = _mm256_fmadd_ps(v1, v1, c1);
     }
+    _mm256_storeu_ps(out, c0);
+    _mm256_storeu_ps(out + 8, c1);
 }
 
-/* 8 x 8 transpose in registers: w[c] lane r = r_[r] lane c. */
-T2I void t8_avx2(const __m256 *r, __m256 *w)
+/* Continue a squared norm's chain over x[d0, d1) (prediction: the model's extra features). */
+static T2 float chain_fma(const float *x, size_t d0, size_t d1, float acc)
+{
+    for (size_t k = d0; k < d1; k++) acc = __builtin_fmaf(x[k], x[k], acc);
+    return acc;
+}
+
+/* 8 x 8 transpose in registers: w[c] lane i = v[i] lane c. */
+T2I void t8_avx2(const __m256 *v, __m256 *w)
 {
     __m256 t[8], u[8];
     for (int i = 0; i < 8; i += 2) {
-        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+        t[i] = _mm256_unpacklo_ps(v[i], v[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(v[i], v[i + 1]);
     }
     for (int g = 0; g < 8; g += 4) {
         u[g + 0] = _mm256_shuffle_ps(t[g], t[g + 2], 0x44);
@@ -382,33 +372,32 @@ T2I void t8_avx2(const __m256 *r, __m256 *w)
     }
 }
 
-T2I __m256i mask8(size_t k)
-{
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
 T2I void store8_avx2(float *p, __m256 v, size_t k)
 {
-    if (k == 8) _mm256_storeu_ps(p, v);
-    else _mm256_maskstore_ps(p, mask8(k), v);
+    if (k == 8) {
+        _mm256_storeu_ps(p, v);
+    } else {
+        __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        _mm256_maskstore_ps(p, m, v);
+    }
 }
 
-/* As store_avx512, in 8 x 8 blocks. */
+/* As storek_avx512, for a whole tile at once, in 8 x 8 blocks. */
 static T2 void store_avx2(const pt_kfun *kf, const float *norm, const float *C, size_t ldc,
                           size_t i0, size_t ni, size_t j0, size_t nj, int diag, float *G, size_t ldg)
 {
     for (size_t jb = 0; jb < nj; jb += 8) {
         size_t ncol = min_sz(8, nj - jb);
-        __m256 zn = norm ? _mm256_loadu_ps(norm + j0 + jb) : _mm256_setzero_ps();
-        for (size_t ib = 0; ib < ni && !(diag && ib > jb); ib += 8) {
+        __m256 zs = norm ? _mm256_loadu_ps(norm + j0 + jb) : _mm256_setzero_ps();
+        for (size_t ib = 0; ib < ni && !(diag && ib / 16 > jb / 16); ib += 8) {
             size_t nrow = min_sz(8, ni - ib);
             __m256 v[8], w[8];
             for (int r = 0; r < 8; r++) {
-                __m256 xn = _mm256_set1_ps(norm ? norm[i0 + ib + r] : 0.0f);
-                v[r] = kfun256(kf, _mm256_loadu_ps(C + (ib + r) * ldc + jb), xn, zn);
+                __m256 xs = _mm256_set1_ps(norm ? norm[i0 + ib + r] : 0.0f);
+                v[r] = kval256(kf, _mm256_loadu_ps(C + (ib + r) * ldc + jb), xs, zs);
             }
             for (size_t r = 0; r < nrow; r++) store8_avx2(G + (i0 + ib + r) * ldg + j0 + jb, v[r], ncol);
-            if (diag && ib == jb) continue;
+            if (diag && ib / 16 == jb / 16) continue; /* the 16 x 16 diagonal block: both halves computed */
             t8_avx2(v, w);
             for (size_t c = 0; c < ncol; c++) store8_avx2(G + (j0 + jb + c) * ldg + i0 + ib, w[c], nrow);
         }
@@ -417,17 +406,14 @@ static T2 void store_avx2(const pt_kfun *kf, const float *norm, const float *C, 
 
 /* ============================================================================= AVX-512 */
 
-#define T5 __attribute__((target("avx512f,avx2,fma,prfchw")))
-#define T5I static inline __attribute__((always_inline, target("avx512f,avx2,fma,prfchw")))
-#define PREFETCHW(p) _m_prefetchw((void *)(p))
+#define T5 __attribute__((target("avx512f,avx2,fma")))
+#define T5I static inline __attribute__((always_inline, target("avx512f,avx2,fma")))
 
 T5I __m512 exp512(__m512 x)
 {
-    const __m512 lo = _mm512_set1_ps(EXP_LO);
-    __mmask16 ok = _mm512_cmp_ps_mask(x, lo, _CMP_GE_OQ);
-    x = _mm512_max_ps(x, lo);
-    __m512 t = _mm512_mul_ps(x, _mm512_set1_ps(LOG2E));
-    __m512 n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __mmask16 ok = _mm512_cmp_ps_mask(x, _mm512_set1_ps(EXP_LO), _CMP_GE_OQ);
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(LOG2E)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-EXP_C1), x);
     r = _mm512_fmadd_ps(n, _mm512_set1_ps(-EXP_C2), r);
     __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(EXP_P0), r, _mm512_set1_ps(EXP_P1));
@@ -435,17 +421,16 @@ T5I __m512 exp512(__m512 x)
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P3));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P4));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P5));
-    __m512 r2 = _mm512_mul_ps(r, r);
-    p = _mm512_fmadd_ps(p, r2, r);
-    p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
-    __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-    return _mm512_maskz_mul_ps(ok, p, _mm512_castsi512_ps(e));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    /* p 2^n in one instruction; exact, as the result is normal wherever ok */
+    return _mm512_maskz_scalef_ps(ok, p, n);
 }
 
-T5I __m512 kfunk512(const pt_kfun *kf, const pt_kernel kind, __m512 v, __m512 xn, __m512 zn)
+T5I __m512 kvalk512(const pt_kfun *kf, const pt_kernel kind, __m512 v, __m512 xs, __m512 zs)
 {
     if (kind == PT_KERNEL_POLY) {
-        __m512 b = _mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(kf->gamma)), _mm512_set1_ps(kf->coef0));
+        __m512 b = _mm512_fmadd_ps(v, _mm512_set1_ps(kf->gamma), _mm512_set1_ps(kf->coef0));
         __m512 r = _mm512_set1_ps(1.0f);
         for (int e = kf->degree;;) {
             if (e & 1) r = _mm512_mul_ps(r, b);
@@ -455,73 +440,65 @@ T5I __m512 kfunk512(const pt_kfun *kf, const pt_kernel kind, __m512 v, __m512 xn
         }
         v = r;
     } else if (kind == PT_KERNEL_RBF) {
-        __m512 u = _mm512_sub_ps(_mm512_add_ps(xn, zn), _mm512_add_ps(v, v));
-        u = _mm512_max_ps(u, _mm512_setzero_ps());
-        v = exp512(_mm512_mul_ps(u, _mm512_set1_ps(-kf->gamma)));
+        __m512 a = _mm512_fmadd_ps(v, _mm512_set1_ps(2.0f * kf->gamma),
+                                   _mm512_mul_ps(_mm512_add_ps(xs, zs), _mm512_set1_ps(-kf->gamma)));
+        v = exp512(_mm512_min_ps(a, _mm512_setzero_ps()));
     }
     if (kf->add != 0.0f) v = _mm512_add_ps(v, _mm512_set1_ps(kf->add));
     return v;
 }
 
-T5I __m512 kfun512(const pt_kfun *kf, __m512 v, __m512 xn, __m512 zn)
-{
-    return kfunk512(kf, kf->kind, v, xn, zn);
-}
-
-static T5 void kfun_avx512(const pt_kfun *kf, const float *dot, float xn, const float *zn,
+static T5 void kfun_avx512(const pt_kfun *kf, const float *dot, float xs, const float *zs,
                            float *out, size_t n)
 {
-    __m512 vx = _mm512_set1_ps(xn);
+    __m512 vx = _mm512_set1_ps(xs);
     for (size_t j = 0; j < n; j += 16) {
-        __m512 z = zn ? _mm512_loadu_ps(zn + j) : _mm512_setzero_ps();
-        _mm512_storeu_ps(out + j, kfun512(kf, _mm512_loadu_ps(dot + j), vx, z));
+        __m512 z = zs ? _mm512_loadu_ps(zs + j) : _mm512_setzero_ps();
+        _mm512_storeu_ps(out + j, kvalk512(kf, kf->kind, _mm512_loadu_ps(dot + j), vx, z));
     }
 }
 
-/* MR rows (broadcast from a panel) x 16 NP columns (NP panels, one vector each). */
-T5I void mk_avx512(const float *A, const float *B, size_t bstep, size_t kc, float *C, size_t ldc,
-                   int first, const int MR, const int NP)
+static T5 void exp_avx512(const float *x, float *y, size_t n)
 {
-    __m512 c[8][6];
+    for (size_t j = 0; j < n; j += 16) _mm512_storeu_ps(y + j, exp512(_mm512_loadu_ps(x + j)));
+}
+
+/* 8 rows (half a panel, broadcast) x 16 NP columns (NP panels, one vector each). */
+T5I void mk_avx512(const float *A, const float *B, size_t bstep, size_t kc, float *C, size_t ldc,
+                   int first, const int NP)
+{
+    __m512 c[8][3];
 #pragma GCC unroll 8
-    for (int r = 0; r < MR; r++)
-#pragma GCC unroll 6
+    for (int r = 0; r < 8; r++)
+#pragma GCC unroll 3
         for (int q = 0; q < NP; q++)
             c[r][q] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(C + r * ldc + 16 * q);
     for (size_t k = 0; k < kc; k++) {
-        __m512 b[6];
-#pragma GCC unroll 6
+        __m512 b[3];
+#pragma GCC unroll 3
         for (int q = 0; q < NP; q++) b[q] = _mm512_loadu_ps(B + q * bstep + k * 16);
 #pragma GCC unroll 8
-        for (int r = 0; r < MR; r++) {
+        for (int r = 0; r < 8; r++) {
             __m512 av = _mm512_set1_ps(A[k * 16 + r]);
-#pragma GCC unroll 6
+#pragma GCC unroll 3
             for (int q = 0; q < NP; q++) c[r][q] = _mm512_fmadd_ps(av, b[q], c[r][q]);
         }
     }
 #pragma GCC unroll 8
-    for (int r = 0; r < MR; r++)
-#pragma GCC unroll 6
+    for (int r = 0; r < 8; r++)
+#pragma GCC unroll 3
         for (int q = 0; q < NP; q++) _mm512_storeu_ps(C + r * ldc + 16 * q, c[r][q]);
 }
-
-#ifndef MK_MR
-#define MK_MR 8
-#define MK_NP 3
-#endif
 
 #define MK_DEF(np)                                                                                 \
     static T5 void mk##np##_avx512(const float *A, const float *B, size_t bs, size_t kc, float *C, \
                                    size_t ldc, int f)                                              \
     {                                                                                              \
-        mk_avx512(A, B, bs, kc, C, ldc, f, MK_MR, np);                                             \
+        mk_avx512(A, B, bs, kc, C, ldc, f, np);                                                    \
     }
 MK_DEF(1)
 MK_DEF(2)
 MK_DEF(3)
-MK_DEF(4)
-MK_DEF(5)
-MK_DEF(6)
 
 static void store_avx512(pending *p, size_t count);
 
@@ -535,22 +512,16 @@ static T5 void tile_avx512(const pt_gram_rows *a, size_t i0, size_t ni, const pt
     size_t kb = 0;
     do {
         size_t kc = min_sz(KC, d - kb);
-        for (size_t q = 0; q < npan; q += MK_NP) {
-            size_t np = min_sz(MK_NP, npan - q);
+        for (size_t q = 0; q < npan; q += 3) {
+            size_t np = min_sz(3, npan - q);
             const float *B = b->P + ((j0 / 16 + q) * d + kb) * 16;
-            for (size_t ir = 0; ir < nir && !(upper && ir >= (q + np) * 16); ir += MK_MR) {
+            for (size_t ir = 0; ir < nir && !(upper && ir >= (q + np) * 16); ir += 8) {
                 size_t gi = i0 + ir;
                 const float *A = a->P + ((gi / 16) * d + kb) * 16 + gi % 16;
                 float *Cb = C + ir * ldc + q * 16;
-                int f = kb == 0;
-                switch (np) {
-                case 6: mk6_avx512(A, B, bstep, kc, Cb, ldc, f); break;
-                case 5: mk5_avx512(A, B, bstep, kc, Cb, ldc, f); break;
-                case 4: mk4_avx512(A, B, bstep, kc, Cb, ldc, f); break;
-                case 3: mk3_avx512(A, B, bstep, kc, Cb, ldc, f); break;
-                case 2: mk2_avx512(A, B, bstep, kc, Cb, ldc, f); break;
-                default: mk1_avx512(A, B, bstep, kc, Cb, ldc, f); break;
-                }
+                if (np == 3) mk3_avx512(A, B, bstep, kc, Cb, ldc, kb == 0);
+                else if (np == 2) mk2_avx512(A, B, bstep, kc, Cb, ldc, kb == 0);
+                else mk1_avx512(A, B, bstep, kc, Cb, ldc, kb == 0);
                 if (pd && pd->active) store_avx512(pd, per_call);
             }
         }
@@ -581,33 +552,24 @@ static T5 void row_avx512(const pt_gram_rows *r, const float *x, size_t p0, size
     for (; p < p1; p++) rowq_avx512(r->P, r->d, x, p, 1, out + (p - p0) * 16);
 }
 
-static T5 void norms_avx512(const pt_gram_rows *r, size_t p0, size_t p1, size_t d_norm)
+static T5 void norms_avx512(const pt_gram_rows *r, size_t p, float *out)
 {
-    const size_t d = r->d;
-    for (size_t p = p0; p < p1; p++) {
-        __m512 c = _mm512_setzero_ps();
-        for (size_t k = 0; k < d; k++) {
-            __m512 v = _mm512_loadu_ps(r->P + (p * d + k) * 16);
-            c = _mm512_fmadd_ps(v, v, c);
-        }
-        _mm512_storeu_ps(r->norm + p * 16, c);
-        for (size_t l = 0; l < 16 && p * 16 + l < r->n && d_norm > d; l++) {
-            const float *x = r->X + (p * 16 + l) * r->stride;
-            float acc = r->norm[p * 16 + l];
-            for (size_t k = d; k < d_norm; k++) acc = __builtin_fmaf(x[k], x[k], acc);
-            r->norm[p * 16 + l] = acc;
-        }
+    __m512 c = _mm512_setzero_ps();
+    for (size_t k = 0; k < r->d; k++) {
+        __m512 v = _mm512_loadu_ps(r->P + (p * r->d + k) * 16);
+        c = _mm512_fmadd_ps(v, v, c);
     }
+    _mm512_storeu_ps(out, c);
 }
 
-/* 16 x 16 transpose in registers: w[c] lane r = v[r] lane c. */
-T5I void t16_avx512(const __m512 *r, __m512 *w)
+/* 16 x 16 transpose in registers: w[c] lane i = v[i] lane c. */
+T5I void t16_avx512(const __m512 *v, __m512 *w)
 {
-    __m512 t[16], u[16], v[16];
+    __m512 t[16], u[16], s[16];
 #pragma GCC unroll 8
     for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+        t[i] = _mm512_unpacklo_ps(v[i], v[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(v[i], v[i + 1]);
     }
     /* u[4g + c], 128-bit lane L: column 4L + c of rows 4g..4g+3 */
 #pragma GCC unroll 4
@@ -617,43 +579,28 @@ T5I void t16_avx512(const __m512 *r, __m512 *w)
         u[g + 2] = _mm512_shuffle_ps(t[g + 1], t[g + 3], 0x44);
         u[g + 3] = _mm512_shuffle_ps(t[g + 1], t[g + 3], 0xEE);
     }
+    /* s[c]: columns c, c+8 of rows 0-7 ... then whole columns */
 #pragma GCC unroll 4
     for (int c = 0; c < 4; c++) {
-        v[c] = _mm512_shuffle_f32x4(u[c], u[c + 4], 0x88);      /* cols c, c+8; rows 0-7 */
-        v[c + 4] = _mm512_shuffle_f32x4(u[c], u[c + 4], 0xdd);  /* cols c+4, c+12 */
-        v[c + 8] = _mm512_shuffle_f32x4(u[c + 8], u[c + 12], 0x88);
-        v[c + 12] = _mm512_shuffle_f32x4(u[c + 8], u[c + 12], 0xdd);
+        s[c] = _mm512_shuffle_f32x4(u[c], u[c + 4], 0x88);
+        s[c + 4] = _mm512_shuffle_f32x4(u[c], u[c + 4], 0xdd);
+        s[c + 8] = _mm512_shuffle_f32x4(u[c + 8], u[c + 12], 0x88);
+        s[c + 12] = _mm512_shuffle_f32x4(u[c + 8], u[c + 12], 0xdd);
     }
 #pragma GCC unroll 4
     for (int c = 0; c < 4; c++) {
-        w[c] = _mm512_shuffle_f32x4(v[c], v[c + 8], 0x88);
-        w[c + 8] = _mm512_shuffle_f32x4(v[c], v[c + 8], 0xdd);
-        w[c + 4] = _mm512_shuffle_f32x4(v[c + 4], v[c + 12], 0x88);
-        w[c + 12] = _mm512_shuffle_f32x4(v[c + 4], v[c + 12], 0xdd);
+        w[c] = _mm512_shuffle_f32x4(s[c], s[c + 8], 0x88);
+        w[c + 8] = _mm512_shuffle_f32x4(s[c], s[c + 8], 0xdd);
+        w[c + 4] = _mm512_shuffle_f32x4(s[c + 4], s[c + 12], 0x88);
+        w[c + 12] = _mm512_shuffle_f32x4(s[c + 4], s[c + 12], 0xdd);
     }
-}
-
-#ifdef GRAM_NT
-#define STORE512 _mm512_stream_ps
-#else
-#define STORE512 _mm512_storeu_ps
-#endif
-
-/* Ask for the lines of the pending tile's next block for writing, so their misses overlap the
- * micro-kernel that runs before they are stored. */
-static T5 void prefetch_block_avx512(const pending *p)
-{
-    const float *g = p->G + (p->i0 + p->ib) * p->ldg + p->j0 + p->jb;
-    const float *gt = p->G + (p->j0 + p->jb) * p->ldg + p->i0 + p->ib;
-    size_t nrow = min_sz(16, p->ni - p->ib), ncol = min_sz(16, p->nj - p->jb);
-    for (size_t r = 0; r < nrow; r++) PREFETCHW(g + r * p->ldg);
-    if (!(p->diag && p->ib == p->jb))
-        for (size_t c = 0; c < ncol; c++) PREFETCHW(gt + c * p->ldg);
 }
 
 /* Up to count blocks of a pending tile: kernel function, stored at G[i][j] and, off the
- * diagonal block, transposed at G[j][i] straight from registers. One instance per kernel, so
- * the block's 16 rows go through the kernel function without a branch. */
+ * diagonal block, transposed at G[j][i] straight from registers. Whole blocks are written with
+ * streaming stores: every line is written whole, so reading it first (the write-allocate) is
+ * wasted bandwidth (measured: 4-8% of the build). One instance per kernel, so the rows go
+ * through the kernel function without a branch. */
 T5I void storek_avx512(pending *p, const pt_kernel kind, size_t count)
 {
     const pt_kfun *kf = p->kf;
@@ -662,17 +609,24 @@ T5I void storek_avx512(pending *p, const pt_kernel kind, size_t count)
     for (; count > 0 && p->active; count--, pending_next(p)) {
         const size_t ib = p->ib, jb = p->jb;
         const size_t ncol = min_sz(16, p->nj - jb), nrow = min_sz(16, p->ni - ib);
-        __m512 zn = kind == PT_KERNEL_RBF ? _mm512_loadu_ps(norm + j0 + jb) : _mm512_setzero_ps();
+        __m512 zs = kind == PT_KERNEL_RBF ? _mm512_loadu_ps(norm + j0 + jb) : _mm512_setzero_ps();
         __m512 v[16], w[16];
 #pragma GCC unroll 16
         for (int r = 0; r < 16; r++) {
-            __m512 xn = kind == PT_KERNEL_RBF ? _mm512_set1_ps(norm[i0 + ib + r]) : zn;
-            v[r] = kfunk512(kf, kind, _mm512_loadu_ps(C + (ib + r) * ldc + jb), xn, zn);
+            __m512 xs = kind == PT_KERNEL_RBF ? _mm512_set1_ps(norm[i0 + ib + r]) : zs;
+            v[r] = kvalk512(kf, kind, _mm512_loadu_ps(C + (ib + r) * ldc + jb), xs, zs);
         }
         float *g = p->G + (i0 + ib) * ldg + j0 + jb, *gt = p->G + (j0 + jb) * ldg + i0 + ib;
-        int tr = !(p->diag && ib == jb);
+        const int tr = !(p->diag && ib == jb);
         if (tr) t16_avx512(v, w);
-        if (nrow == 16 && ncol == 16) {
+        if (nrow == 16 && ncol == 16 && p->stream) {
+#pragma GCC unroll 16
+            for (int r = 0; r < 16; r++) _mm512_stream_ps(g + r * ldg, v[r]);
+            if (tr) {
+#pragma GCC unroll 16
+                for (int c = 0; c < 16; c++) _mm512_stream_ps(gt + c * ldg, w[c]);
+            }
+        } else if (nrow == 16 && ncol == 16) {
 #pragma GCC unroll 16
             for (int r = 0; r < 16; r++) _mm512_storeu_ps(g + r * ldg, v[r]);
             if (tr) {
@@ -686,14 +640,11 @@ T5I void storek_avx512(pending *p, const pt_kernel kind, size_t count)
                 for (size_t c = 0; c < ncol; c++) _mm512_mask_storeu_ps(gt + c * ldg, rm, w[c]);
         }
     }
-    if (p->active) prefetch_block_avx512(p);
 }
 
-#define STORE_DEF(name, kind)                                                                      \
-    static T5 void name(pending *p, size_t count) { storek_avx512(p, kind, count); }
-STORE_DEF(store_lin_avx512, PT_KERNEL_LINEAR)
-STORE_DEF(store_poly_avx512, PT_KERNEL_POLY)
-STORE_DEF(store_rbf_avx512, PT_KERNEL_RBF)
+static T5 void store_lin_avx512(pending *p, size_t n) { storek_avx512(p, PT_KERNEL_LINEAR, n); }
+static T5 void store_poly_avx512(pending *p, size_t n) { storek_avx512(p, PT_KERNEL_POLY, n); }
+static T5 void store_rbf_avx512(pending *p, size_t n) { storek_avx512(p, PT_KERNEL_RBF, n); }
 
 static void store_avx512(pending *p, size_t count)
 {
@@ -701,19 +652,54 @@ static void store_avx512(pending *p, size_t count)
     else if (p->kf->kind == PT_KERNEL_POLY) store_poly_avx512(p, count);
     else store_lin_avx512(p, count);
 }
+
+static T5 void sfence_avx512(void) { _mm_sfence(); }
+
+/* One thread's share of the tiles, each tile's stores interleaved with the next's micro-kernels. */
+static void full_avx512(const pt_gram_rows *r, const pt_kfun *kf, float *G, size_t ldg,
+                        const size_t *tl, ptrdiff_t nt, float *C2)
+{
+    const size_t n = r->n, T = PT_GRAM_TILE, nb = (n + T - 1) / T;
+    pending pd = {.kf = kf, .norm = r->norm, .G = G, .ldg = ldg, .ldc = T,
+                  .stream = (uintptr_t)G % 64 == 0 && ldg % 16 == 0};
+    int cur = 0;
+#pragma omp for schedule(dynamic, 1) nowait
+    for (ptrdiff_t t = 0; t < nt; t++) {
+        size_t bi = tl[t] / nb, bj = tl[t] % nb;
+        size_t i0 = bi * T, j0 = bj * T, ni = min_sz(T, n - i0), nj = min_sz(T, n - j0);
+        float *C = C2 + (size_t)cur * T * T;
+        /* spread the pending tile's blocks evenly over this tile's micro-kernel calls */
+        size_t calls = (round_up(ni, 8) / 8) * ((nj + 47) / 48) * ((r->d + KC - 1) / KC + (r->d == 0));
+        if (bi == bj) calls = calls / 2 + 1;
+        size_t blocks = ((pd.ni + 15) / 16) * ((pd.nj + 15) / 16);
+        size_t per_call = pd.active ? (blocks + calls - 1) / calls : 1;
+        tile_avx512(r, i0, ni, r, j0, nj, C, T, bi == bj, &pd, per_call);
+        if (pd.active) store_avx512(&pd, SIZE_MAX);
+        pd.C = C;
+        pd.i0 = i0;
+        pd.ni = ni;
+        pd.j0 = j0;
+        pd.nj = nj;
+        pd.diag = bi == bj;
+        pd.ib = pd.jb = 0;
+        pd.active = 1;
+        cur ^= 1;
+    }
+    if (pd.active) store_avx512(&pd, SIZE_MAX);
+    sfence_avx512(); /* the streaming stores are weakly ordered */
+}
 #endif /* GRAM_X86 */
 
 /* ============================================================================= dispatch */
 
-void pt_kfun_apply(const pt_kfun *kf, pt_isa isa, const float *dot, float xn, const float *zn,
+void pt_kfun_apply(const pt_kfun *kf, pt_isa isa, const float *dot, float xs, const float *zs,
                    float *out, size_t n)
 {
 #ifdef GRAM_X86
-    if (isa == PT_ISA_AVX512) return kfun_avx512(kf, dot, xn, zn, out, n);
-    if (isa == PT_ISA_AVX2) return kfun_avx2(kf, dot, xn, zn, out, n);
+    if (isa == PT_ISA_AVX512) return kfun_avx512(kf, dot, xs, zs, out, n);
+    if (isa == PT_ISA_AVX2) return kfun_avx2(kf, dot, xs, zs, out, n);
 #endif
-    (void)isa;
-    kfun_c(kf, dot, xn, zn, out, n);
+    kfun_c(kf, dot, xs, zs, out, n);
 }
 
 static void tile_dots(pt_isa isa, const pt_gram_rows *a, size_t i0, size_t ni,
@@ -736,27 +722,6 @@ static void row_dots(pt_isa isa, const pt_gram_rows *r, const float *x, size_t p
     row_c(r, x, p0, p1, out);
 }
 
-static void store_tile(pt_isa isa, const pt_kfun *kf, const float *norm, float *C, size_t ldc,
-                       size_t i0, size_t ni, size_t j0, size_t nj, int diag, float *G, size_t ldg)
-{
-#ifdef GRAM_X86
-    if (isa == PT_ISA_AVX2) return store_avx2(kf, norm, C, ldc, i0, ni, j0, nj, diag, G, ldg);
-#endif
-    store_c(kf, norm, C, ldc, i0, ni, j0, nj, diag, G, ldg);
-}
-
-#ifdef GRAM_X86
-static T5 void exp_avx512(const float *x, float *y, size_t n)
-{
-    for (size_t j = 0; j < n; j += 16) _mm512_storeu_ps(y + j, exp512(_mm512_loadu_ps(x + j)));
-}
-
-static T2 void exp_avx2(const float *x, float *y, size_t n)
-{
-    for (size_t j = 0; j < n; j += 8) _mm256_storeu_ps(y + j, exp256(_mm256_loadu_ps(x + j)));
-}
-#endif
-
 void pt_gram_exp(pt_isa isa, const float *x, float *y, size_t n)
 {
     isa = pt_gram_isa(isa);
@@ -777,49 +742,76 @@ size_t pt_gram_rows_bytes(size_t n, size_t d, pt_kernel kind)
     return b;
 }
 
-pt_status pt_gram_rows_init(pt_gram_rows *r, const float *X, size_t n, size_t d, size_t stride,
-                            size_t d_norm, pt_kernel kind, pt_isa isa, int threads)
+/* Pack rows into r->P (and their squared norms into r->norm when it is set). */
+static void pack_rows(pt_gram_rows *r, size_t d_norm, pt_isa isa, int threads)
 {
-    memset(r, 0, sizeof *r);
-    isa = pt_gram_isa(isa);
-    r->n = n;
-    r->d = d;
-    r->npad = round_up(n, 16);
-    r->X = X;
-    r->stride = stride;
-    size_t bytes = pt_gram_rows_bytes(n, d, PT_KERNEL_LINEAR);
-    if (bytes == SIZE_MAX) return pt_fail(PT_ERR_LIMIT, "packed rows: %zu x %zu overflows", n, d);
-    if (!(r->P = pt_alloc(bytes, "packed kernel rows"))) return PT_ERR_NOMEM;
-    if (kind == PT_KERNEL_RBF &&
-        !(r->norm = pt_alloc(r->npad * sizeof(float), "squared norms"))) {
-        pt_gram_rows_free(r);
-        return PT_ERR_NOMEM;
-    }
-    const size_t npan = r->npad / 16;
-    const ptrdiff_t np = (ptrdiff_t)npan;
-#pragma omp parallel for num_threads(threads) schedule(static) if (n * d > 65536)
+    const size_t n = r->n, d = r->d, stride = r->stride;
+    const float *X = r->X;
+    const ptrdiff_t np = (ptrdiff_t)(r->npad / 16);
+#pragma omp parallel for num_threads(threads > 0 ? threads : 1) schedule(static) if (threads > 1 && n * d > 65536)
     for (ptrdiff_t pp = 0; pp < np; pp++) {
         size_t p = (size_t)pp;
         float *dst = r->P + p * d * 16;
         for (size_t l = 0; l < 16; l++) {
             size_t i = p * 16 + l;
-            if (i < n) {
-                const float *x = X + i * stride;
-                for (size_t k = 0; k < d; k++) dst[k * 16 + l] = x[k];
-            } else {
-                for (size_t k = 0; k < d; k++) dst[k * 16 + l] = 0.0f;
-            }
+            const float *x = X + i * stride;
+            for (size_t k = 0; k < d; k++) dst[k * 16 + l] = i < n ? x[k] : 0.0f;
         }
-        if (r->norm) {
+        if (!r->norm) continue;
+        float nrm[16];
 #ifdef GRAM_X86
-            if (isa == PT_ISA_AVX512) norms_avx512(r, p, p + 1, d_norm);
-            else if (isa == PT_ISA_AVX2) norms_avx2(r, p, p + 1, d_norm);
-            else
+        if (isa == PT_ISA_AVX512) norms_avx512(r, p, nrm);
+        else if (isa == PT_ISA_AVX2) norms_avx2(r, p, nrm);
+        else
 #endif
-                norms_c(r, p, p + 1, d_norm);
+            norms_c(r, p, nrm);
+        for (size_t l = 0; l < 16; l++) {
+            size_t i = p * 16 + l;
+            float acc = nrm[l];
+            if (i < n && d_norm > d) {
+#ifdef GRAM_X86
+                if (isa != PT_ISA_SCALAR) acc = chain_fma(X + i * stride, d, d_norm, acc);
+                else
+#endif
+                    for (size_t k = d; k < d_norm; k++) acc = fmaf(X[i * stride + k], X[i * stride + k], acc);
+            }
+            r->norm[i] = acc;
         }
     }
+}
+
+static void rows_setup(pt_gram_rows *r, const float *X, size_t n, size_t d, size_t stride)
+{
+    memset(r, 0, sizeof *r);
+    r->n = n;
+    r->d = d;
+    r->npad = round_up(n, 16);
+    r->X = X;
+    r->stride = stride;
+}
+
+pt_status pt_gram_rows_init(pt_gram_rows *r, const float *X, size_t n, size_t d, size_t stride,
+                            size_t d_norm, pt_kernel kind, pt_isa isa, int threads)
+{
+    rows_setup(r, X, n, d, stride);
+    size_t bytes = pt_gram_rows_bytes(n, d, PT_KERNEL_LINEAR);
+    if (bytes == SIZE_MAX) return pt_fail(PT_ERR_LIMIT, "packed rows: %zu x %zu overflows", n, d);
+    if (!(r->P = pt_alloc(bytes, "packed kernel rows"))) return PT_ERR_NOMEM;
+    if (kind == PT_KERNEL_RBF && !(r->norm = pt_alloc(r->npad * sizeof(float), "squared norms"))) {
+        pt_gram_rows_free(r);
+        return PT_ERR_NOMEM;
+    }
+    pack_rows(r, d_norm, pt_gram_isa(isa), threads);
     return PT_OK;
+}
+
+void pt_gram_rows_pack(pt_gram_rows *r, const float *X, size_t n, size_t d, size_t stride,
+                       size_t d_norm, pt_kernel kind, pt_isa isa, float *P, float *norm)
+{
+    rows_setup(r, X, n, d, stride);
+    r->P = P;
+    r->norm = kind == PT_KERNEL_RBF ? norm : NULL;
+    pack_rows(r, d_norm, pt_gram_isa(isa), 1);
 }
 
 void pt_gram_rows_free(pt_gram_rows *r)
@@ -834,45 +826,9 @@ void pt_gram_rows_free(pt_gram_rows *r)
 
 size_t pt_gram_full_scratch_bytes(int threads)
 {
-    /* Two tile buffers a thread: one computed, one being stored. */
+    /* two tile buffers a thread: one being computed, one being stored */
     return (size_t)(threads > 0 ? threads : 1) * 2 * PT_GRAM_TILE * PT_GRAM_TILE * sizeof(float);
 }
-
-#ifdef GRAM_X86
-/* The tile list of one thread, with the stores of each tile interleaved with the micro-kernels
- * of the next. */
-static void full_avx512(const pt_gram_rows *r, const pt_kfun *kf, float *G, size_t ldg,
-                        const size_t *tl, ptrdiff_t nt, float *C2)
-{
-    const size_t n = r->n, T = PT_GRAM_TILE, nb = (n + T - 1) / T;
-    pending pd = {.kf = kf, .norm = r->norm, .G = G, .ldg = ldg, .ldc = T};
-    int cur = 0;
-#pragma omp for schedule(dynamic, 1) nowait
-    for (ptrdiff_t t = 0; t < nt; t++) {
-        size_t bi = tl[t] / nb, bj = tl[t] % nb;
-        size_t i0 = bi * T, j0 = bj * T, ni = min_sz(T, n - i0), nj = min_sz(T, n - j0);
-        float *C = C2 + (size_t)cur * T * T;
-        /* Spread the pending tile's blocks evenly over this tile's micro-kernel calls. */
-        size_t calls = (round_up(ni, 8) / 8) * ((nj + 47) / 48) * ((r->d + KC - 1) / KC + (r->d == 0));
-        if (bi == bj) calls /= 2;
-        size_t blocks = ((pd.ni + 15) / 16) * ((pd.nj + 15) / 16);
-        size_t per_call = pd.active ? (blocks + calls - 1) / (calls ? calls : 1) : 0;
-        tile_avx512(r, i0, ni, r, j0, nj, C, T, bi == bj, &pd, per_call ? per_call : 1);
-        if (pd.active) store_avx512(&pd, SIZE_MAX);
-        pd.C = C;
-        pd.i0 = i0;
-        pd.ni = ni;
-        pd.j0 = j0;
-        pd.nj = nj;
-        pd.diag = bi == bj;
-        pd.ib = pd.jb = 0;
-        pd.active = 1;
-        prefetch_block_avx512(&pd);
-        cur ^= 1;
-    }
-    if (pd.active) store_avx512(&pd, SIZE_MAX);
-}
-#endif
 
 pt_status pt_gram_full(const pt_gram_rows *r, const pt_kfun *kf, pt_isa isa, float *G, size_t ldg,
                        int threads)
@@ -883,7 +839,7 @@ pt_status pt_gram_full(const pt_gram_rows *r, const pt_kfun *kf, pt_isa isa, flo
     if (n == 0) return PT_OK;
     float *scratch = pt_alloc(pt_gram_full_scratch_bytes(threads), "Gram tile buffers");
     if (!scratch) return PT_ERR_NOMEM;
-    /* Tiles in row-major order of the upper triangle: (bi, bj), bj >= bi. */
+    /* tiles in row-major order of the upper triangle: (bi, bj), bj >= bi */
     size_t *tl = malloc(ntiles * sizeof *tl);
     if (!tl) {
         pt_free(scratch);
@@ -911,7 +867,12 @@ pt_status pt_gram_full(const pt_gram_rows *r, const pt_kfun *kf, pt_isa isa, flo
                 size_t bi = tl[t] / nb, bj = tl[t] % nb;
                 size_t i0 = bi * T, j0 = bj * T, ni = min_sz(T, n - i0), nj = min_sz(T, n - j0);
                 tile_dots(isa, r, i0, ni, r, j0, nj, C, T, bi == bj);
-                store_tile(isa, kf, r->norm, C, T, i0, ni, j0, nj, bi == bj, G, ldg);
+#ifdef GRAM_X86
+                if (isa == PT_ISA_AVX2)
+                    store_avx2(kf, r->norm, C, T, i0, ni, j0, nj, bi == bj, G, ldg);
+                else
+#endif
+                    store_c(kf, r->norm, C, T, i0, ni, j0, nj, bi == bj, G, ldg);
             }
         }
     }
@@ -923,24 +884,35 @@ pt_status pt_gram_full(const pt_gram_rows *r, const pt_kfun *kf, pt_isa isa, flo
 /* ============================================================================ kernel rows */
 
 void pt_gram_row(const pt_gram_rows *r, const pt_kfun *kf, pt_isa isa, size_t i, float *out,
-                 int threads)
+                 float a, float *f, pt_axpy_fn axpy, int threads)
 {
     isa = pt_gram_isa(isa);
     const float *x = r->X + i * r->stride;
     const float xn = r->norm ? r->norm[i] : 0.0f;
-    const size_t npan = r->npad / 16;
-    /* Chunks of 8 panels (128 columns); threads only when the row is worth a fork. */
-    const size_t chunk = 8, nch = (npan + chunk - 1) / chunk;
-    const int par = threads > 1 && r->n * (r->d + 8) >= 32768;
-    const ptrdiff_t nc = (ptrdiff_t)nch;
-#pragma omp parallel for num_threads(threads) schedule(static) if (par)
+    const size_t npan = r->npad / 16, n = r->n;
+    /* chunks of 8 panels (128 columns); threads only when the row is worth a fork */
+    const size_t chunk = 8;
+    const ptrdiff_t nc = (ptrdiff_t)((npan + chunk - 1) / chunk);
+    const int par = threads > 1 && n * (r->d + 8) >= 65536;
+#pragma omp parallel for num_threads(threads > 0 ? threads : 1) schedule(static) if (par)
     for (ptrdiff_t c = 0; c < nc; c++) {
         size_t p0 = (size_t)c * chunk, p1 = min_sz(npan, p0 + chunk);
         float *o = out + p0 * 16;
         row_dots(isa, r, x, p0, p1, o);
         pt_kfun_apply(kf, isa, o, xn, r->norm ? r->norm + p0 * 16 : NULL, o, (p1 - p0) * 16);
+        if (p1 * 16 > n)
+            for (size_t j = n; j < p1 * 16; j++) out[j] = 0.0f;
+        if (f) axpy(a, o, f + p0 * 16, min_sz(p1 * 16, n) - p0 * 16);
     }
-    for (size_t j = r->n; j < r->npad; j++) out[j] = 0.0f;
+}
+
+void pt_gram_kvec(const pt_gram_rows *r, const pt_kfun *kf, pt_isa isa, const float *x, float xn,
+                  float *out)
+{
+    isa = pt_gram_isa(isa);
+    const size_t npan = r->npad / 16;
+    row_dots(isa, r, x, 0, npan, out);
+    pt_kfun_apply(kf, isa, out, xn, r->norm, out, npan * 16);
 }
 
 void pt_gram_block(const pt_gram_rows *a, size_t i0, size_t ni, const pt_gram_rows *b, size_t j0,
@@ -958,24 +930,16 @@ void pt_gram_block(const pt_gram_rows *a, size_t i0, size_t ni, const pt_gram_ro
 
 double pt_kfun_ref(const pt_kfun *kf, const float *x, const float *z, size_t d)
 {
-    double dot = 0.0, xx = 0.0, zz = 0.0, v;
+    double dot = 0.0, dist = 0.0, v;
     for (size_t k = 0; k < d; k++) {
         dot += (double)x[k] * z[k];
-        xx += (double)x[k] * x[k];
-        zz += (double)z[k] * z[k];
+        dist += ((double)x[k] - z[k]) * ((double)x[k] - z[k]);
     }
     switch (kf->kind) {
     case PT_KERNEL_POLY: v = pow((double)kf->gamma * dot + kf->coef0, kf->degree); break;
-    case PT_KERNEL_RBF: {
-        double dist = 0.0;
-        for (size_t k = 0; k < d; k++) dist += ((double)x[k] - z[k]) * ((double)x[k] - z[k]);
-        v = exp(-(double)kf->gamma * dist);
-        break;
-    }
+    case PT_KERNEL_RBF: v = exp(-(double)kf->gamma * dist); break;
     default: v = dot;
     }
-    (void)xx;
-    (void)zz;
     return v + kf->add;
 }
 
@@ -988,7 +952,7 @@ double pt_gram_tolerance(const pt_kfun *kf, size_t d, double xnorm2, double znor
         return kf->degree * (d + 4.0) * eps * pow(T, kf->degree) + eps * kf->add;
     }
     case PT_KERNEL_RBF:
-        return (2.0 * d + 3.0) * eps * kf->gamma * (xnorm2 + znorm2) + 5.0 * eps + eps * kf->add;
+        return (2.0 * d + 4.0) * eps * kf->gamma * (xnorm2 + znorm2) + 5.0 * eps + eps * kf->add;
     default: return (d + 1.0) * eps * (nxz + kf->add);
     }
 }

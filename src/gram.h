@@ -16,17 +16,19 @@
  *
  * Kernels (x.z over the first d features; the bias adds the constant-1 coordinate, K + 1):
  *   linear  x.z
- *   poly    (gamma x.z + coef0)^degree   (binary powering)
- *   rbf     exp(-gamma max(0, |x|^2 + |z|^2 - 2 x.z))
+ *   poly    (gamma x.z + coef0)^degree   (one FMA, then binary powering)
+ *   rbf     exp(min(0, 2 gamma x.z + -gamma (|x|^2 + |z|^2)))   (one FMA: the distance form
+ *           -gamma |x - z|^2, its float32 cancellation clamped at 0)
  *
  * Accuracy guaranteed against the kernel evaluated exactly (in double, from the same float
  * inputs), eps = 2^-24, first order in eps:
  *   linear  |K - K_ref| <= (d + 1) eps (|x||z| + add)
  *   poly    |K - K_ref| <= degree (d + 4) eps T^degree + eps add,  T = gamma |x||z| + |coef0|
- *   rbf     |K - K_ref| <= (2d + 3) eps gamma (|x|^2 + |z|^2) + 5 eps + eps add
+ *   rbf     |K - K_ref| <= (2d + 4) eps gamma (|x|^2 + |z|^2) + 5 eps + eps add
  * (add is 1 with the bias, else 0). For RBF the first term is the float32 cancellation in
- * |x|^2 + |z|^2 - 2 x.z, clamped at 0; the second the exp below (relative error under
- * 2 ulp for arguments in [-87, 0], measured 1 ulp; exactly 0 below -87, 1 at 0).
+ * |x|^2 + |z|^2 - 2 x.z (d eps |x|^2 from each norm, 2 d eps |x||z| from the dot, 4 eps from
+ * the roundings), clamped at 0; the second the exp (relative error under 2 ulp for arguments
+ * in [-87, 0]; measured 0.89 ulp on 2^24 points; exactly 0 below -87, exactly 1 at 0).
  * pt_gram_tolerance computes the bound; the tests check it against a double-precision Gram.
  */
 #ifndef PT_GRAM_H
@@ -70,18 +72,32 @@ size_t pt_gram_rows_bytes(size_t n, size_t d, pt_kernel kind);
 pt_status pt_gram_rows_init(pt_gram_rows *r, const float *X, size_t n, size_t d, size_t stride,
                             size_t d_norm, pt_kernel kind, pt_isa isa, int threads);
 void pt_gram_rows_free(pt_gram_rows *r);
+/* The same into caller memory (P: round_up(n, 16) d floats; norm: round_up(n, 16) floats,
+ * used for RBF only), single-threaded, nothing allocated: r does not own them. */
+void pt_gram_rows_pack(pt_gram_rows *r, const float *X, size_t n, size_t d, size_t stride,
+                       size_t d_norm, pt_kernel kind, pt_isa isa, float *P, float *norm);
 
 /* The full n x n matrix K(x_i, x_j) into G (row i at G + i ldg, ldg >= n), built by OpenMP
- * over the PT_GRAM_TILE tiles of the upper triangle and mirrored. Needs threads tile buffers
- * of PT_GRAM_TILE^2 floats (pt_gram_full_scratch_bytes); fails only if they cannot be had. */
+ * over the PT_GRAM_TILE tiles of the upper triangle and mirrored (streaming stores when G is
+ * 64-byte aligned and ldg a multiple of 16). Needs two tile buffers of PT_GRAM_TILE^2 floats a
+ * thread (pt_gram_full_scratch_bytes); fails only if they cannot be had. */
 size_t pt_gram_full_scratch_bytes(int threads);
 pt_status pt_gram_full(const pt_gram_rows *r, const pt_kfun *kf, pt_isa isa, float *G, size_t ldg,
                        int threads);
 
 /* Kernel row i: out[j] = K(x_i, x_j) for j < n; out needs r->npad floats (entries past n are
- * written with garbage-free zeros). OpenMP over the row with up to threads threads. */
+ * zeros). If f is not NULL, also f[j] += a out[j] for j < n, by axpy on each chunk while it is
+ * hot (element-wise, so the result does not depend on the chunking). OpenMP over chunks of
+ * 128 columns with up to threads threads, when the row is large enough to pay a fork. */
+typedef void (*pt_axpy_fn)(float alpha, const float *x, float *y, size_t n);
 void pt_gram_row(const pt_gram_rows *r, const pt_kfun *kf, pt_isa isa, size_t i, float *out,
-                 int threads);
+                 float a, float *f, pt_axpy_fn axpy, int threads);
+
+/* Kernel values of one row x (its squared norm xn, for RBF) against all rows of r:
+ * out[j] = K(x, x_j), out needs r->npad floats. Single-threaded (small r: the kernel path's
+ * pending updates). */
+void pt_gram_kvec(const pt_gram_rows *r, const pt_kfun *kf, pt_isa isa, const float *x, float xn,
+                  float *out);
 
 /* A block of kernel values between rows [i0, i0 + ni) of a and [j0, j0 + nj) of b (same d),
  * single-threaded: C[i ldc + j]. i0 a multiple of 8, j0 a multiple of 16; C needs
@@ -94,9 +110,14 @@ void pt_gram_block(const pt_gram_rows *a, size_t i0, size_t ni, const pt_gram_ro
 void pt_kfun_apply(const pt_kfun *kf, pt_isa isa, const float *dot, float xn, const float *zn,
                    float *out, size_t n);
 
-/* exp(x) as the RBF kernel computes it, for x <= 0 (any x is accepted; x > 88 gives inf):
+/* exp(x) as the RBF kernel computes it, defined for x <= 0 (the kernel passes nothing else);
  * n a multiple of 16. For the tests of its accuracy and of the variants' agreement. */
 void pt_gram_exp(pt_isa isa, const float *x, float *y, size_t n);
+
+/* The kernel path's AUTO storage (train_kernel.c) switches from rows to the full Gram when
+ * the seconds spent on rows reach the Gram's estimated cost; a value >= 0 here replaces that
+ * estimate (tests use it to force the switch mid-epoch). Default -1. */
+extern double pt_gram_switch_seconds;
 
 /* The exact kernel (double) from float inputs, and the bound above on |K - K_ref|. */
 double pt_kfun_ref(const pt_kfun *kf, const float *x, const float *z, size_t d);

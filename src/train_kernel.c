@@ -1,13 +1,586 @@
-/* placeholder: the kernel (dual) path (issue 5) */
+/*
+ * The kernel (dual) path: the perceptron in dual form on the margin vector.
+ *
+ * Keep f[j] = sum_i c_i K[i, j] for every sample, c_i = eta y_i alpha_i. Visiting sample i
+ * (in order, or shuffled per epoch from the seed): a mistake if y_i f_i <= tau; then
+ * alpha_i += 1 and f += eta y_i K[i, :] (the table's axpy). An epoch costs O(n) plus O(n) per
+ * mistake; training stops at an epoch without a mistake or after --epochs.
+ *
+ * Bias: with p->bias the kernel is K + 1, the kernel of the feature map with a constant-1
+ * coordinate appended, so it is the online path's bias weight exactly (its b is sum_i c_i).
+ *
+ * Averaged dual (PT_VARIANT_AVERAGED): the average over the T sample visits of the dual
+ * vectors, by the lazy trick of the primal path: an update of sample i after t visits adds
+ * t to beta_i; the averaged coefficient is eta y_i (alpha_i - beta_i / T) (in double).
+ *
+ * Storage of K (p->gram_storage), all giving the same model, since every kernel value is
+ * computed bit for bit the same way wherever it is computed (gram.h):
+ *  - FULL: the n x n float32 Gram, built once (gram.c, OpenMP over tiles), when it fits under
+ *    --cache-mb; forcing it when it does not is an error.
+ *  - ROWS: kernel rows computed when mistakes need them, behind an LRU cache of --cache-mb
+ *    rows: updates are held back up to 32 at a time (each decision still sees them, see
+ *    margin()) and their rows computed as one block by the tile micro-kernel, OpenMP over
+ *    column blocks, each applied to f while hot.
+ *  - AUTO: if the Gram does not fit under --cache-mb, ROWS with its LRU cache, and a warning
+ *    that says what it needs. Otherwise the choice depends on the mistakes to come, which are
+ *    unknown: start with rows computed on demand (no cache: fresh memory costs ~1-3.5 s/GB
+ *    to touch here, more than recomputing a row of small d) and switch to the full Gram once
+ *    the time spent on rows reaches the Gram's estimated cost (ski rental: at most twice the
+ *    better of the two in hindsight). The estimate: n^2 d / 2 multiply-adds at 60 G/s a
+ *    thread plus 4 n^2 bytes of first touch at 2.5 s/GB. Measured here: n = 20,000, d = 16
+ *    stays on rows (~13 us a row on one core, the Gram 1.6 GB: ~4 s of first touch);
+ *    n = 8,192, d = 256 (rows ~30 us, Gram 0.75 s of which 0.1 s FMAs) switches after about
+ *    one epoch of mistakes on two cores; many epochs of many mistakes end on the Gram.
+ *
+ * Memory: the packed rows (n d floats), f, counters, and the Gram or the cache are checked
+ * against p->mem_budget_bytes before anything is allocated.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "gram.h"
 #include "internal.h"
-pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
-                          pt_model **m, pt_train_report *r)
+
+#define MIB (1024.0 * 1024.0)
+/* cost model of AUTO (measured on the 2-core Zen 5 VMs; order of magnitude is what matters) */
+#define GRAM_FMA_PER_S_THREAD 60e9 /* the tiled build: ~150 GFLOP/s a core, counted in FMAs */
+#define TOUCH_S_PER_BYTE 2.5e-9     /* first touch: 2.3-2.7 s/GB measured for the Gram here */
+
+#define PEND 32         /* updates held back on rows storage, then applied in one block */
+#define FLUSH_COLS 480  /* columns a block of the flush (a multiple of 48) */
+
+double pt_gram_switch_seconds = -1.0;
+
+typedef struct kstate {
+    const pt_train_params *p;
+    const pt_kernels *k;
+    const pt_dataset *ds;
+    pt_kfun kf;
+    pt_isa isa;
+    int threads;
+    size_t n, ld;        /* samples; floats per kernel row (n rounded up to 16) */
+    pt_gram_rows rows;   /* packed training rows */
+    float *G;            /* full Gram, n rows of ld, or NULL */
+    /* rows storage: updates not yet in f, packed for their kernel values */
+    size_t np;
+    uint32_t pidx[PEND];
+    float pa[PEND], kv[PEND];
+    float *pP, *pnorm, *sP, *snorm, *work;
+    /* rows storage: LRU cache of cap rows (cap 0: none) */
+    size_t cap, used;
+    float *cache;
+    int32_t *slot_of, *row_of, *prev, *next;
+    int32_t head, tail;
+    size_t computed, hits;
+    /* flushes on all threads or on one: seconds a computed row, measured (see flush) */
+    double rate[2];
+    size_t flushes;
+    double row_seconds;   /* spent computing rows (AUTO's ski rental) */
+    double gram_estimate; /* seconds (AUTO with a Gram that fits) */
+} kstate;
+
+static size_t mul_or_max(size_t a, size_t b)
 {
-    (void)ds; (void)p; (void)k; (void)m; (void)r;
-    return pt_fail(PT_ERR_UNSUPPORTED, "the kernel path is not built yet");
+    size_t r;
+    return pt_mul_ok(a, b, &r) ? r : SIZE_MAX;
 }
+
+static size_t add_or_max(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
+
+/* ------------------------------------------------------------------------- LRU row cache */
+
+static void lru_unlink(kstate *s, int32_t slot)
+{
+    int32_t pv = s->prev[slot], nx = s->next[slot];
+    if (pv >= 0) s->next[pv] = nx;
+    else s->head = nx;
+    if (nx >= 0) s->prev[nx] = pv;
+    else s->tail = pv;
+}
+
+static void lru_push_front(kstate *s, int32_t slot)
+{
+    s->prev[slot] = -1;
+    s->next[slot] = s->head;
+    if (s->head >= 0) s->prev[s->head] = slot;
+    s->head = slot;
+    if (s->tail < 0) s->tail = slot;
+}
+
+/* ------------------------------------------------------- rows storage: pending updates
+ *
+ * On rows storage a mistake's update is held back (up to PEND of them) and f_j is read as
+ * f_j + a_1 K[u_1, j] + a_2 K[u_2, j] + ..., added one by one in mistake order exactly as the
+ * axpys would (multiply, then add: the table's element-wise contract), with the kernel values
+ * computed as everywhere else. So every decision sees the same float as with eager updates,
+ * while a block of PEND rows is computed in one pass over the data (the tile micro-kernel)
+ * instead of PEND passes: for small d a kernel row is bound by reading the n x d data. */
+
+static float margin(kstate *s, size_t j, const float *f)
+{
+    float v = f[j];
+    if (s->np == 0) return v;
+    pt_gram_rows pend = {.n = s->np, .d = s->rows.d, .npad = pt_round_up(s->np, 16), .P = s->pP,
+                         .norm = s->rows.norm ? s->pnorm : NULL};
+    pt_gram_kvec(&pend, &s->kf, s->isa, s->ds->X + j * s->ds->stride,
+                 s->rows.norm ? s->rows.norm[j] : 0.0f, s->kv);
+    for (size_t u = 0; u < s->np; u++) v = v + s->pa[u] * s->kv[u];
+    return v;
+}
+
+static void copy_panel_row(const float *src, size_t us, float *dst, size_t ud, size_t d)
+{
+    const float *a = src + (us / 16) * d * 16 + us % 16;
+    float *b = dst + (ud / 16) * d * 16 + ud % 16;
+    for (size_t k = 0; k < d; k++) b[k * 16] = a[k * 16];
+}
+
+/* Apply the pending updates to f, in order: the rows not cached computed as one block. */
+static void flush(kstate *s, float *f)
+{
+    if (s->np == 0) return;
+    double t0 = pt_now();
+    const size_t np = s->np, d = s->rows.d, n = s->n, ld = s->ld;
+    int comp[PEND];
+    int32_t slot[PEND];
+    size_t nu = 0;
+    for (size_t u = 0; u < np; u++) {
+        int32_t sl = s->cap ? s->slot_of[s->pidx[u]] : -1;
+        slot[u] = sl;
+        comp[u] = -1;
+        if (sl >= 0) {
+            s->hits++;
+            lru_unlink(s, sl);
+            lru_push_front(s, sl);
+            continue;
+        }
+        comp[u] = (int)nu;
+        copy_panel_row(s->pP, u, s->sP, nu, d);
+        if (s->rows.norm) s->snorm[nu] = s->pnorm[u];
+        nu++;
+    }
+    /* Slots for the new rows: the cache holds at least 2 PEND rows, so the tail never
+     * reaches the hits just moved to the front. */
+    for (size_t u = 0; s->cap && u < np; u++) {
+        if (comp[u] < 0) continue;
+        int32_t sl;
+        if (s->used < s->cap) {
+            sl = (int32_t)s->used++;
+        } else {
+            sl = s->tail;
+            lru_unlink(s, sl);
+            s->slot_of[s->row_of[sl]] = -1;
+        }
+        s->slot_of[s->pidx[u]] = sl;
+        s->row_of[sl] = (int32_t)s->pidx[u];
+        lru_push_front(s, sl);
+        slot[u] = sl;
+    }
+    pt_gram_rows sub = {.n = nu, .d = d, .npad = pt_round_up(nu, 16), .P = s->sP,
+                        .norm = s->rows.norm ? s->snorm : NULL};
+    const ptrdiff_t nc = (ptrdiff_t)((n + FLUSH_COLS - 1) / FLUSH_COLS);
+    /* All threads, or one? A flush is ~0.1-1 ms of work, and its join waits for the slowest
+     * thread: on a loaded machine a thread that lost its core costs a scheduler slice, more
+     * than the flush. So both are timed (the first flushes, then one in 16 the other way)
+     * and the faster per row is used. */
+    int par = s->threads > 1 && nc > 1 && nu * n * (d + 8) >= 65536;
+    if (par) {
+        size_t q = s->flushes++;
+        if (q < 4) par = (int)(q & 1);
+        else par = s->rate[1] <= s->rate[0];
+        if (q >= 4 && q % 16 == 0) par = !par;
+    }
+#pragma omp parallel num_threads(par ? s->threads : 1)
+    {
+#ifdef _OPENMP
+        float *C = s->work + (size_t)omp_get_thread_num() * PEND * FLUSH_COLS;
+#else
+        float *C = s->work;
+#endif
+#pragma omp for schedule(static)
+        for (ptrdiff_t c = 0; c < nc; c++) {
+            size_t j0 = (size_t)c * FLUSH_COLS, nj = n - j0 < FLUSH_COLS ? n - j0 : FLUSH_COLS;
+            if (nu) pt_gram_block(&sub, 0, nu, &s->rows, j0, nj, &s->kf, s->isa, C, FLUSH_COLS);
+            for (size_t u = 0; u < np; u++) {
+                const float *row;
+                if (comp[u] >= 0) {
+                    row = C + (size_t)comp[u] * FLUSH_COLS;
+                    if (slot[u] >= 0) memcpy(s->cache + (size_t)slot[u] * ld + j0, row, nj * sizeof(float));
+                } else {
+                    row = s->cache + (size_t)slot[u] * ld + j0;
+                }
+                s->k->axpy(s->pa[u], row, f + j0, nj);
+            }
+        }
+    }
+    s->computed += nu;
+    s->np = 0;
+    double dt = pt_now() - t0;
+    s->row_seconds += dt;
+    if (nu) {
+        double r = dt / (double)nu, *e = &s->rate[par ? 1 : 0];
+        *e = *e > 0.0 ? 0.75 * *e + 0.25 * r : r;
+    }
+}
+
+/* A mistake at i: f += a K[i, :], now (full Gram) or held back (rows). */
+static void update(kstate *s, size_t i, float a, float *f)
+{
+    if (s->G) {
+        const float *row = s->G + i * s->ld;
+        if (s->threads > 1 && s->n >= 65536) {
+            /* element-wise: chunked or not, the same bits */
+            const ptrdiff_t nc = (ptrdiff_t)((s->n + 4095) / 4096);
+#pragma omp parallel for num_threads(s->threads) schedule(static)
+            for (ptrdiff_t c = 0; c < nc; c++) {
+                size_t j0 = (size_t)c * 4096, len = s->n - j0 < 4096 ? s->n - j0 : 4096;
+                s->k->axpy(a, row + j0, f + j0, len);
+            }
+        } else {
+            s->k->axpy(a, row, f, s->n);
+        }
+        return;
+    }
+    const size_t u = s->np, d = s->rows.d;
+    float *dst = s->pP + (u / 16) * d * 16 + u % 16;
+    const float *x = s->ds->X + i * s->ds->stride;
+    for (size_t k = 0; k < d; k++) dst[k * 16] = x[k];
+    if (s->rows.norm) s->pnorm[u] = s->rows.norm[i];
+    s->pidx[u] = (uint32_t)i;
+    s->pa[u] = a;
+    if (++s->np == PEND) flush(s, f);
+}
+
+static void free_rows_state(kstate *s)
+{
+    pt_free(s->cache);
+    pt_free(s->pP);
+    pt_free(s->pnorm);
+    pt_free(s->sP);
+    pt_free(s->snorm);
+    pt_free(s->work);
+    free(s->slot_of);
+    free(s->row_of);
+    free(s->prev);
+    free(s->next);
+    s->cache = s->pP = s->pnorm = s->sP = s->snorm = s->work = NULL;
+    s->slot_of = s->row_of = s->prev = s->next = NULL;
+    s->cap = s->used = 0;
+}
+
+/* Bytes of the rows storage besides its cache. */
+static size_t rows_state_bytes(size_t d, int threads)
+{
+    return (2 * PEND * d + 2 * PEND + (size_t)threads * PEND * FLUSH_COLS) * sizeof(float);
+}
+
+static pt_status setup_rows(kstate *s, size_t cap)
+{
+    const size_t d = s->rows.d;
+    if (cap < 2 * PEND) cap = 0; /* a cache smaller than two blocks would only thrash */
+    s->cap = cap;
+    s->head = s->tail = -1;
+    s->pP = pt_calloc(PEND * (d ? d : 1) * sizeof(float), "pending rows");
+    s->sP = pt_calloc(PEND * (d ? d : 1) * sizeof(float), "pending rows");
+    s->pnorm = pt_calloc(PEND * sizeof(float), "pending norms");
+    s->snorm = pt_calloc(PEND * sizeof(float), "pending norms");
+    s->work = pt_alloc((size_t)s->threads * PEND * FLUSH_COLS * sizeof(float), "kernel blocks");
+    if (!s->pP || !s->sP || !s->pnorm || !s->snorm || !s->work) return PT_ERR_NOMEM;
+    if (cap == 0) return PT_OK;
+    /* One allocation of the whole cache: its pages are touched only as rows fill them. */
+    if (!(s->cache = pt_alloc(cap * s->ld * sizeof(float), "kernel row cache"))) return PT_ERR_NOMEM;
+    s->slot_of = malloc(s->n * sizeof(int32_t));
+    s->row_of = malloc(cap * sizeof(int32_t));
+    s->prev = malloc(cap * sizeof(int32_t));
+    s->next = malloc(cap * sizeof(int32_t));
+    if (!s->slot_of || !s->row_of || !s->prev || !s->next)
+        return pt_fail(PT_ERR_NOMEM, "cannot allocate the row cache index (%zu rows)", cap);
+    for (size_t i = 0; i < s->n; i++) s->slot_of[i] = -1;
+    return PT_OK;
+}
+
+static pt_status build_full(kstate *s)
+{
+    double t0 = pt_now();
+    if (!(s->G = pt_alloc(s->n * s->ld * sizeof(float), "Gram matrix"))) return PT_ERR_NOMEM;
+    PT_TRY(pt_gram_full(&s->rows, &s->kf, s->isa, s->G, s->ld, s->threads));
+    pt_log(PT_LOG_INFO, "kernel path: Gram matrix %zu x %zu (%.1f MiB) built in %.3f s", s->n, s->n,
+           (double)s->n * s->ld * sizeof(float) / MIB, pt_now() - t0);
+    return PT_OK;
+}
+
+/* ------------------------------------------------------------------------------ model */
+
+static pt_status make_model(const pt_dataset *ds, const pt_train_params *p, const uint32_t *alpha,
+                            const double *beta, double steps, pt_model **out)
+{
+    const size_t n = ds->n, stride = pt_stride_for(ds->d);
+    size_t nsv = 0;
+    for (size_t i = 0; i < n; i++) nsv += alpha[i] != 0;
+    pt_model *m = calloc(1, sizeof *m);
+    if (!m) return pt_fail(PT_ERR_NOMEM, "cannot allocate the model");
+    m->d = ds->d;
+    m->nclass = 2;
+    m->n_sv = nsv;
+    m->sv = pt_alloc((nsv ? nsv : 1) * stride * sizeof(float), "support vectors");
+    m->coef = pt_alloc((nsv ? nsv : 1) * sizeof(float), "dual coefficients");
+    if (!m->sv || !m->coef) {
+        pt_model_free(m);
+        return PT_ERR_NOMEM;
+    }
+    for (size_t i = 0, s = 0; i < n; i++) {
+        if (!alpha[i]) continue;
+        float *row = m->sv + s * stride;
+        memcpy(row, ds->X + i * ds->stride, ds->d * sizeof(float));
+        memset(row + ds->d, 0, (stride - ds->d) * sizeof(float));
+        double c = (double)alpha[i];
+        if (beta && steps > 0) c -= beta[i] / steps;
+        m->coef[s++] = (float)((double)p->eta * ds->y[i] * c);
+    }
+    *out = m;
+    return PT_OK;
+}
+
+/* ------------------------------------------------------------------------------ train */
+
+static pt_status check_finite(const float *f, size_t n, int epoch)
+{
+    for (size_t j = 0; j < n; j++)
+        if (!isfinite(f[j]))
+            return pt_fail(PT_ERR_NUMERIC,
+                           "kernel margins became non-finite in epoch %d: lower --degree, --gamma "
+                           "or --coef0, or rescale the features",
+                           epoch);
+    return PT_OK;
+}
+
+pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                          pt_model **out, pt_train_report *r)
+{
+    *out = NULL;
+    if (p->variant == PT_VARIANT_VOTED)
+        return pt_fail(PT_ERR_UNSUPPORTED, "the voted perceptron has no kernel path (use --averaged)");
+    const size_t n = ds->n, d = ds->d;
+    if (n > INT32_MAX) return pt_fail(PT_ERR_LIMIT, "the kernel path supports up to 2^31 rows (got %zu)", n);
+    const bool averaged = p->variant == PT_VARIANT_AVERAGED;
+
+    kstate s = {.p = p, .k = k, .ds = ds, .n = n, .ld = pt_round_up(n ? n : 1, 16), .head = -1, .tail = -1};
+    pt_kfun_from_params(&s.kf, p);
+    s.isa = pt_gram_isa(k->isa);
+    s.threads = pt_threads_resolve(p->threads);
+
+    /* ---- memory plan, checked before anything is allocated */
+    const size_t budget = p->mem_budget_bytes ? p->mem_budget_bytes : pt_default_mem_budget();
+    const size_t cache_bytes = p->cache_mb ? mul_or_max(p->cache_mb, (size_t)1 << 20) : pt_default_mem_budget();
+    const size_t row_bytes = s.ld * sizeof(float);
+    const size_t gram_bytes = mul_or_max(n, row_bytes);
+    size_t fixed = pt_gram_rows_bytes(n, d, p->kernel);
+    fixed = add_or_max(fixed, mul_or_max(s.ld, sizeof(float)));            /* f */
+    fixed = add_or_max(fixed, rows_state_bytes(d, s.threads));
+    fixed = add_or_max(fixed, mul_or_max(n, sizeof(uint32_t) * 2));       /* alpha, order */
+    if (averaged) fixed = add_or_max(fixed, mul_or_max(n, sizeof(double))); /* beta */
+    const size_t tiles = pt_gram_full_scratch_bytes(s.threads);
+    if (fixed > budget)
+        return pt_fail(PT_ERR_LIMIT,
+                       "the kernel path needs %zu bytes (%.1f MiB) for %zu rows of %zu features "
+                       "before any kernel value, above the memory budget of %zu bytes (%.1f MiB)",
+                       fixed, fixed / MIB, n, d, budget, budget / MIB);
+    const bool gram_fits = gram_bytes <= cache_bytes && add_or_max(add_or_max(fixed, gram_bytes), tiles) <= budget;
+    pt_gram_storage storage = p->gram_storage;
+    if (storage == PT_GRAM_FULL && !gram_fits) {
+        if (gram_bytes > cache_bytes)
+            return pt_fail(PT_ERR_LIMIT,
+                           "the full Gram matrix of %zu rows needs %zu bytes (%.1f MiB), above "
+                           "--cache-mb %.0f: raise --cache-mb or use --gram-storage rows or auto",
+                           n, gram_bytes, gram_bytes / MIB, cache_bytes / MIB);
+        return pt_fail(PT_ERR_LIMIT,
+                       "the full Gram matrix of %zu rows needs %zu bytes (%.1f MiB) besides %.1f MiB "
+                       "of working memory, above the memory budget of %.1f MiB: use --gram-storage rows",
+                       n, gram_bytes, gram_bytes / MIB, fixed / MIB, budget / MIB);
+    }
+    size_t cap = 0;
+    if (storage == PT_GRAM_ROWS || (storage == PT_GRAM_AUTO && !gram_fits)) {
+        size_t room = budget - fixed;
+        cap = (cache_bytes < room ? cache_bytes : room) / row_bytes;
+        if (cap > n) cap = n;
+        if (storage == PT_GRAM_AUTO && gram_bytes > cache_bytes)
+            pt_log(PT_LOG_WARN,
+                   "kernel path: the %zu x %zu Gram matrix needs %.1f MiB, more than the %.1f MiB "
+                   "--cache-mb allows: computing kernel rows on demand behind an LRU cache of %zu "
+                   "rows (%.1f MiB); raise --cache-mb to %.0f to keep the whole matrix",
+                   n, n, gram_bytes / MIB, cache_bytes / MIB, cap, cap * (double)row_bytes / MIB,
+                   ceil(gram_bytes / MIB));
+        else if (storage == PT_GRAM_AUTO)
+            pt_log(PT_LOG_WARN,
+                   "kernel path: the %zu x %zu Gram matrix needs %.1f MiB, more than the memory "
+                   "budget of %.1f MiB leaves: computing kernel rows on demand behind an LRU cache "
+                   "of %zu rows (%.1f MiB)",
+                   n, n, gram_bytes / MIB, budget / MIB, cap, cap * (double)row_bytes / MIB);
+    } else if (storage == PT_GRAM_AUTO) {
+        s.gram_estimate = (double)n * n * (d ? d : 1) / 2.0 / (GRAM_FMA_PER_S_THREAD * s.threads) +
+                          (double)gram_bytes * TOUCH_S_PER_BYTE;
+        if (pt_gram_switch_seconds >= 0.0) s.gram_estimate = pt_gram_switch_seconds;
+    }
+
+    /* ---- allocate */
+    pt_status st = PT_OK;
+    float *f = NULL;
+    uint32_t *alpha = NULL, *order = NULL;
+    double *beta = NULL;
+    if ((st = pt_gram_rows_init(&s.rows, ds->X, n, d, ds->stride, d, p->kernel, s.isa, s.threads)) != PT_OK)
+        goto out;
+    f = pt_calloc(s.ld * sizeof(float), "margins");
+    alpha = calloc(n ? n : 1, sizeof *alpha);
+    order = malloc((n ? n : 1) * sizeof *order);
+    if (averaged) beta = calloc(n ? n : 1, sizeof *beta);
+    if (!f || !alpha || !order || (averaged && !beta)) {
+        st = f ? pt_fail(PT_ERR_NOMEM, "cannot allocate the dual state of %zu samples", n) : PT_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+    if (storage == PT_GRAM_FULL) st = build_full(&s);
+    else st = setup_rows(&s, cap);
+    if (st != PT_OK) goto out;
+
+    /* ---- epochs */
+    pt_rng rng;
+    pt_rng_seed(&rng, p->seed);
+    const float tau = p->margin, eta = p->eta, *Y = ds->y;
+    double steps = 0.0, t0 = pt_now();
+    for (int epoch = 1; epoch <= p->epochs; epoch++) {
+        if (p->shuffle) pt_rng_shuffle(&rng, order, n);
+        size_t mistakes = 0;
+        for (size_t t = 0; t < n; t++) {
+            size_t i = order[t];
+            if (Y[i] * margin(&s, i, f) <= tau) {
+                update(&s, i, eta * Y[i], f);
+                alpha[i]++;
+                if (averaged) beta[i] += steps;
+                mistakes++;
+                /* AUTO: the rows have cost as much as the Gram would: build it (same values) */
+                if (storage == PT_GRAM_AUTO && gram_fits && !s.G && s.row_seconds >= s.gram_estimate) {
+                    pt_log(PT_LOG_INFO,
+                           "kernel path: %.3f s on %zu kernel rows reached the Gram's estimated "
+                           "%.3f s: switching to the full Gram",
+                           s.row_seconds, s.computed, s.gram_estimate);
+                    flush(&s, f);
+                    free_rows_state(&s);
+                    if ((st = build_full(&s)) != PT_OK) goto finish;
+                }
+            }
+            steps += 1.0;
+            if (pt_stop_requested) {
+                r->updates += mistakes;
+                st = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d at sample %zu", epoch, t + 1);
+                goto finish;
+            }
+        }
+        flush(&s, f);
+        r->updates += mistakes;
+        if ((st = pt_report_push_epoch(r, mistakes, NAN)) != PT_OK) goto finish;
+        if ((st = check_finite(f, n, epoch)) != PT_OK) goto finish;
+        if (p->progress && p->progress(epoch, mistakes, pt_now() - t0, p->progress_user)) {
+            st = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d", epoch);
+            goto finish;
+        }
+        if (p->epoch_hook) {
+            /* the model as it stands (the current average for the averaged variant) */
+            pt_model *snap = NULL;
+            if ((st = make_model(ds, p, alpha, beta, steps, &snap)) != PT_OK) goto finish;
+            pt_model_set_meta(snap, ds, p);
+            snap->epochs_run = epoch;
+            int stop = p->epoch_hook(snap, epoch, mistakes, p->epoch_user);
+            pt_model_free(snap);
+            if (stop) break;
+        }
+        if (mistakes == 0) {
+            r->converged = 1;
+            break;
+        }
+    }
+finish:
+    if (st == PT_OK || st == PT_ERR_INTERRUPTED) {
+        pt_status ms = make_model(ds, p, alpha, beta, steps, out);
+        if (ms != PT_OK) st = ms;
+    }
+    pt_log(PT_LOG_DEBUG,
+           "kernel path: %s storage, %zu rows computed (%.3f s), %zu cache hits of %zu rows",
+           s.G ? "full" : "rows", s.computed, s.row_seconds, s.hits, s.cap);
+out:
+    free_rows_state(&s);
+    pt_free(s.G);
+    pt_gram_rows_free(&s.rows);
+    pt_free(f);
+    free(alpha);
+    free(order);
+    free(beta);
+    return st;
+}
+
+/* ------------------------------------------------------------------------- prediction */
+
+#define PRED_ROWS 240  /* test rows a block at most (a multiple of 16) */
+#define PRED_SV 512    /* support vectors a block */
+
 pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float *scores)
 {
-    (void)m; (void)ds; (void)scores;
-    return pt_fail(PT_ERR_UNSUPPORTED, "kernel models are not built yet");
+    const size_t n = ds->n, nsv = m->n_sv;
+    if (n == 0) return PT_OK;
+    if (nsv == 0) {
+        for (size_t i = 0; i < n; i++) scores[i] = 0.0f;
+        return PT_OK;
+    }
+    const pt_kernels *k;
+    PT_TRY(pt_kernels_get(PT_ISA_AUTO, &k));
+    pt_kfun kf;
+    pt_kfun_from_params(&kf, &m->params);
+    kf.add = m->bias ? 1.0f : 0.0f;
+    const pt_isa isa = pt_gram_isa(k->isa);
+    const int threads = pt_threads_resolve(0);
+    /* Features the model and the data share; the data's extra ones are ignored, missing ones
+     * are zero (so they drop out of x.z, and the support vectors keep their whole norm). */
+    const size_t dm = m->d < ds->d ? m->d : ds->d;
+    pt_gram_rows sv;
+    PT_TRY(pt_gram_rows_init(&sv, m->sv, nsv, dm, pt_stride_for(m->d), m->d, kf.kind, isa, threads));
+    /* test rows a block: 240, fewer for very wide data (the packed block stays under 8 MiB) */
+    size_t rows = (8u << 20) / ((dm ? dm : 1) * sizeof(float)) / 16 * 16;
+    rows = rows < 16 ? 16 : rows > PRED_ROWS ? PRED_ROWS : rows;
+    const size_t nblocks = (n + rows - 1) / rows;
+    const size_t per_thread = (rows * dm + rows + rows * PRED_SV) * sizeof(float);
+    float *work = pt_alloc(per_thread * (size_t)threads, "prediction blocks");
+    if (!work) {
+        pt_gram_rows_free(&sv);
+        return PT_ERR_NOMEM;
+    }
+    const ptrdiff_t nb = (ptrdiff_t)nblocks;
+#pragma omp parallel num_threads(threads)
+    {
+#ifdef _OPENMP
+        float *w = work + (size_t)omp_get_thread_num() * (per_thread / sizeof(float));
+#else
+        float *w = work;
+#endif
+        float *P = w, *norm = P + rows * dm, *C = norm + rows;
+#pragma omp for schedule(dynamic, 1)
+        for (ptrdiff_t b = 0; b < nb; b++) {
+            size_t i0 = (size_t)b * rows, ni = n - i0 < rows ? n - i0 : rows;
+            pt_gram_rows tr;
+            pt_gram_rows_pack(&tr, ds->X + i0 * ds->stride, ni, dm, ds->stride, dm, kf.kind, isa, P, norm);
+            double acc[PRED_ROWS] = {0};
+            for (size_t j0 = 0; j0 < nsv; j0 += PRED_SV) {
+                size_t nj = nsv - j0 < PRED_SV ? nsv - j0 : PRED_SV;
+                pt_gram_block(&tr, 0, ni, &sv, j0, nj, &kf, isa, C, PRED_SV);
+                for (size_t i = 0; i < ni; i++) acc[i] += k->dot(C + i * PRED_SV, m->coef + j0, nj);
+            }
+            for (size_t i = 0; i < ni; i++) scores[i0 + i] = (float)acc[i];
+        }
+    }
+    pt_free(work);
+    pt_gram_rows_free(&sv);
+    return PT_OK;
 }
