@@ -160,6 +160,8 @@ struct pt_model {
     double *labels;
     float *W, *Bk;
     char **label_names; /* text labels (nclass) or NULL */
+    /* kernel path, more than two classes: one binary kernel model per class (one-vs-rest) */
+    pt_model **sub;
     /* kernel models: n_sv support vectors (rows of stride floats) with coefficients
      * coef = alpha * y (signed) */
     size_t n_sv;

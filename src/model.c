@@ -68,6 +68,19 @@ pt_model *pt_model_clone(const pt_model *m)
     c->labels = NULL;
     c->state = NULL;
     c->label_names = NULL;
+    c->sub = NULL;
+    if (m->sub) {
+        if (!(c->sub = calloc(m->nclass, sizeof *c->sub))) {
+            pt_model_free(c);
+            pt_fail(PT_ERR_NOMEM, "cannot copy the model");
+            return NULL;
+        }
+        for (size_t k = 0; k < m->nclass; k++)
+            if (!(c->sub[k] = pt_model_clone(m->sub[k]))) {
+                pt_model_free(c);
+                return NULL;
+            }
+    }
     c->votes = c->vote_b = c->vote_c = NULL;
     size_t len = pt_stride_for(m->d);
     bool ok = dup_buf((void **)&c->w, m->w, len, sizeof(float)) &&
@@ -139,6 +152,8 @@ void pt_model_free(pt_model *m)
 {
     if (!m) return;
     pt_train_state_free(m->state);
+    for (size_t c = 0; m->sub && c < m->nclass; c++) pt_model_free(m->sub[c]);
+    free(m->sub);
     pt_free(m->votes);
     pt_free(m->vote_b);
     pt_free(m->vote_c);
@@ -219,6 +234,18 @@ pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores
 pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *out)
 {
     pt_clear_error();
+    if (m->sub) {
+        /* kernel one-vs-rest: each class's own binary model */
+        float *s = pt_alloc((ds->n ? ds->n : 1) * sizeof(float), "class scores");
+        if (!s) return PT_ERR_NOMEM;
+        pt_status st = PT_OK;
+        for (size_t c = 0; c < m->nclass && st == PT_OK; c++) {
+            st = pt_model_kernel_scores(m->sub[c], ds, s);
+            for (size_t i = 0; st == PT_OK && i < ds->n; i++) out[i * m->nclass + c] = s[i];
+        }
+        pt_free(s);
+        return st;
+    }
     if (!m->W)
         return pt_fail(PT_ERR_UNSUPPORTED, "class scores of a %s model with %zu classes are not "
                        "available", pt_path_name(m->path), m->nclass);

@@ -104,6 +104,7 @@ static pt_status check_savable(const pt_model *m)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i], "unknown") == 0)
             return pt_fail(PT_ERR_INVALID, "cannot save a model with an unknown enum value");
+    if (m->sub) return PT_OK; /* kernel one-vs-rest: each class's model was checked by training */
     if (m->nclass < 2 || (m->nclass > 2 && (!m->W || !m->Bk || !m->labels)))
         return pt_fail(PT_ERR_UNSUPPORTED, "cannot save a %s model of %zu classes",
                        pt_path_name(m->path), m->nclass);
@@ -143,6 +144,19 @@ static void print_state(FILE *f, const pt_train_state *st, size_t d)
     if (st->u) {
         fputs("live_u", f);
         for (size_t j = 0; j < d; j++) fprintf(f, " %.9g", (double)st->u[j]);
+        fputc('\n', f);
+    }
+}
+
+/* A kernel model's support vectors: "n_sv N", then N lines of coef and the d values. */
+static void print_support(FILE *f, const pt_model *m)
+{
+    size_t stride = pt_stride_for(m->d);
+    fprintf(f, "n_sv %zu\n", m->n_sv);
+    for (size_t i = 0; i < m->n_sv; i++) {
+        const float *x = m->sv + i * stride;
+        fprintf(f, "%.9g", (double)m->coef[i]);
+        for (size_t j = 0; j < m->d; j++) fprintf(f, " %.9g", (double)x[j]);
         fputc('\n', f);
     }
 }
@@ -203,15 +217,12 @@ static void print_model(FILE *f, const pt_model *m)
             }
         }
         if (m->state) print_state(f, m->state, m->d);
+    } else if (m->sub) {
+        /* kernel one-vs-rest: each class's support vectors in turn */
+        fputs("ovr_kernel\n", f);
+        for (size_t c = 0; c < m->nclass; c++) print_support(f, m->sub[c]);
     } else {
-        size_t stride = pt_stride_for(m->d);
-        fprintf(f, "n_sv %zu\n", m->n_sv);
-        for (size_t i = 0; i < m->n_sv; i++) {
-            const float *x = m->sv + i * stride;
-            fprintf(f, "%.9g", (double)m->coef[i]);
-            for (size_t j = 0; j < m->d; j++) fprintf(f, " %.9g", (double)x[j]);
-            fputc('\n', f);
-        }
+        print_support(f, m);
     }
 }
 
@@ -561,6 +572,37 @@ static pt_status parse_kernel(parser *r, const fields *f, char *rest, pt_model *
     return s;
 }
 
+static pt_status parse_kernel(parser *r, const fields *f, char *rest, pt_model **out);
+
+/* Kernel one-vs-rest: nclass blocks "n_sv N" + support vectors, one binary model each. */
+static pt_status parse_ovr_kernel(parser *r, const fields *f, pt_model **out)
+{
+    pt_model *m = *out = calloc(1, sizeof *m);
+    if (!m || !(m->sub = calloc((size_t)f->nclass, sizeof *m->sub)) ||
+        !(m->labels = malloc((size_t)f->nclass * sizeof(double))))
+        return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the model", r->path);
+    m->nclass = (size_t)f->nclass;
+    memcpy(m->labels, f->labels, m->nclass * sizeof(double));
+    for (size_t c = 0; c < m->nclass; c++) {
+        char *line = next_line(r), *key = line ? token(&line) : NULL;
+        if (!key || strcmp(key, "n_sv") != 0) return perr(r, "ovr_kernel: expected 'n_sv' of class %zu", c);
+        PT_TRY(parse_kernel(r, f, line, &m->sub[c]));
+        pt_model *s = m->sub[c];
+        s->path = PT_PATH_KERNEL;
+        s->variant = f->variant;
+        s->bias = f->bias;
+        s->d = (size_t)f->d;
+        s->nclass = 2;
+        s->class_values[0] = 0.0;
+        s->class_values[1] = 1.0;
+        s->params = f->p;
+        s->params.path = PT_PATH_KERNEL;
+        s->params.variant = f->variant;
+        s->params.bias = f->bias;
+    }
+    return PT_OK;
+}
+
 /* The voted perceptron's vectors; line holds what follows "votes ". */
 static pt_status parse_votes(parser *r, char *line, size_t d, pt_model *m)
 {
@@ -731,7 +773,14 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
         char *rest = line, *key = token(&rest);
         if (!key) return perr(r, "empty line");
         bool linear = strcmp(key, "w") == 0, kernel = strcmp(key, "n_sv") == 0,
-             multi = strcmp(key, "W") == 0;
+             multi = strcmp(key, "W") == 0, ovr_kernel = strcmp(key, "ovr_kernel") == 0;
+        if (ovr_kernel) {
+            for (int k = 0; k < NKEYS; k++)
+                if (!seen[k]) return perr(r, "missing key '%s' before the weights", key_name[k]);
+            if (f.nclass < 3) return perr(r, "ovr_kernel: a model of %" PRIu64 " classes", f.nclass);
+            s = parse_ovr_kernel(r, &f, &m);
+            break;
+        }
         if (linear || kernel || multi) {
             for (int k = 0; k < NKEYS; k++)
                 if (!seen[k]) return perr(r, "missing key '%s' before the weights", key_name[k]);

@@ -233,11 +233,70 @@ out:
     return s;
 }
 
+/* Sum per-class reports into one: mistakes per epoch summed, converged if all converged. */
+static pt_status merge_reports(pt_train_report *reps, size_t K, pt_train_report *r)
+{
+    int epochs = 0;
+    r->converged = 1;
+    for (size_t c = 0; c < K; c++) {
+        if (reps[c].epochs_run > epochs) epochs = reps[c].epochs_run;
+        r->updates += reps[c].updates;
+        r->converged &= reps[c].converged;
+    }
+    for (int e = 0; e < epochs; e++) {
+        size_t mistakes = 0;
+        for (size_t c = 0; c < K; c++)
+            if (e < reps[c].epochs_run) mistakes += reps[c].mistakes_per_epoch[e];
+        PT_TRY(pt_report_push_epoch(r, mistakes, NAN));
+    }
+    return PT_OK;
+}
+
+/* One-vs-rest on the kernel path: one binary kernel model per class, trained in turn (each
+ * uses every thread for its Gram or rows). */
+static pt_status train_kernel_ovr(const pt_dataset *ds, const pt_train_params *p,
+                                  const pt_kernels *k, pt_model **out, pt_train_report *r)
+{
+    const size_t K = ds->nclass;
+    pt_model *m = calloc(1, sizeof *m);
+    pt_train_report *reps = calloc(K, sizeof *reps);
+    float *y = pt_alloc((ds->n ? ds->n : 1) * sizeof(float), "one-vs-rest labels");
+    pt_status s = m && reps && y && (m->sub = calloc(K, sizeof *m->sub)) && (m->labels = malloc(K * sizeof(double)))
+                      ? PT_OK
+                      : pt_fail(PT_ERR_NOMEM, "cannot allocate %zu one-vs-rest problems", K);
+    if (s == PT_OK) {
+        m->d = ds->d;
+        m->nclass = K;
+        memcpy(m->labels, ds->class_values, K * sizeof(double));
+        pt_train_params inner = *p;
+        inner.progress = NULL;
+        inner.epoch_hook = NULL;
+        for (size_t c = 0; c < K && s == PT_OK; c++) {
+            pt_dataset view;
+            pt_dataset_binary_view(ds, c, y, &view);
+            view.class_values = (double[]){0.0, 1.0};
+            s = pt_train_kernel(&view, &inner, k, &m->sub[c], &reps[c]);
+            if (m->sub[c]) pt_model_set_meta(m->sub[c], &view, p);
+            if (s != PT_OK) pt_fail_prefix(s, "class %g", ds->class_values[c]);
+        }
+    }
+    if (s == PT_OK) s = merge_reports(reps, K, r);
+    for (size_t c = 0; reps && c < K; c++) pt_train_report_clear(&reps[c]);
+    free(reps);
+    pt_free(y);
+    if (s != PT_OK) {
+        pt_model_free(m);
+        return s;
+    }
+    pt_model_set_meta(m, ds, p);
+    *out = m;
+    return PT_OK;
+}
+
 pt_status pt_train_multiclass(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
                               pt_model **out, pt_train_report *r)
 {
-    if (p->path == PT_PATH_KERNEL)
-        return pt_fail(PT_ERR_UNSUPPORTED, "the kernel path is binary for now (%zu classes)", ds->nclass);
+    if (p->path == PT_PATH_KERNEL) return train_kernel_ovr(ds, p, k, out, r);
     pt_model *m = pt_model_alloc_multiclass(ds->d, ds->nclass, ds->class_values);
     if (!m) return PT_ERR_NOMEM;
     pt_model_set_meta(m, ds, p);

@@ -275,6 +275,47 @@ START_TEST(test_text_labels_round_trip)
 }
 END_TEST
 
+/* One-vs-rest with the linear kernel makes the same mistakes per epoch as one-vs-rest on the
+ * online path (digits are integer-valued: every score is exact), and predicts the same. A
+ * kernel one-vs-rest model survives its file. */
+START_TEST(test_kernel_ovr_equals_online_ovr)
+{
+    pt_dataset *train = shipped("digits.train.svm"), *test = shipped("digits.test.svm");
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.epochs = 4;
+    pt_train_report ro, rk;
+    pt_model *mo, *mk, *back;
+    ck_assert_int_eq(pt_train(train, &p, &mo, &ro), PT_OK);
+    p.path = PT_PATH_KERNEL;
+    p.kernel = PT_KERNEL_LINEAR;
+    ck_assert_msg(pt_train(train, &p, &mk, &rk) == PT_OK, "%s", pt_last_error());
+    ck_assert_int_eq(ro.epochs_run, rk.epochs_run);
+    ck_assert_mem_eq(ro.mistakes_per_epoch, rk.mistakes_per_epoch, (size_t)ro.epochs_run * sizeof(size_t));
+    double *a = malloc(pt_dataset_n(test) * sizeof *a), *b = malloc(pt_dataset_n(test) * sizeof *b);
+    ck_assert_int_eq(pt_model_predict(mo, test, a), PT_OK);
+    ck_assert_int_eq(pt_model_predict(mk, test, b), PT_OK);
+    size_t same = 0;
+    for (size_t i = 0; i < pt_dataset_n(test); i++) same += a[i] == b[i];
+    /* scores equal up to float summation order: ties may break differently */
+    ck_assert_uint_ge(same, pt_dataset_n(test) - 2);
+    const char *path = tu_path("kovr", ".model");
+    ck_assert_msg(pt_model_save(mk, path) == PT_OK, "%s", pt_last_error());
+    ck_assert_msg(pt_model_load(path, &back) == PT_OK, "%s", pt_last_error());
+    ck_assert_int_eq(pt_model_predict(back, test, a), PT_OK);
+    ck_assert_mem_eq(a, b, pt_dataset_n(test) * sizeof *a);
+    free(a);
+    free(b);
+    pt_train_report_clear(&ro);
+    pt_train_report_clear(&rk);
+    pt_model_free(mo);
+    pt_model_free(mk);
+    pt_model_free(back);
+    pt_dataset_free(train);
+    pt_dataset_free(test);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("multiclass");
@@ -287,6 +328,7 @@ int main(void)
     tcase_add_test(tc, test_ovr_threads_identical);
     tcase_add_test(tc, test_ovr_equals_binary_runs);
     tcase_add_test(tc, test_text_labels_round_trip);
+    tcase_add_test(tc, test_kernel_ovr_equals_online_ovr);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
