@@ -16,6 +16,30 @@
 
 /* ------------------------------------------------------------------ one-vs-rest */
 
+/* Sum per-class reports into one: mistakes per epoch summed, converged if all converged. */
+static pt_status merge_reports(pt_train_report *reps, size_t K, pt_train_report *r)
+{
+    int epochs = 0;
+    r->converged = 1;
+    for (size_t c = 0; c < K; c++) {
+        if (reps[c].epochs_run > epochs) epochs = reps[c].epochs_run;
+        r->updates += reps[c].updates;
+        r->converged &= reps[c].converged;
+    }
+    for (int e = 0; e < epochs; e++) {
+        size_t mistakes = 0;
+        double obj = 0.0; /* batch path: the classes' objectives summed, while all have one */
+        for (size_t c = 0; c < K; c++) {
+            if (e < reps[c].epochs_run) mistakes += reps[c].mistakes_per_epoch[e];
+            obj = reps[c].objective_per_epoch && e < reps[c].epochs_run
+                      ? obj + reps[c].objective_per_epoch[e] : NAN;
+        }
+        PT_TRY(pt_report_push_epoch(r, mistakes, obj));
+    }
+    return PT_OK;
+}
+
+
 static pt_status train_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
                            pt_model *m, pt_train_report *r)
 {
@@ -77,31 +101,16 @@ static pt_status train_ovr(const pt_dataset *ds, const pt_train_params *p, const
     }
     /* the report: per epoch, the mistakes summed over classes */
     pt_status s = PT_OK;
-    int epochs = 0;
-    r->converged = 1;
-    for (size_t c = 0; c < K; c++) {
-        if (status[c] != PT_OK && s == PT_OK) s = status[c];
-        if (reps[c].epochs_run > epochs) epochs = reps[c].epochs_run;
-        r->updates += reps[c].updates;
-        r->converged &= reps[c].converged;
-    }
-    for (int e = 0; e < epochs && s == PT_OK; e++) {
-        size_t mistakes = 0;
-        double obj = 0.0;
-        bool have_obj = true;
-        for (size_t c = 0; c < K; c++) {
-            if (e < reps[c].epochs_run) mistakes += reps[c].mistakes_per_epoch[e];
-            if (reps[c].objective_per_epoch && e < reps[c].epochs_run) obj += reps[c].objective_per_epoch[e];
-            else have_obj = false;
-        }
-        s = pt_report_push_epoch(r, mistakes, have_obj ? obj : NAN);
-    }
+    for (size_t c = 0; c < K && s == PT_OK; c++)
+        if (status[c] != PT_OK) s = status[c];
+    if (s == PT_OK) s = merge_reports(reps, K, r);
     for (size_t c = 0; c < K; c++) pt_train_report_clear(&reps[c]);
     free(reps);
     free(status);
     pt_free(ys);
     if (s != PT_OK && s != PT_ERR_INTERRUPTED && first_error[0]) return pt_fail(s, "%s", first_error);
-    if (s == PT_OK && p->progress) p->progress(epochs, r->epochs_run ? r->mistakes_per_epoch[epochs - 1] : 0, 0.0, p->progress_user);
+    if (s == PT_OK && p->progress && r->epochs_run)
+        p->progress(r->epochs_run, r->mistakes_per_epoch[r->epochs_run - 1], 0.0, p->progress_user);
     return s;
 }
 
@@ -231,25 +240,6 @@ out:
     pt_free(order);
     pt_model_free(snap);
     return s;
-}
-
-/* Sum per-class reports into one: mistakes per epoch summed, converged if all converged. */
-static pt_status merge_reports(pt_train_report *reps, size_t K, pt_train_report *r)
-{
-    int epochs = 0;
-    r->converged = 1;
-    for (size_t c = 0; c < K; c++) {
-        if (reps[c].epochs_run > epochs) epochs = reps[c].epochs_run;
-        r->updates += reps[c].updates;
-        r->converged &= reps[c].converged;
-    }
-    for (int e = 0; e < epochs; e++) {
-        size_t mistakes = 0;
-        for (size_t c = 0; c < K; c++)
-            if (e < reps[c].epochs_run) mistakes += reps[c].mistakes_per_epoch[e];
-        PT_TRY(pt_report_push_epoch(r, mistakes, NAN));
-    }
-    return PT_OK;
 }
 
 /* One-vs-rest on the kernel path: one binary kernel model per class, trained in turn (each
