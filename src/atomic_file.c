@@ -48,6 +48,7 @@ pt_status pt_write_atomic(const char *path, pt_write_fn fn, const void *ctx)
     setvbuf(f, NULL, _IOFBF, 1 << 20);
 
     pt_status s = fn(f, ctx);
+    if (s != PT_OK) pt_fail_prefix(s, "%s", path); /* writers do not know the file's name */
     if (s == PT_OK && (fflush(f) != 0 || ferror(f)))
         s = pt_fail(PT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
     if (s == PT_OK && fsync(fileno(f)) != 0)

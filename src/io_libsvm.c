@@ -845,6 +845,7 @@ static char *put_uint(char *p, uint64_t u)
 /* v as %.9g (exact for floats), with integers below 1e9 printed directly (the same text). */
 static char *put_float(char *p, float v)
 {
+    /* the range test first: converting a float beyond int32 is undefined */
     if (fabsf(v) < 1e9f && v == (float)(int32_t)v && !(v == 0.0f && signbit(v))) {
         if (v < 0) *p++ = '-';
         return put_uint(p, (uint64_t)fabsf(v));

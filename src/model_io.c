@@ -552,9 +552,10 @@ static pt_status parse_kernel(parser *r, const fields *f, char *rest, pt_model *
     m->n_sv = n;
     m->sv = pt_calloc(n * stride * sizeof(float), "support vectors"); /* zero padding */
     m->coef = pt_alloc(n * sizeof(float), "support vector coefficients");
-    float *vals = malloc(((size_t)f->d + 1) * sizeof(float));
-    pt_status s = m->sv && m->coef && vals ? PT_OK
-                  : vals ? PT_ERR_NOMEM
+    /* the row buffer only when there are rows: with n_sv 0 nothing bounds d by the file */
+    float *vals = n ? malloc(((size_t)f->d + 1) * sizeof(float)) : NULL;
+    pt_status s = m->sv && m->coef && (vals || !n) ? PT_OK
+                  : (vals || !n) ? PT_ERR_NOMEM
                          : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a row", r->path);
     for (size_t i = 0; i < n && s == PT_OK; i++) {
         char *line = next_line(r);

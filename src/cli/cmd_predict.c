@@ -139,7 +139,8 @@ int cmd_predict(int argc, char **argv)
             goto done;
         }
         for (size_t i = 0; i < n; i++) {
-            const char *name = pt_model_class_name(m, (size_t)pred[i]);
+            /* text-label models predict class indices 0..K-1 */
+            const char *name = pt_model_class_name(m, 0) ? pt_model_class_name(m, (size_t)pred[i]) : NULL;
             if (name) fprintf(f, "%s\n", name);
             else fprintf(f, "%.17g\n", pred[i]);
         }

@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     pt_read_options o;
     pt_read_options_init(&o);
     o.format = PT_FORMAT_PTD;
-    o.mem_budget_bytes = (size_t)32 << 20;
+    o.mem_budget_bytes = (size_t)8 << 20; /* first touch is slow here: keep matrices small */
     pt_dataset *ds = (pt_dataset *)1;
     pt_status s = pt_dataset_read(path, &o, &ds);
     if (s != PT_OK) {
