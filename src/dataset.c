@@ -29,6 +29,13 @@ pt_status pt_check_dense_budget(const char *path, size_t n, size_t d, size_t bud
 
 pt_dataset *pt_dataset_alloc(size_t n, size_t d)
 {
+    pt_dataset *ds = pt_dataset_alloc_uninit(n, d);
+    if (ds) memset(ds->X, 0, pt_dense_bytes(n, d));
+    return ds;
+}
+
+pt_dataset *pt_dataset_alloc_uninit(size_t n, size_t d)
+{
     size_t bytes = pt_dense_bytes(n, d);
     if (bytes == SIZE_MAX) {
         pt_fail(PT_ERR_NOMEM, "dataset of %zu x %zu: size overflows", n, d);
@@ -42,7 +49,7 @@ pt_dataset *pt_dataset_alloc(size_t n, size_t d)
     ds->n = n;
     ds->d = d;
     ds->stride = pt_stride_for(d);
-    ds->X = pt_calloc(bytes, "feature matrix");
+    ds->X = pt_alloc(bytes, "feature matrix");
     ds->X_owned = true;
     ds->cls = pt_calloc(n * sizeof(int32_t), "class indices");
     if (!ds->X || !ds->cls) {

@@ -79,6 +79,9 @@ struct pt_dataset {
 
 /* Allocate an n x d dataset with zeroed matrix and labels; NULL + error on failure. */
 pt_dataset *pt_dataset_alloc(size_t n, size_t d);
+/* The same with the matrix left unwritten, for readers that write every row (padding too)
+ * themselves, in parallel: first touch of fresh pages is slow and better spread over threads. */
+pt_dataset *pt_dataset_alloc_uninit(size_t n, size_t d);
 size_t pt_stride_for(size_t d);
 /* Bytes of the padded matrix for n x d, or SIZE_MAX on overflow. */
 size_t pt_dense_bytes(size_t n, size_t d);

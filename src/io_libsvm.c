@@ -707,29 +707,6 @@ static size_t plan_chunks(size_t len, int threads)
     return by_size < want ? by_size : want;
 }
 
-/* The dataset header and class indices; X is allocated but left untouched (pass 2 zeroes
- * each row as it parses it, in parallel). */
-static pt_dataset *alloc_dataset(size_t n, size_t d)
-{
-    pt_dataset *ds = calloc(1, sizeof *ds);
-    if (!ds) {
-        pt_fail(PT_ERR_NOMEM, "cannot allocate dataset header");
-        return NULL;
-    }
-    ds->n = n;
-    ds->d = d;
-    ds->stride = pt_stride_for(d);
-    size_t bytes = pt_dense_bytes(n, d);
-    ds->X = bytes == SIZE_MAX ? NULL : pt_alloc(bytes, "feature matrix");
-    if (bytes == SIZE_MAX) pt_fail(PT_ERR_NOMEM, "dataset of %zu x %zu: size overflows", n, d);
-    ds->X_owned = true;
-    ds->cls = pt_calloc(n * sizeof(int32_t), "class indices");
-    if (!ds->X || !ds->cls) {
-        pt_dataset_free(ds);
-        return NULL;
-    }
-    return ds;
-}
 
 /* Run fn over every chunk, in parallel, each thread with its own block buffer. */
 static void run_pass(const source *src, chunk *ch, size_t nch, int threads, lines_fn fn,
@@ -773,7 +750,7 @@ static pt_status read_chunks(const source *src, const pt_read_options *o, chunk 
     if (n == 0) return pt_fail(PT_ERR_PARSE, "%s: no data rows", path);
     PT_TRY(pt_check_dense_budget(path, n, d, o->mem_budget_bytes));
     double t1 = pt_now();
-    pt_dataset *ds = alloc_dataset(n, d);
+    pt_dataset *ds = pt_dataset_alloc_uninit(n, d); /* pass 2 zeroes each row as it fills it */
     if (!ds) return PT_ERR_NOMEM;
     double *labels = malloc(n * sizeof *labels);
     pt_status s = labels ? PT_OK : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu labels", path, n);
