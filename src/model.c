@@ -260,7 +260,8 @@ pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *
 #pragma omp parallel for schedule(static) if (ds->n * K > 4096)
     for (size_t i = 0; i < ds->n; i++) {
         const float *x = ds->X + i * ds->stride;
-        for (size_t c = 0; c < K; c++) out[i * K + c] = k->dot(m->W + c * mstride, x, len) + m->Bk[c] * bias;
+        k->dot_many(m->W, mstride, K, x, len, out + i * K);
+        for (size_t c = 0; c < K; c++) out[i * K + c] += m->Bk[c] * bias;
     }
     return PT_OK;
 }

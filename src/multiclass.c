@@ -131,7 +131,8 @@ typedef struct direct {
 static int direct_visit(direct *o, const float *x, size_t y)
 {
     const size_t K = o->K, len = o->len;
-    for (size_t c = 0; c < K; c++) o->s[c] = o->k->dot(o->W + c * len, x, len) + o->B[c] * o->bias;
+    o->k->dot_many(o->W, len, K, x, len, o->s); /* one pass over x for every class */
+    for (size_t c = 0; c < K; c++) o->s[c] += o->B[c] * o->bias;
     size_t rival = y == 0 ? 1 : 0;
     for (size_t c = 0; c < K; c++)
         if (c != y && o->s[c] > o->s[rival]) rival = c;

@@ -155,6 +155,38 @@ START_TEST(dot_matches_exact)
 }
 END_TEST
 
+/* dot_many: every class's score within the dot's error bound of the exact value, for K across
+ * the group sizes (8, 4, 1), any n and offsets, rows ldw apart; the scalar table equals dot. */
+START_TEST(dot_many_matches_exact)
+{
+    FOR_ISA(isa);
+    enum { KMAX = 13, LDW = 272 };
+    float *W = malloc((size_t)KMAX * LDW * sizeof *W + 64), out[KMAX];
+    buf X = buf_new();
+    for (size_t i = 0; i < (size_t)KMAX * LDW + 16; i++) W[i] = urand();
+    for (size_t K = 1; K <= KMAX; K += 3)
+        for (size_t n = 0; n <= MAXN; n += 7)
+            for (size_t off = 0; off < 4; off++) {
+                const float *x = buf_random(X, off, n), *Wo = W + off;
+                k->dot_many(Wo, LDW, K, x, n, out);
+                for (size_t c = 0; c < K; c++) {
+                    double exact = 0.0, mag = 0.0;
+                    for (size_t i = 0; i < n; i++) {
+                        exact += (double)Wo[c * LDW + i] * x[i];
+                        mag += fabs((double)Wo[c * LDW + i] * x[i]);
+                    }
+                    const double tol = 1.01 * (double)n * 0x1p-24 * mag;
+                    CHECK(fabs(out[c] - exact) <= tol, "%s dot_many K=%zu c=%zu n=%zu: %.9g vs %.9g",
+                          k->name, K, c, n, out[c], exact);
+                    if (isa == PT_ISA_SCALAR)
+                        CHECK(same_float(out[c], k->dot(Wo + c * LDW, x, n)), "scalar dot_many != dot");
+                }
+            }
+    buf_free(X);
+    free(W);
+}
+END_TEST
+
 /* Larger values: the dot of integer vectors is exact in every order, so all ISAs agree. */
 START_TEST(dot_exact_on_integers)
 {
@@ -441,7 +473,7 @@ START_TEST(tables_complete)
         const pt_kernels *k = table((pt_isa)i);
         ck_assert_int_eq(k->isa, i);
         ck_assert_str_eq(k->name, pt_isa_name((pt_isa)i));
-        ck_assert(k->dot && k->axpy && k->step && k->axpy2 && k->scale_add);
+        ck_assert(k->dot && k->axpy && k->step && k->axpy2 && k->scale_add && k->dot_many);
         n++;
     }
     ck_assert_int_ge(n, 1);
@@ -661,6 +693,7 @@ static Suite *kernels_suite(void)
     /* Loop tests: _i runs over the ISA values; unavailable ones return at once. */
     tcase_add_loop_test(tc, dot_matches_exact, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, dot_exact_on_integers, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, dot_many_matches_exact, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, axpy_bit_exact, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, axpy2_bit_exact, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, scale_add_bit_exact, PT_ISA_SCALAR, PT_ISA_NEON + 1);

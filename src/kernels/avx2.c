@@ -154,6 +154,11 @@ static void avx2_scale_add(float a, const float *x, float c, const float *y, flo
     }
 }
 
+static void avx2_dot_many(const float *W, size_t ldw, size_t K, const float *x, size_t n, float *out)
+{
+    for (size_t c = 0; c < K; c++) out[c] = avx2_dot(W + c * ldw, x, n);
+}
+
 const pt_kernels pt_kernels_avx2 = {
     .name = "avx2",
     .isa = PT_ISA_AVX2,
@@ -162,4 +167,5 @@ const pt_kernels pt_kernels_avx2 = {
     .step = avx2_step,
     .axpy2 = avx2_axpy2,
     .scale_add = avx2_scale_add,
+    .dot_many = avx2_dot_many,
 };

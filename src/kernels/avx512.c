@@ -157,6 +157,41 @@ static void avx512_scale_add(float a, const float *x, float c, const float *y, f
     }
 }
 
+/* Classes in groups of G: each 16-float chunk of x is loaded once and multiplied into G
+ * accumulators (G independent FMA chains: 8 keep both FMA ports busy). The tail is masked. */
+#define DOT_GROUP(G)                                                                               \
+    static void dot_group##G(const float *W, size_t ldw, const float *x, size_t n, float *out)    \
+    {                                                                                              \
+        __m512 acc[G];                                                                             \
+        for (int g = 0; g < G; g++) acc[g] = _mm512_setzero_ps();                                 \
+        size_t j = 0;                                                                              \
+        for (; j + 16 <= n; j += 16) {                                                             \
+            __m512 xv = _mm512_loadu_ps(x + j);                                                    \
+            for (int g = 0; g < G; g++)                                                            \
+                acc[g] = _mm512_fmadd_ps(_mm512_loadu_ps(W + g * ldw + j), xv, acc[g]);           \
+        }                                                                                          \
+        if (j < n) {                                                                               \
+            __mmask16 m = tail_mask(n - j);                                                        \
+            __m512 xv = _mm512_maskz_loadu_ps(m, x + j);                                           \
+            for (int g = 0; g < G; g++)                                                            \
+                acc[g] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, W + g * ldw + j), xv, acc[g]);  \
+        }                                                                                          \
+        for (int g = 0; g < G; g++) out[g] = hsum(acc[g]);                                        \
+    }
+DOT_GROUP(8)
+DOT_GROUP(4)
+DOT_GROUP(2)
+DOT_GROUP(1)
+
+static void avx512_dot_many(const float *W, size_t ldw, size_t K, const float *x, size_t n, float *out)
+{
+    size_t c = 0;
+    for (; c + 8 <= K; c += 8) dot_group8(W + c * ldw, ldw, x, n, out + c);
+    for (; c + 4 <= K; c += 4) dot_group4(W + c * ldw, ldw, x, n, out + c);
+    for (; c + 2 <= K; c += 2) dot_group2(W + c * ldw, ldw, x, n, out + c);
+    for (; c < K; c++) dot_group1(W + c * ldw, ldw, x, n, out + c);
+}
+
 const pt_kernels pt_kernels_avx512 = {
     .name = "avx512",
     .isa = PT_ISA_AVX512,
@@ -165,4 +200,5 @@ const pt_kernels pt_kernels_avx512 = {
     .step = avx512_step,
     .axpy2 = avx512_axpy2,
     .scale_add = avx512_scale_add,
+    .dot_many = avx512_dot_many,
 };

@@ -33,6 +33,10 @@ typedef struct pt_kernels {
 
     /* out[i] = a * x[i] + c * y[i] (used to form the average w - u / count) */
     void (*scale_add)(float a, const float *x, float c, const float *y, float *out, size_t n);
+
+    /* out[c] = W_c . x for the K rows W_c = W + c * ldw: every class of one sample scored in one
+     * pass over x (the multiclass perceptron). Summation order may differ from dot's. */
+    void (*dot_many)(const float *W, size_t ldw, size_t K, const float *x, size_t n, float *out);
 } pt_kernels;
 
 /* The tables each ISA file defines; NULL-free only for those compiled in (see dispatch.c). */

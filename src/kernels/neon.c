@@ -132,6 +132,11 @@ static void neon_scale_add(float a, const float *x, float c, const float *y, flo
     for (; i < n; i++) out[i] = a * x[i] + c * y[i];
 }
 
+static void neon_dot_many(const float *W, size_t ldw, size_t K, const float *x, size_t n, float *out)
+{
+    for (size_t c = 0; c < K; c++) out[c] = neon_dot(W + c * ldw, x, n);
+}
+
 const pt_kernels pt_kernels_neon = {
     .name = "neon",
     .isa = PT_ISA_NEON,
@@ -140,4 +145,5 @@ const pt_kernels pt_kernels_neon = {
     .step = neon_step,
     .axpy2 = neon_axpy2,
     .scale_add = neon_scale_add,
+    .dot_many = neon_dot_many,
 };

@@ -40,6 +40,11 @@ static void scalar_scale_add(float a, const float *x, float c, const float *y, f
     for (size_t i = 0; i < n; i++) out[i] = a * x[i] + c * y[i];
 }
 
+static void scalar_dot_many(const float *W, size_t ldw, size_t K, const float *x, size_t n, float *out)
+{
+    for (size_t c = 0; c < K; c++) out[c] = scalar_dot(W + c * ldw, x, n);
+}
+
 const pt_kernels pt_kernels_scalar = {
     .name = "scalar",
     .isa = PT_ISA_SCALAR,
@@ -48,4 +53,5 @@ const pt_kernels pt_kernels_scalar = {
     .step = scalar_step,
     .axpy2 = scalar_axpy2,
     .scale_add = scalar_scale_add,
+    .dot_many = scalar_dot_many,
 };
