@@ -107,6 +107,17 @@ static int32_t class_index(const double *table, size_t k, double v)
     return (int32_t)lo;
 }
 
+/* The +1/-1 labels of a two-class dataset (class 1 is +1); NULL for any other class count. */
+static pt_status set_binary_y(pt_dataset *ds)
+{
+    pt_free(ds->y);
+    ds->y = NULL;
+    if (ds->nclass != 2) return PT_OK;
+    if (!(ds->y = pt_alloc((ds->n ? ds->n : 1) * sizeof(float), "labels"))) return PT_ERR_NOMEM;
+    for (size_t i = 0; i < ds->n; i++) ds->y[i] = ds->cls[i] == 1 ? 1.0f : -1.0f;
+    return PT_OK;
+}
+
 pt_status pt_dataset_set_class_table(pt_dataset *ds, const double *raw)
 {
     size_t n = ds->n;
@@ -131,14 +142,7 @@ pt_status pt_dataset_set_class_table(pt_dataset *ds, const double *raw)
     ds->class_values = table;
     ds->nclass = k;
     for (size_t i = 0; i < n; i++) ds->cls[i] = class_index(table, k, raw[i] == 0.0 ? 0.0 : raw[i]);
-    pt_free(ds->y);
-    ds->y = NULL;
-    if (k == 2) {
-        ds->y = pt_alloc((n ? n : 1) * sizeof(float), "labels");
-        if (!ds->y) return PT_ERR_NOMEM;
-        for (size_t i = 0; i < n; i++) ds->y[i] = ds->cls[i] == 1 ? 1.0f : -1.0f;
-    }
-    return PT_OK;
+    return set_binary_y(ds);
 }
 
 pt_status pt_dataset_set_labels(pt_dataset *ds, const double *labels)
@@ -309,11 +313,5 @@ pt_status pt_dataset_set_class_names(pt_dataset *ds, char *const *text)
     ds->class_names = names;
     ds->class_values = values;
     ds->nclass = K;
-    pt_free(ds->y);
-    ds->y = NULL;
-    if (K == 2) {
-        if (!(ds->y = pt_alloc((n ? n : 1) * sizeof(float), "labels"))) return PT_ERR_NOMEM;
-        for (size_t i = 0; i < n; i++) ds->y[i] = ds->cls[i] == 1 ? 1.0f : -1.0f;
-    }
-    return PT_OK;
+    return set_binary_y(ds);
 }

@@ -52,15 +52,17 @@ static pt_status train_ovr(const pt_dataset *ds, const pt_train_params *p, const
     inner.epoch_hook = NULL;
     pt_train_report *reps = calloc(K, sizeof *reps);
     pt_status *status = calloc(K, sizeof *status);
-    float *ys = pt_alloc(K * (ds->n ? ds->n : 1) * sizeof(float), "one-vs-rest labels");
-    if (!reps || !status || !ys) {
+    /* the per-class +1/-1 labels: only the path that trains each class on its own view needs them */
+    bool lockstep = p->path == PT_PATH_ONLINE && p->variant != PT_VARIANT_VOTED;
+    float *ys = lockstep ? NULL : pt_alloc(K * (ds->n ? ds->n : 1) * sizeof(float), "one-vs-rest labels");
+    if (!reps || !status || (!lockstep && !ys)) {
         free(reps);
         free(status);
         pt_free(ys);
         return pt_fail(PT_ERR_NOMEM, "cannot allocate %zu one-vs-rest problems", K);
     }
     char first_error[512] = "";
-    if (p->path == PT_PATH_ONLINE && p->variant != PT_VARIANT_VOTED) {
+    if (lockstep) {
         /* the online path in lockstep: each thread streams X once per epoch for its group of
          * classes (contiguous, so the result does not depend on the thread count) */
         size_t groups = (size_t)threads < K ? (size_t)threads : K;
