@@ -262,6 +262,41 @@ static void step_matches_scalar_on_integers(const pt_kernels *k)
     CHECK(updates > 0 && updates < total && ties > 0, "updates %zu ties %zu of %zu", updates, ties, total);
 }
 
+/* step_rows is step over consecutive rows (bit for bit within the ISA on random data; equal to
+ * scalar's step on integer data), as in tests/test_kernels.c. */
+static void step_rows_equals_steps(const pt_kernels *k)
+{
+    enum { ROWS = 37, LD = MAXN + 3 };
+    static float X[ROWS * LD], Y[ROWS], w1[MAXN + 1], w2[MAXN + 1];
+    static const float taus[] = {0.0f, 0.5f, -1e30f, 2.0f};
+    const pt_kernels *ref = scalar();
+    for (int integer = 0; integer <= 1; integer++)
+        for (size_t n = 0; n <= MAXN; n += (n < 40 ? 1 : 13)) {
+            const size_t ldx = n + (n % 5);
+            for (size_t i = 0; i < ROWS * ldx; i++) X[i] = integer ? irand(4) : urand();
+            for (size_t r = 0; r < ROWS; r++) Y[r] = (r * 7 + n) % 3 ? 1.0f : -1.0f;
+            const float tau = taus[n % 4], eta = integer ? 1.0f : 0.3f, bias = n % 2 ? 1.0f : 0.0f;
+            for (size_t i = 0; i < n; i++) w1[i] = w2[i] = integer ? irand(2) : urand();
+            float b1 = integer ? 1.0f : 0.25f, b2 = b1;
+            size_t u1 = k->step_rows(w1, &b1, X, ldx, Y, ROWS, n, tau, eta, bias), u2 = 0;
+            const pt_kernels *other = integer ? ref : k;
+            for (size_t r = 0; r < ROWS; r++) {
+                float sc;
+                u2 += (size_t)other->step(w2, &b2, X + r * ldx, n, Y[r], tau, eta, bias, &sc);
+            }
+            CHECK(u1 == u2 && same_float(b1, b2) && same_bits(w1, w2, n),
+                  "%s step_rows n=%zu %s: %zu updates vs %zu", k->name, n, integer ? "integers" : "random", u1, u2);
+            /* dot_rows: each row's dot, bit for bit */
+            float outs[ROWS];
+            k->dot_rows(w1, X, ldx, ROWS, n, outs);
+            for (size_t r = 0; r < ROWS; r++) {
+                float want = k->dot(w1, X + r * ldx, n);
+                CHECK(same_float(outs[r], want), "%s dot_rows n=%zu row %zu: %.9g vs dot %.9g", k->name, n, r,
+                      outs[r], want);
+            }
+        }
+}
+
 /* Operands that end at a PROT_NONE page: any access past n faults (and fails the run). */
 static float *guarded_end(void)
 {
@@ -386,6 +421,7 @@ int main(void)
         {"scale_add_bit_exact", scale_add_bit_exact},
         {"step_equals_dot_then_axpy", step_equals_dot_then_axpy},
         {"step_matches_scalar_on_integers", step_matches_scalar_on_integers},
+        {"step_rows_equals_steps", step_rows_equals_steps},
         {"no_access_past_n", no_access_past_n},
     };
     /* Every ISA this build and CPU run (scalar and neon here). */

@@ -392,6 +392,55 @@ START_TEST(step_matches_scalar_on_integers)
 }
 END_TEST
 
+/* step_rows is step over consecutive rows, and dot_rows is dot over them: the same updates, w
+ * and b bit for bit (random data, within an ISA), for any row length and row spacing, with and
+ * without updates; on integer data step_rows equals scalar's step, so every ISA's epoch is the
+ * reference epoch. */
+START_TEST(step_rows_equals_steps)
+{
+    FOR_ISA(isa);
+    const pt_kernels *ref = scalar();
+    enum { ROWS = 37 };
+    static const float taus[] = {0.0f, 0.5f, -1e30f, 2.0f};
+    for (int integer = 0; integer <= 1; integer++)
+        for (size_t n = 0; n <= MAXN; n += (n < 40 ? 1 : 13)) {
+            const size_t ldx = n + (n % 5), off = n % MAXOFF;
+            float *X = aligned_alloc(64, ((ROWS * ldx + off + 16) / 16 + 1) * 16 * sizeof(float));
+            float *Y = malloc(ROWS * sizeof(float));
+            float *w1 = aligned_alloc(64, (n / 16 + 2) * 16 * sizeof(float));
+            float *w2 = aligned_alloc(64, (n / 16 + 2) * 16 * sizeof(float));
+            ck_assert(X && Y && w1 && w2);
+            float *Xo = X + off;
+            for (size_t i = 0; i < ROWS * ldx; i++) Xo[i] = integer ? irand(4) : urand();
+            for (size_t r = 0; r < ROWS; r++) Y[r] = (r * 7 + n) % 3 ? 1.0f : -1.0f;
+            const float tau = taus[n % 4], eta = integer ? 1.0f : 0.3f, bias = n % 2 ? 1.0f : 0.0f;
+            for (size_t i = 0; i < n; i++) w1[i] = w2[i] = integer ? irand(2) : urand();
+            float b1 = integer ? 1.0f : 0.25f, b2 = b1;
+            size_t u1 = k->step_rows(w1, &b1, Xo, ldx, Y, ROWS, n, tau, eta, bias), u2 = 0;
+            const pt_kernels *other = integer ? ref : k; /* the one-row-at-a-time side */
+            for (size_t r = 0; r < ROWS; r++) {
+                float sc;
+                u2 += (size_t)other->step(w2, &b2, Xo + r * ldx, n, Y[r], tau, eta, bias, &sc);
+            }
+            CHECK(u1 == u2 && same_float(b1, b2) && same_bits(w1, w2, n),
+                  "%s step_rows n=%zu ldx=%zu %s: %zu updates vs %zu of %s step, b %.9g vs %.9g",
+                  k->name, n, ldx, integer ? "integers" : "random", u1, u2, other->name, b1, b2);
+            /* dot_rows: each row's dot, bit for bit */
+            float outs[ROWS];
+            k->dot_rows(w1, Xo, ldx, ROWS, n, outs);
+            for (size_t r = 0; r < ROWS; r++) {
+                float want = k->dot(w1, Xo + r * ldx, n);
+                CHECK(same_float(outs[r], want), "%s dot_rows n=%zu row %zu: %.9g vs dot %.9g", k->name, n, r,
+                      outs[r], want);
+            }
+            free(X);
+            free(Y);
+            free(w1);
+            free(w2);
+        }
+}
+END_TEST
+
 /* ------------------------------------------------------------------ bounds */
 
 /* Each operand ends exactly at an inaccessible page, so any read or write past n faults
@@ -473,7 +522,7 @@ START_TEST(tables_complete)
         const pt_kernels *k = table((pt_isa)i);
         ck_assert_int_eq(k->isa, i);
         ck_assert_str_eq(k->name, pt_isa_name((pt_isa)i));
-        ck_assert(k->dot && k->axpy && k->step && k->axpy2 && k->scale_add && k->dot_many);
+        ck_assert(k->dot && k->axpy && k->step && k->step_rows && k->dot_rows && k->axpy2 && k->scale_add && k->dot_many);
         n++;
     }
     ck_assert_int_ge(n, 1);
@@ -698,6 +747,7 @@ static Suite *kernels_suite(void)
     tcase_add_loop_test(tc, axpy2_bit_exact, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, scale_add_bit_exact, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, scale_add_in_place, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, step_rows_equals_steps, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, step_equals_dot_then_axpy, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, step_matches_scalar_on_integers, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, no_access_past_n, PT_ISA_SCALAR, PT_ISA_NEON + 1);

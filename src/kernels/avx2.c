@@ -113,6 +113,32 @@ static int avx2_step(float *w, float *b, const float *x, size_t n, float y, floa
     return 1;
 }
 
+static size_t avx2_step_rows(float *w, float *b, const float *X, size_t ldx, const float *Y,
+                            size_t rows, size_t n, float tau, float eta, float bias)
+{
+    /* step's arithmetic, with b in a register and the count kept here */
+    float bv = *b;
+    size_t updates = 0;
+    for (size_t r = 0; r < rows; r++) {
+        const float *x = X + r * ldx;
+        const float y = Y[r];
+        float s = dot_impl(w, x, n) + bv * bias;
+        if (y * s > tau) continue;
+        float a = eta * y;
+        axpy_impl(a, x, w, n);
+        bv += a * bias;
+        updates++;
+    }
+    *b = bv;
+    return updates;
+}
+
+static void avx2_dot_rows(const float *w, const float *X, size_t ldx, size_t rows, size_t n,
+                            float *out)
+{
+    for (size_t r = 0; r < rows; r++) out[r] = dot_impl(w, X + r * ldx, n);
+}
+
 static void avx2_axpy2(float a, float c, const float *x, float *w, float *u, size_t n)
 {
     if (n == 0) return;
@@ -165,6 +191,8 @@ const pt_kernels pt_kernels_avx2 = {
     .dot = avx2_dot,
     .axpy = avx2_axpy,
     .step = avx2_step,
+    .step_rows = avx2_step_rows,
+    .dot_rows = avx2_dot_rows,
     .axpy2 = avx2_axpy2,
     .scale_add = avx2_scale_add,
     .dot_many = avx2_dot_many,

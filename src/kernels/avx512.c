@@ -116,6 +116,32 @@ static int avx512_step(float *w, float *b, const float *x, size_t n, float y, fl
     return 1;
 }
 
+static size_t avx512_step_rows(float *w, float *b, const float *X, size_t ldx, const float *Y,
+                            size_t rows, size_t n, float tau, float eta, float bias)
+{
+    /* step's arithmetic, with b in a register and the count kept here */
+    float bv = *b;
+    size_t updates = 0;
+    for (size_t r = 0; r < rows; r++) {
+        const float *x = X + r * ldx;
+        const float y = Y[r];
+        float s = dot_impl(w, x, n) + bv * bias;
+        if (y * s > tau) continue;
+        float a = eta * y;
+        axpy_impl(a, x, w, n);
+        bv += a * bias;
+        updates++;
+    }
+    *b = bv;
+    return updates;
+}
+
+static void avx512_dot_rows(const float *w, const float *X, size_t ldx, size_t rows, size_t n,
+                            float *out)
+{
+    for (size_t r = 0; r < rows; r++) out[r] = dot_impl(w, X + r * ldx, n);
+}
+
 static void avx512_axpy2(float a, float c, const float *x, float *w, float *u, size_t n)
 {
     if (n == 0) return;
@@ -198,6 +224,8 @@ const pt_kernels pt_kernels_avx512 = {
     .dot = avx512_dot,
     .axpy = avx512_axpy,
     .step = avx512_step,
+    .step_rows = avx512_step_rows,
+    .dot_rows = avx512_dot_rows,
     .axpy2 = avx512_axpy2,
     .scale_add = avx512_scale_add,
     .dot_many = avx512_dot_many,

@@ -28,6 +28,19 @@ typedef struct pt_kernels {
     int (*step)(float *w, float *b, const float *x, size_t n, float y, float tau, float eta,
                 float bias, float *score);
 
+    /* The classic online epoch over rows 0..rows-1 in order (row r at X + r * ldx, label Y[r]):
+     * step on each, with w and b carried from row to row. Same results as calling step row by
+     * row; returns the number of updates. Exists so the hot loop has no call and no store per
+     * row: the caller's per-row bookkeeping (a counter in memory, the score) put a store
+     * whose value waits on the dot in front of the next row's loads, and on AMD Zen 5 that
+     * cost the AVX-512 epoch 20-25% of its speed (bench online/epoch, issue 3). */
+    size_t (*step_rows)(float *w, float *b, const float *X, size_t ldx, const float *Y, size_t rows,
+                        size_t n, float tau, float eta, float bias);
+
+    /* out[r] = w . (X + r * ldx) for r < rows, each exactly as dot computes it (the blocked
+     * pass scores a block of rows ahead of its walk with this, on every thread). */
+    void (*dot_rows)(const float *w, const float *X, size_t ldx, size_t rows, size_t n, float *out);
+
     /* Averaged perceptron's lazy sum: w += a x and u += c x in one pass over x. */
     void (*axpy2)(float a, float c, const float *x, float *w, float *u, size_t n);
 

@@ -27,6 +27,32 @@ static int scalar_step(float *w, float *b, const float *x, size_t n, float y, fl
     return 1;
 }
 
+static size_t scalar_step_rows(float *w, float *b, const float *X, size_t ldx, const float *Y,
+                            size_t rows, size_t n, float tau, float eta, float bias)
+{
+    /* step's arithmetic, with b in a register and the count kept here */
+    float bv = *b;
+    size_t updates = 0;
+    for (size_t r = 0; r < rows; r++) {
+        const float *x = X + r * ldx;
+        const float y = Y[r];
+        float s = scalar_dot(w, x, n) + bv * bias;
+        if (y * s > tau) continue;
+        float a = eta * y;
+        scalar_axpy(a, x, w, n);
+        bv += a * bias;
+        updates++;
+    }
+    *b = bv;
+    return updates;
+}
+
+static void scalar_dot_rows(const float *w, const float *X, size_t ldx, size_t rows, size_t n,
+                            float *out)
+{
+    for (size_t r = 0; r < rows; r++) out[r] = scalar_dot(w, X + r * ldx, n);
+}
+
 static void scalar_axpy2(float a, float c, const float *x, float *w, float *u, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -51,6 +77,8 @@ const pt_kernels pt_kernels_scalar = {
     .dot = scalar_dot,
     .axpy = scalar_axpy,
     .step = scalar_step,
+    .step_rows = scalar_step_rows,
+    .dot_rows = scalar_dot_rows,
     .axpy2 = scalar_axpy2,
     .scale_add = scalar_scale_add,
     .dot_many = scalar_dot_many,
