@@ -20,11 +20,15 @@
 
 #include "internal.h"
 
-/* Blocked pass: block sizes adapt between these (rows); a mistake shrinks the block, a clean
- * block grows it. */
+/* Blocked pass: block sizes adapt between these (rows), and the size carries over from epoch
+ * to epoch. A clean block doubles the next; a mistake in the first half of a block halves it
+ * (mistakes are dense), one later keeps it. After a mistake the next block starts at the row
+ * after it, so the rows left in the block are scored again: they were just read, and a block
+ * is at most BLOCK_BYTES, so that second read comes from cache, not memory. */
 #define BLOCK_MIN 64
 #define BLOCK_START 512
 #define BLOCK_MAX 16384
+#define BLOCK_BYTES ((size_t)8 << 20)
 /* Auto: go blocked when the last epoch had fewer than n / AUTO_RATE mistakes (each mistake
  * wastes on average half a block of scores; at this rate the waste stays a few percent) and X
  * is larger than AUTO_MIN_BYTES: below that X sits in cache, an epoch takes well under a
@@ -139,6 +143,24 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
     size_t count = *mistakes, t = *t_io;
     const float *Y = ds->y;
     pt_status s = PT_OK;
+    if (!order && !map && !o->averaged && !o->voted) {
+        /* The plain pass: the whole loop in the kernel, a chunk of rows a call (a chunk is
+         * well under a millisecond, so an interrupt is still seen at once). */
+        const size_t chunk = 8192;
+        while (t < ds->n) {
+            size_t rows = ds->n - t < chunk ? ds->n - t : chunk;
+            count += o->k->step_rows(o->w, &o->b, ds->X + t * ds->stride, ds->stride, Y + t, rows,
+                                     o->len, o->tau, o->eta, o->bias);
+            t += rows;
+            if (pt_stop_requested) {
+                s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
+                break;
+            }
+        }
+        *t_io = t;
+        *mistakes = count;
+        return s;
+    }
     for (; t < ds->n; t++) {
         const float *x = row(ds, order, t);
         float y = Y[order ? order[t] : t];
@@ -171,28 +193,49 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
  * changes nothing in the result. */
 static pt_status epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *order,
                                float *scores, int threads, size_t *t_io, size_t *mistakes,
-                               int epoch, double seq_rate, bool *gave_up)
+                               int epoch, double seq_rate, bool *gave_up, size_t *block_io)
 {
-    size_t count = *mistakes, n = ds->n, block = BLOCK_START, t = *t_io, t_start = t;
+    size_t row_bytes = o->len * sizeof(float), cap = BLOCK_BYTES / (row_bytes ? row_bytes : 1);
+    cap = cap < BLOCK_MIN ? BLOCK_MIN : cap > BLOCK_MAX ? BLOCK_MAX : cap;
+    size_t count = *mistakes, n = ds->n, block = *block_io < cap ? *block_io : cap, t = *t_io,
+           t_start = t;
     double start = pt_now();
     const float *Y = ds->y;
     pt_status s = PT_OK;
     while (t < n) {
         size_t end = t + block < n ? t + block : n;
         long lo = (long)t, hi = (long)end;
+        if (order) {
 #pragma omp parallel for schedule(static) num_threads(threads) if (hi - lo >= 2 * BLOCK_MIN)
-        for (long j = lo; j < hi; j++) scores[j - lo] = score_of(o, row(ds, order, (size_t)j));
+            for (long j = lo; j < hi; j++) scores[j - lo] = score_of(o, row(ds, order, (size_t)j));
+        } else {
+            /* consecutive rows: each thread scores its share in one kernel call */
+            const pt_kernels *k = o->k;
+            const float *w = o->w, *X = ds->X;
+            const float bb = o->b * o->bias;
+            const size_t len = o->len, ld = ds->stride;
+            const size_t rows = (size_t)(hi - lo);
+            const int nt = rows >= 2 * BLOCK_MIN ? threads : 1;
+            const size_t per = (rows + (size_t)nt - 1) / (size_t)nt;
+#pragma omp parallel for schedule(static, 1) num_threads(nt)
+            for (int c = 0; c < nt; c++) {
+                size_t r0 = (size_t)c * per < rows ? (size_t)c * per : rows;
+                size_t r1 = r0 + per < rows ? r0 + per : rows;
+                k->dot_rows(w, X + ((size_t)lo + r0) * ld, ld, r1 - r0, len, scores + r0);
+                for (size_t r = r0; r < r1; r++) scores[r] += bb;
+            }
+        }
         size_t j = t;
         for (; j < end; j++)
             if (visit(o, row(ds, order, j), Y[order ? order[j] : j], scores[j - t])) break;
         if (j < end) {
             /* a mistake at j: the scores after it are stale */
             count++;
+            if (j - t < block / 2) block = block / 2 > BLOCK_MIN ? block / 2 : BLOCK_MIN;
             t = j + 1;
-            block = block / 4 > BLOCK_MIN ? block / 4 : BLOCK_MIN;
         } else {
             t = end;
-            block = block * 2 < BLOCK_MAX ? block * 2 : BLOCK_MAX;
+            block = block * 2 < cap ? block * 2 : cap;
         }
         if (pt_stop_requested) {
             s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
@@ -205,6 +248,7 @@ static pt_status epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *
         }
     }
     *t_io = t;
+    *block_io = block;
     *mistakes = count;
     return s;
 }
@@ -347,15 +391,17 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     }
     double t0 = pt_now();
     size_t last = first > 1 ? r->mistakes_per_epoch[first - 2] : n; /* previous epoch's mistakes */
-    /* auto: the last sequential epoch's time; the blocked pass is dropped for good if an epoch
-     * of it is not faster (a busy machine makes every fork/join wait for a core) */
+    /* auto: the last sequential epoch's time. An epoch of the blocked pass that is not faster
+     * (mistakes still too dense, or a busy machine making every fork/join wait for a core)
+     * sets it aside until the mistakes per epoch have fallen four times below that epoch's. */
     double seq_seconds = 0.0;
-    bool blocked_pays = true;
+    size_t blocked_below = SIZE_MAX; /* auto tries blocked only under this many mistakes */
+    size_t block = BLOCK_START; /* the blocked pass's block size, carried across epochs */
 
     for (int epoch = first; epoch <= p->epochs; epoch++) {
         if (order) pt_rng_shuffle(&rng, order, n);
         bool blocked = !map && (p->pass == PT_PASS_BLOCKED ||
-                                (p->pass == PT_PASS_AUTO && threads >= 2 && epoch > 1 && blocked_pays &&
+                                (p->pass == PT_PASS_AUTO && threads >= 2 && epoch > 1 && last < blocked_below &&
                                  seq_seconds > 0.0 && last * AUTO_RATE < n &&
                                  n * o.len * sizeof(float) >= AUTO_MIN_BYTES));
         double e0 = pt_now();
@@ -363,16 +409,16 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         size_t before = mistakes;
         bool gave_up = false;
         double seq_rate = p->pass == PT_PASS_AUTO && seq_seconds > 0 ? (double)n / seq_seconds : 0.0;
-        s = blocked ? epoch_blocked(&o, ds, order, scores, threads, &t, &mistakes, epoch, seq_rate, &gave_up)
+        s = blocked ? epoch_blocked(&o, ds, order, scores, threads, &t, &mistakes, epoch, seq_rate, &gave_up, &block)
                     : epoch_sequential(&o, ds, order, map, mapped, &t, &mistakes, epoch);
         if (gave_up) {
-            blocked_pays = false;
+            blocked_below = last / 4;
             s = epoch_sequential(&o, ds, order, map, mapped, &t, &mistakes, epoch);
         }
         r->updates += mistakes - before;
         double took = pt_now() - e0;
         if (!blocked) seq_seconds = took;
-        else if (!gave_up && p->pass == PT_PASS_AUTO && took > 0.9 * seq_seconds) blocked_pays = false;
+        else if (!gave_up && p->pass == PT_PASS_AUTO && took > 0.9 * seq_seconds) blocked_below = last / 4;
         if (s == PT_ERR_INTERRUPTED && o.vote_error != PT_OK) {
             s = pt_fail(o.vote_error, "%s", o.vote_msg);
             pt_stop_requested = 0;
