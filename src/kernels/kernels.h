@@ -30,10 +30,11 @@ typedef struct pt_kernels {
 
     /* The classic online epoch over rows 0..rows-1 in order (row r at X + r * ldx, label Y[r]):
      * step on each, with w and b carried from row to row. Same results as calling step row by
-     * row; returns the number of updates. Exists so the hot loop has no call and no store per
-     * row: the caller's per-row bookkeeping (a counter in memory, the score) put a store
-     * whose value waits on the dot in front of the next row's loads, and on AMD Zen 5 that
-     * cost the AVX-512 epoch 20-25% of its speed (bench online/epoch, issue 3). */
+     * row; returns the number of updates. Exists so that the hot loop has no call and no
+     * memory traffic of its own per row: driven one step call a row from train_online.c (a
+     * counter kept in memory, a score stored each row), the AVX-512 epoch ran 20-25% slower
+     * than AVX2 on this Zen 5; in here both run at 0.91-0.98 of the streaming read (bench
+     * online/epoch, issue 3). */
     size_t (*step_rows)(float *w, float *b, const float *X, size_t ldx, const float *Y, size_t rows,
                         size_t n, float tau, float eta, float bias);
 
