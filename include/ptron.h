@@ -345,6 +345,9 @@ typedef struct pt_train_report {
     int epochs_run;
     size_t *mistakes_per_epoch; /* epochs_run entries, owned by the report */
     double *objective_per_epoch; /* batch path only, else NULL */
+    double *seconds_per_epoch;   /* wall time of each epoch (the first from the call's start;
+                                  * 0 for epochs a resumed run restored); NULL for one-vs-rest
+                                  * runs, whose classes' epochs do not line up in time */
     size_t updates;             /* total weight updates */
     int converged;              /* an epoch with no mistake was reached */
     pt_isa isa;                 /* variant actually used */

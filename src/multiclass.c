@@ -36,6 +36,8 @@ static pt_status merge_reports(pt_train_report *reps, size_t K, pt_train_report 
         }
         PT_TRY(pt_report_push_epoch(r, mistakes, obj));
     }
+    free(r->seconds_per_epoch); /* the classes ran one after another: no per-epoch time */
+    r->seconds_per_epoch = NULL;
     return PT_OK;
 }
 

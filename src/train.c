@@ -109,6 +109,7 @@ void pt_train_report_clear(pt_train_report *r)
     if (!r) return;
     free(r->mistakes_per_epoch);
     free(r->objective_per_epoch);
+    free(r->seconds_per_epoch);
     memset(r, 0, sizeof *r);
 }
 
@@ -124,6 +125,14 @@ pt_status pt_report_push_epoch(pt_train_report *r, size_t mistakes, double objec
         if (!o) return pt_fail(PT_ERR_NOMEM, "cannot grow the epoch report");
         r->objective_per_epoch = o;
         o[e] = objective;
+    }
+    /* the time the epoch ended; pt_train turns these into durations. NULL after the first
+     * epoch means the timing was dropped (one-vs-rest merges) and stays so. */
+    if (e == 0 || r->seconds_per_epoch) {
+        double *t = realloc(r->seconds_per_epoch, (size_t)(e + 1) * sizeof *t);
+        if (!t) return pt_fail(PT_ERR_NOMEM, "cannot grow the epoch report");
+        r->seconds_per_epoch = t;
+        t[e] = pt_now();
     }
     r->epochs_run = e + 1;
     return PT_OK;
@@ -188,6 +197,11 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
                                      : pt_train_online(ds, p, k, m, r);
     }
     r->train_seconds = pt_now() - t0;
+    /* epoch end times into durations (epochs restored by a resume end before t0: 0) */
+    for (int e = r->seconds_per_epoch ? r->epochs_run - 1 : -1; e >= 0; e--) {
+        double prev = e > 0 ? r->seconds_per_epoch[e - 1] : t0;
+        r->seconds_per_epoch[e] = r->seconds_per_epoch[e] > prev ? r->seconds_per_epoch[e] - (prev > t0 ? prev : t0) : 0.0;
+    }
     if (m) {
         pt_model_set_meta(m, ds, p);
         m->epochs_run = r->epochs_run;

@@ -327,6 +327,8 @@ static pt_status state_restore(online *o, const pt_train_state *st, const pt_dat
     o->ub = st->ub;
     o->steps = st->steps;
     for (int e = 0; e < st->epochs_done; e++) PT_TRY(pt_report_push_epoch(r, st->history[e], NAN));
+    /* restored epochs took no time in this run (pt_train reports them as 0 s) */
+    for (int e = 0; e < st->epochs_done && r->seconds_per_epoch; e++) r->seconds_per_epoch[e] = -INFINITY;
     r->updates = st->updates;
     return PT_OK;
 }

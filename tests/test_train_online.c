@@ -525,6 +525,18 @@ START_TEST(test_resume_from_checkpoint)
         ck_assert_int_eq(r1.epochs_run, r2.epochs_run);
         ck_assert_mem_eq(r1.mistakes_per_epoch, r2.mistakes_per_epoch, (size_t)r1.epochs_run * sizeof(size_t));
         ck_assert_uint_eq(r1.updates, r2.updates);
+        /* each epoch's wall time: there, >= 0, adding up to no more than the call; the three
+         * epochs the resumed run restored took no time in it */
+        ck_assert_ptr_nonnull(r1.seconds_per_epoch);
+        ck_assert_ptr_nonnull(r2.seconds_per_epoch);
+        double sum = 0.0;
+        for (int e = 0; e < r1.epochs_run; e++) {
+            ck_assert(isfinite(r1.seconds_per_epoch[e]) && r1.seconds_per_epoch[e] >= 0.0);
+            sum += r1.seconds_per_epoch[e];
+        }
+        ck_assert(sum <= r1.train_seconds * (1.0 + 1e-9));
+        for (int e = 0; e < 3; e++) ck_assert(r2.seconds_per_epoch[e] == 0.0);
+        for (int e = 3; e < r2.epochs_run; e++) ck_assert(r2.seconds_per_epoch[e] >= 0.0);
         /* a checkpoint for other data is refused */
         pt_dataset *other = integer_dataset(4000, 16, 8);
         pt_model *m;

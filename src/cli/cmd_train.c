@@ -373,6 +373,8 @@ int cmd_train(int argc, char **argv)
         json_size_array(&j, "mistakes_per_epoch", rep.mistakes_per_epoch, (size_t)rep.epochs_run);
         if (rep.objective_per_epoch)
             json_double_array(&j, "objective_per_epoch", rep.objective_per_epoch, (size_t)rep.epochs_run);
+        if (rep.seconds_per_epoch)
+            json_double_array(&j, "seconds_per_epoch", rep.seconds_per_epoch, (size_t)rep.epochs_run);
         json_int(&j, "updates", (long long)rep.updates);
         json_bool(&j, "converged", rep.converged);
         json_bool(&j, "interrupted", interrupted);
