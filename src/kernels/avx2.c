@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "kernels.h"
+#include "rows_impl.h"
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -113,31 +114,7 @@ static int avx2_step(float *w, float *b, const float *x, size_t n, float y, floa
     return 1;
 }
 
-static size_t avx2_step_rows(float *w, float *b, const float *X, size_t ldx, const float *Y,
-                            size_t rows, size_t n, float tau, float eta, float bias)
-{
-    /* step's arithmetic, with b in a register and the count kept here */
-    float bv = *b;
-    size_t updates = 0;
-    for (size_t r = 0; r < rows; r++) {
-        const float *x = X + r * ldx;
-        const float y = Y[r];
-        float s = dot_impl(w, x, n) + bv * bias;
-        if (y * s > tau) continue;
-        float a = eta * y;
-        axpy_impl(a, x, w, n);
-        bv += a * bias;
-        updates++;
-    }
-    *b = bv;
-    return updates;
-}
-
-static void avx2_dot_rows(const float *w, const float *X, size_t ldx, size_t rows, size_t n,
-                            float *out)
-{
-    for (size_t r = 0; r < rows; r++) out[r] = dot_impl(w, X + r * ldx, n);
-}
+PT_ROW_KERNELS(avx2, dot_impl, axpy_impl)
 
 static void avx2_axpy2(float a, float c, const float *x, float *w, float *u, size_t n)
 {

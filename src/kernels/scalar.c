@@ -2,6 +2,7 @@
  * Written plainly, in order, one accumulator: the compiler keeps the order (no -ffast-math),
  * so results are the textbook sums. */
 #include "kernels.h"
+#include "rows_impl.h"
 
 static float scalar_dot(const float *a, const float *b, size_t n)
 {
@@ -27,31 +28,7 @@ static int scalar_step(float *w, float *b, const float *x, size_t n, float y, fl
     return 1;
 }
 
-static size_t scalar_step_rows(float *w, float *b, const float *X, size_t ldx, const float *Y,
-                            size_t rows, size_t n, float tau, float eta, float bias)
-{
-    /* step's arithmetic, with b in a register and the count kept here */
-    float bv = *b;
-    size_t updates = 0;
-    for (size_t r = 0; r < rows; r++) {
-        const float *x = X + r * ldx;
-        const float y = Y[r];
-        float s = scalar_dot(w, x, n) + bv * bias;
-        if (y * s > tau) continue;
-        float a = eta * y;
-        scalar_axpy(a, x, w, n);
-        bv += a * bias;
-        updates++;
-    }
-    *b = bv;
-    return updates;
-}
-
-static void scalar_dot_rows(const float *w, const float *X, size_t ldx, size_t rows, size_t n,
-                            float *out)
-{
-    for (size_t r = 0; r < rows; r++) out[r] = scalar_dot(w, X + r * ldx, n);
-}
+PT_ROW_KERNELS(scalar, scalar_dot, scalar_axpy)
 
 static void scalar_axpy2(float a, float c, const float *x, float *w, float *u, size_t n)
 {

@@ -1,0 +1,38 @@
+/*
+ * The row-loop kernels every ISA shares: included by scalar.c, avx2.c, avx512.c and neon.c after
+ * they define their dot and axpy, and expanded there with PT_ROW_KERNELS(prefix, dot, axpy), so
+ * each ISA's loop inlines its own dot and axpy (the table calls once per block of rows, not once
+ * per row). What the loops compute is one thing, written once, here.
+ */
+#ifndef PT_KERNELS_ROWS_IMPL_H
+#define PT_KERNELS_ROWS_IMPL_H
+
+#define PT_ROW_KERNELS(prefix, dot, axpy)                                                          \
+    /* step on each row in order, with b in a register and the count kept here */               \
+    static size_t prefix##_step_rows(float *w, float *b, const float *X, size_t ldx,             \
+                                     const float *Y, size_t rows, size_t n, float tau, float eta, \
+                                     float bias)                                                 \
+    {                                                                                            \
+        float bv = *b;                                                                           \
+        size_t updates = 0;                                                                      \
+        for (size_t r = 0; r < rows; r++) {                                                      \
+            const float *x = X + r * ldx;                                                        \
+            const float y = Y[r];                                                                \
+            float s = dot(w, x, n) + bv * bias;                                                  \
+            if (y * s > tau) continue;                                                           \
+            float a = eta * y;                                                                   \
+            axpy(a, x, w, n);                                                                    \
+            bv += a * bias;                                                                      \
+            updates++;                                                                           \
+        }                                                                                        \
+        *b = bv;                                                                                 \
+        return updates;                                                                          \
+    }                                                                                            \
+                                                                                                 \
+    static void prefix##_dot_rows(const float *w, const float *X, size_t ldx, size_t rows,       \
+                                  size_t n, float *out)                                          \
+    {                                                                                            \
+        for (size_t r = 0; r < rows; r++) out[r] = dot(w, X + r * ldx, n);                       \
+    }
+
+#endif /* PT_KERNELS_ROWS_IMPL_H */
