@@ -197,10 +197,12 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
                                      : pt_train_online(ds, p, k, m, r);
     }
     r->train_seconds = pt_now() - t0;
-    /* epoch end times into durations (epochs restored by a resume end before t0: 0) */
-    for (int e = r->seconds_per_epoch ? r->epochs_run - 1 : -1; e >= 0; e--) {
-        double prev = e > 0 ? r->seconds_per_epoch[e - 1] : t0;
-        r->seconds_per_epoch[e] = r->seconds_per_epoch[e] > prev ? r->seconds_per_epoch[e] - (prev > t0 ? prev : t0) : 0.0;
+    /* Epoch end times into durations, last to first. An epoch begins where the one before it
+     * ended, or at t0; epochs restored by a resume are stamped -INFINITY and last 0 s. */
+    double *sec = r->seconds_per_epoch;
+    for (int e = sec ? r->epochs_run - 1 : -1; e >= 0; e--) {
+        double begin = e > 0 && sec[e - 1] > t0 ? sec[e - 1] : t0;
+        sec[e] = sec[e] > begin ? sec[e] - begin : 0.0;
     }
     if (m) {
         pt_model_set_meta(m, ds, p);
