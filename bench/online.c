@@ -125,9 +125,9 @@ void bt_register_online(void)
                 c->isa = isas[i];
                 c->pass = passes[pi];
                 c->data = datas[di];
-                /* The blocked pass forks per block: slow where mistakes are frequent (small) or
-                 * the dot is (scalar), and very slow on a loaded machine. Fewer calls there keep
-                 * the whole report within its time. */
+                /* The blocked pass is slow where mistakes are frequent (small) or the dot is
+                 * (scalar), and very slow on a loaded machine. Fewer calls there keep the whole
+                 * report within its time. */
                 bool blocked = c->pass == PT_PASS_BLOCKED, big = c->data == BT_SEP_BIG;
                 c->epochs = big ? EPOCHS : blocked ? 4 : 6;
                 c->iterations = big ? (blocked ? (c->isa == PT_ISA_SCALAR ? 1 : 2) : 4)

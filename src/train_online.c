@@ -9,53 +9,27 @@
  * it survived and predicts by their weighted vote; it stores one vector per update, within
  * the memory budget.
  *
- * Passes: sequential, or blocked: the scores of a block of samples are computed in parallel
- * (OpenMP), then the block is walked in order; a mistake invalidates the scores after it, so
- * they are recomputed from the next sample on. The scores come from the same dot kernel as the
- * sequential pass, so the decisions, the updates and w are bit-identical.
+ * Passes: sequential, or blocked (online_blocked.c): the other threads score the samples ahead
+ * of the walk, and the walk takes its decisions from those scores while w has not changed
+ * since. The scores come from the same dot kernel as the sequential pass's, so the decisions,
+ * the updates and w are bit-identical.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "online.h"
 
-/* Blocked pass: block sizes adapt between these (rows), and the size carries over from epoch
- * to epoch. A clean block doubles the next; a mistake in the first half of a block halves it
- * (mistakes are dense), one later keeps it. After a mistake the next block starts at the row
- * after it, so the rows left in the block are scored again: they were just read, and a block
- * is at most BLOCK_BYTES, so that second read comes from cache, not memory. */
-#define BLOCK_MIN 64
-#define BLOCK_START 512
-#define BLOCK_MAX 16384
-#define BLOCK_BYTES ((size_t)8 << 20)
 /* Auto: go blocked when the last epoch had fewer than n / AUTO_RATE mistakes (each mistake
- * wastes on average half a block of scores; at this rate the waste stays a few percent) and X
- * is larger than AUTO_MIN_BYTES: below that X sits in cache, an epoch takes well under a
- * millisecond, and the fork/join of each block costs more than the second core gives (and
+ * costs a hand-over of w and the chunks scored ahead; at this rate most chunks have none) and
+ * X is larger than AUTO_MIN_BYTES: below that X sits in cache, an epoch takes well under a
+ * millisecond, and handing chunks between threads costs more than the second core gives (and
  * much more when the machine is oversubscribed). */
 #define AUTO_RATE 256
 #define AUTO_MIN_BYTES ((size_t)64 << 20)
 
-typedef struct online {
-    const pt_kernels *k;
-    size_t len; /* floats per row (padded stride) */
-    float tau, eta, bias;
-    bool averaged;
-    float *w, *u; /* u: the averaged variant's lazy sum */
-    float b, ub;
-    double steps; /* samples seen, for the average (exact in double up to 2^53) */
-    /* voted: the vectors so far (nv of them, room for cap), and the current one's survival */
-    bool voted;
-    float *V, *Vb, *Vc;
-    size_t nv, cap, max_vectors;
-    float survived;
-    pt_status vote_error;
-    char vote_msg[512]; /* its message: the interrupt that stops the epoch overwrites the last error */
-} online;
-
 /* Voted: store the current vector with its survival count before it changes. */
-static bool push_vote(online *o)
+bool online_push_vote(online *o)
 {
     if (o->survived == 0.0f) return true;
     if (o->nv == o->cap) {
@@ -90,35 +64,6 @@ static bool push_vote(online *o)
     o->Vc[o->nv] = o->survived;
     o->nv++;
     return true;
-}
-
-/* The step on a sample whose score is known: update on a margin violation. Returns 1 if it
- * updated. Every sample counts towards the average, mistake or not. */
-static inline int visit(online *o, const float *x, float y, float score)
-{
-    int upd = y * score <= o->tau;
-    if (o->voted) {
-        if (upd && !push_vote(o)) pt_stop_requested = 1; /* the error is in vote_error */
-        o->survived = upd ? 1.0f : o->survived + 1.0f;
-    }
-    if (upd) {
-        float a = o->eta * y;
-        if (o->averaged) {
-            float c = (float)o->steps * a;
-            o->k->axpy2(a, c, x, o->w, o->u, o->len);
-            o->ub += c * o->bias;
-        } else {
-            o->k->axpy(a, x, o->w, o->len);
-        }
-        o->b += a * o->bias;
-    }
-    o->steps += 1.0;
-    return upd;
-}
-
-static inline float score_of(const online *o, const float *x)
-{
-    return o->k->dot(o->w, x, o->len) + o->b * o->bias;
 }
 
 static inline const float *row(const pt_dataset *ds, const uint32_t *order, size_t t)
@@ -183,72 +128,6 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
         }
     }
     *t_io = t;
-    *mistakes = count;
-    return s;
-}
-
-/* One blocked epoch from sample *t on (as epoch_sequential); scores holds BLOCK_MAX floats.
- * With seq_rate > 0 (auto), it gives up as soon as it is clearly slower than the sequential
- * pass's rate (samples/s), setting *gave_up: the caller finishes the epoch sequentially, which
- * changes nothing in the result. */
-static pt_status epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *order,
-                               float *scores, int threads, size_t *t_io, size_t *mistakes,
-                               int epoch, double seq_rate, bool *gave_up, size_t *block_io)
-{
-    size_t row_bytes = o->len * sizeof(float), cap = BLOCK_BYTES / (row_bytes ? row_bytes : 1);
-    cap = cap < BLOCK_MIN ? BLOCK_MIN : cap > BLOCK_MAX ? BLOCK_MAX : cap;
-    size_t count = *mistakes, n = ds->n, block = *block_io < cap ? *block_io : cap, t = *t_io,
-           t_start = t;
-    double start = pt_now();
-    const float *Y = ds->y;
-    pt_status s = PT_OK;
-    while (t < n) {
-        size_t end = t + block < n ? t + block : n;
-        long lo = (long)t, hi = (long)end;
-        if (order) {
-#pragma omp parallel for schedule(static) num_threads(threads) if (hi - lo >= 2 * BLOCK_MIN)
-            for (long j = lo; j < hi; j++) scores[j - lo] = score_of(o, row(ds, order, (size_t)j));
-        } else {
-            /* consecutive rows: each thread scores its share in one kernel call */
-            const pt_kernels *k = o->k;
-            const float *w = o->w, *X = ds->X;
-            const float bb = o->b * o->bias;
-            const size_t len = o->len, ld = ds->stride;
-            const size_t rows = (size_t)(hi - lo);
-            const int nt = rows >= 2 * BLOCK_MIN ? threads : 1;
-            const size_t per = (rows + (size_t)nt - 1) / (size_t)nt;
-#pragma omp parallel for schedule(static, 1) num_threads(nt)
-            for (int c = 0; c < nt; c++) {
-                size_t r0 = (size_t)c * per < rows ? (size_t)c * per : rows;
-                size_t r1 = r0 + per < rows ? r0 + per : rows;
-                k->dot_rows(w, X + ((size_t)lo + r0) * ld, ld, r1 - r0, len, scores + r0);
-                for (size_t r = r0; r < r1; r++) scores[r] += bb;
-            }
-        }
-        size_t j = t;
-        for (; j < end; j++)
-            if (visit(o, row(ds, order, j), Y[order ? order[j] : j], scores[j - t])) break;
-        if (j < end) {
-            /* a mistake at j: the scores after it are stale */
-            count++;
-            if (j - t < block / 2) block = block / 2 > BLOCK_MIN ? block / 2 : BLOCK_MIN;
-            t = j + 1;
-        } else {
-            t = end;
-            block = block * 2 < cap ? block * 2 : cap;
-        }
-        if (pt_stop_requested) {
-            s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
-            break;
-        }
-        double spent = pt_now() - start;
-        if (seq_rate > 0.0 && spent > 2e-3 && (double)(t - t_start) < 0.9 * seq_rate * spent) {
-            *gave_up = true;
-            break;
-        }
-    }
-    *t_io = t;
-    *block_io = block;
     *mistakes = count;
     return s;
 }
@@ -353,7 +232,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     o.max_vectors = p->mem_budget_bytes / row_bytes;
     const int threads = pt_threads_resolve(p->threads);
     uint32_t *order = NULL;
-    float *scores = NULL, *mapped = NULL;
+    float *mapped = NULL;
     pt_model *snap = NULL; /* what the epoch hook sees */
     pt_train_state *state = NULL;
     const pt_train_state *resume = p->resume ? p->resume->state : NULL;
@@ -365,7 +244,6 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     /* every buffer once, before the first epoch */
     if ((o.averaged && !(o.u = pt_calloc(o.len * sizeof(float), "averaging buffer"))) ||
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
-        (!map && !(scores = pt_alloc(BLOCK_MAX * sizeof(float), "block scores"))) ||
         (map && !(mapped = pt_calloc(o.len * sizeof(float), "mapped row"))) ||
         (p->epoch_hook && !(snap = pt_model_clone(m))) ||
         !(state = state_alloc(&o, p->epochs)) || (snap && !(snap->state = state_alloc(&o, p->epochs)))) {
@@ -398,7 +276,6 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
      * sets it aside until the mistakes per epoch have fallen four times below that epoch's. */
     double seq_seconds = 0.0;
     size_t blocked_below = SIZE_MAX; /* auto tries blocked only under this many mistakes */
-    size_t block = BLOCK_START; /* the blocked pass's block size, carried across epochs */
 
     for (int epoch = first; epoch <= p->epochs; epoch++) {
         if (order) pt_rng_shuffle(&rng, order, n);
@@ -411,7 +288,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         size_t before = mistakes;
         bool gave_up = false;
         double seq_rate = p->pass == PT_PASS_AUTO && seq_seconds > 0 ? (double)n / seq_seconds : 0.0;
-        s = blocked ? epoch_blocked(&o, ds, order, scores, threads, &t, &mistakes, epoch, seq_rate, &gave_up, &block)
+        s = blocked ? online_epoch_blocked(&o, ds, order, threads, last, &t, &mistakes, epoch, seq_rate, &gave_up)
                     : epoch_sequential(&o, ds, order, map, mapped, &t, &mistakes, epoch);
         if (gave_up) {
             blocked_below = last / 4;
@@ -453,7 +330,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     snapshot(&o, o.w, &m->b);
     if (o.voted && (s == PT_OK || s == PT_ERR_INTERRUPTED)) {
         /* the last vector votes too; hand the vectors to the model */
-        if (!push_vote(&o)) {
+        if (!online_push_vote(&o)) {
             s = pt_fail(o.vote_error, "%s", o.vote_msg);
             goto out;
         }
@@ -469,7 +346,6 @@ out:
     free(o.Vc);
     pt_free(o.u);
     pt_free(order);
-    pt_free(scores);
     pt_free(mapped);
     pt_model_free(snap);
     pt_train_state_free(state);

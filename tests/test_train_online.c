@@ -617,6 +617,79 @@ START_TEST(test_voted)
 }
 END_TEST
 
+/* The blocked pass (online_blocked.c) on float data, with 1 to 3 threads: helper threads score
+ * chunks ahead with the w of their time, the walk must never take a decision from a score
+ * computed before an update. The decisions, the mistakes per epoch and w (and the voted
+ * counts) must be the sequential pass's, bit for bit, on every ISA, variant, order, margin and
+ * step size. Separable sets get to epochs with a few mistakes (the helpers run ahead, and a
+ * mistake makes their chunks stale); noisy ones keep mistakes in most chunks (the walker takes
+ * samples one by one, the helpers pause and resume). */
+START_TEST(test_blocked_float_identical)
+{
+    const struct {
+        pt_gen_kind kind;
+        size_t d;
+        double margin;
+    } sets[] = {{PT_GEN_SEPARABLE, 7, 0.02}, {PT_GEN_SEPARABLE, 64, 0.05}, {PT_GEN_NOISY, 130, 0.05},
+                {PT_GEN_NOISY, 16, 0.0}};
+    for (size_t a = 0; a < sizeof sets / sizeof sets[0]; a++) {
+        pt_gen_params g;
+        pt_gen_params_init(&g);
+        g.kind = sets[a].kind;
+        g.n = 20000;
+        g.d = sets[a].d;
+        g.margin = sets[a].margin;
+        g.noise = 0.02;
+        g.seed = 40 + a;
+        pt_dataset *ds;
+        ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+        for (int isa = PT_ISA_SCALAR; isa <= PT_ISA_NEON; isa++) {
+            if (!pt_isa_available((pt_isa)isa)) continue;
+            for (int variant = 0; variant <= 2; variant++)
+                for (int shuffle = 0; shuffle <= 1; shuffle++) {
+                    pt_train_params p;
+                    pt_train_params_init(&p);
+                    p.isa = (pt_isa)isa;
+                    p.epochs = variant == 2 ? 3 : 12;
+                    p.shuffle = shuffle;
+                    p.seed = 5;
+                    p.variant = variant == 0 ? PT_VARIANT_CLASSIC : variant == 1 ? PT_VARIANT_AVERAGED
+                                                                                 : PT_VARIANT_VOTED;
+                    p.eta = shuffle ? 0.37f : 1.0f;
+                    p.margin = variant == 0 && a % 2 ? 0.25f : 0.0f;
+                    p.pass = PT_PASS_SEQUENTIAL;
+                    pt_train_report ref;
+                    pt_model *mref = train(ds, &p, &ref);
+                    for (int threads = 1; threads <= 3; threads++) {
+                        p.pass = PT_PASS_BLOCKED;
+                        p.threads = threads;
+                        pt_train_report r;
+                        pt_model *m = train(ds, &p, &r);
+                        ck_assert_int_eq(r.epochs_run, ref.epochs_run);
+                        ck_assert_msg(memcmp(r.mistakes_per_epoch, ref.mistakes_per_epoch,
+                                             (size_t)r.epochs_run * sizeof(size_t)) == 0,
+                                      "set %zu isa %d variant %d shuffle %d threads %d: other mistakes than sequential",
+                                      a, isa, variant, shuffle, threads);
+                        float b1, b2;
+                        const float *w1 = pt_model_weights(m, &b1), *w2 = pt_model_weights(mref, &b2);
+                        ck_assert_mem_eq(w1, w2, g.d * sizeof(float));
+                        ck_assert_mem_eq(&b1, &b2, sizeof b1);
+                        if (variant == 2) {
+                            ck_assert_uint_eq(m->n_votes, mref->n_votes);
+                            ck_assert_mem_eq(m->vote_c, mref->vote_c, m->n_votes * sizeof(float));
+                        }
+                        pt_train_report_clear(&r);
+                        pt_model_free(m);
+                    }
+                    pt_train_report_clear(&ref);
+                    pt_model_free(mref);
+                }
+        }
+        pt_dataset_free(ds);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("train_online");
@@ -636,6 +709,7 @@ int main(void)
     tcase_add_test(tc, test_resume_after_interrupt);
     tcase_add_test(tc, test_voted);
     tcase_add_test(tc, test_resume_from_checkpoint);
+    tcase_add_test(tc, test_blocked_float_identical);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -1,0 +1,78 @@
+/*
+ * The online path's state and its step on one sample, shared by the sequential pass
+ * (train_online.c) and the blocked pass (online_blocked.c).
+ */
+#ifndef PT_ONLINE_H
+#define PT_ONLINE_H
+
+#include "internal.h"
+
+typedef struct online {
+    const pt_kernels *k;
+    size_t len; /* floats per row (padded stride) */
+    float tau, eta, bias;
+    bool averaged;
+    float *w, *u; /* u: the averaged variant's lazy sum */
+    float b, ub;
+    double steps; /* samples seen, for the average (exact in double up to 2^53) */
+    /* voted: the vectors so far (nv of them, room for cap), and the current one's survival */
+    bool voted;
+    float *V, *Vb, *Vc;
+    size_t nv, cap, max_vectors;
+    float survived;
+    pt_status vote_error;
+    char vote_msg[512]; /* its message: the interrupt that stops the epoch overwrites the last error */
+} online;
+
+/* Voted: store the current vector with its survival count before it changes (false, with
+ * o->vote_error set, when the memory budget refuses it). */
+bool online_push_vote(online *o);
+
+/* The step on a sample whose score is known: update on a margin violation. Returns 1 if it
+ * updated. Every sample counts towards the average, mistake or not. */
+static inline int visit(online *o, const float *x, float y, float score)
+{
+    int upd = y * score <= o->tau;
+    if (o->voted) {
+        if (upd && !online_push_vote(o)) pt_stop_requested = 1; /* the error is in vote_error */
+        o->survived = upd ? 1.0f : o->survived + 1.0f;
+    }
+    if (upd) {
+        float a = o->eta * y;
+        if (o->averaged) {
+            float c = (float)o->steps * a;
+            o->k->axpy2(a, c, x, o->w, o->u, o->len);
+            o->ub += c * o->bias;
+        } else {
+            o->k->axpy(a, x, o->w, o->len);
+        }
+        o->b += a * o->bias;
+    }
+    o->steps += 1.0;
+    return upd;
+}
+
+static inline float score_of(const online *o, const float *x)
+{
+    return o->k->dot(o->w, x, o->len) + o->b * o->bias;
+}
+
+/* Samples found correct without visiting them one by one: only the counters move, as visit
+ * would move them (the voted count one at a time, as float addition does). */
+static inline void visit_correct(online *o, size_t rows)
+{
+    if (o->voted)
+        for (size_t r = 0; r < rows; r++) o->survived += 1.0f;
+    o->steps += (double)rows;
+}
+
+/* One blocked epoch from sample *t_io on, with `threads` threads (see online_blocked.c): the
+ * same decisions, updates and w as the sequential pass. expected_mistakes (the last epoch's)
+ * sizes its chunks. *mistakes accumulates; *t_io ends at
+ * n, or where an interrupt stopped it, or (seq_rate > 0, auto) where the pass gave up because
+ * it ran slower than seq_rate samples/s (*gave_up set: the caller finishes sequentially). */
+pt_status online_epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *order, int threads,
+                               size_t expected_mistakes, size_t *t_io, size_t *mistakes, int epoch,
+                               double seq_rate, bool *gave_up);
+
+#endif /* PT_ONLINE_H */
