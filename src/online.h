@@ -57,6 +57,20 @@ static inline float score_of(const online *o, const float *x)
     return o->k->dot(o->w, x, o->len) + o->b * o->bias;
 }
 
+/* Sample t's row: the t-th of the epoch's order (NULL: the dataset's). */
+static inline const float *row(const pt_dataset *ds, const uint32_t *order, size_t t)
+{
+    return ds->X + (order ? order[t] : t) * ds->stride;
+}
+
+/* Shuffled order visits rows at random, which the hardware prefetcher cannot follow: ask for
+ * a row a few samples ahead, one cache line at a time. */
+#define PREFETCH_AHEAD 4
+static inline void prefetch_row(const float *x, size_t floats)
+{
+    for (size_t j = 0; j < floats; j += 16) __builtin_prefetch(x + j, 0, 3);
+}
+
 /* Samples found correct without visiting them one by one: only the counters move, as visit
  * would move them (the voted count one at a time, as float addition does). */
 static inline void visit_correct(online *o, size_t rows)

@@ -108,7 +108,7 @@ static inline size_t sample_index(const pipeline *pl, size_t t)
 
 static inline const float *sample_row(const pipeline *pl, size_t t)
 {
-    return pl->ds->X + sample_index(pl, t) * pl->ds->stride;
+    return row(pl->ds, pl->order, t);
 }
 
 /* Chunk c's samples [*r0, *r1). */
@@ -130,9 +130,7 @@ static void score_rows(const pipeline *pl, size_t r0, size_t r1, float *out)
         return;
     }
     for (size_t r = r0; r < r1; r++) {
-        /* shuffled rows: ask for a row a few ahead, the prefetcher cannot guess them */
-        if (r + 4 < r1)
-            for (size_t j = 0; j < o->len; j += 16) __builtin_prefetch(sample_row(pl, r + 4) + j, 0, 3);
+        if (r + PREFETCH_AHEAD < r1) prefetch_row(sample_row(pl, r + PREFETCH_AHEAD), pl->ds->stride);
         out[r - r0] = score_of(o, sample_row(pl, r));
     }
 }

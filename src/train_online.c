@@ -66,19 +66,6 @@ bool online_push_vote(online *o)
     return true;
 }
 
-static inline const float *row(const pt_dataset *ds, const uint32_t *order, size_t t)
-{
-    return ds->X + (order ? order[t] : t) * ds->stride;
-}
-
-/* Shuffled order visits rows at random, which the hardware prefetcher cannot follow: ask for
- * a row a few samples ahead, one cache line at a time. */
-#define PREFETCH_AHEAD 4
-static inline void prefetch_row(const float *x, size_t floats)
-{
-    for (size_t j = 0; j < floats; j += 16) __builtin_prefetch(x + j, 0, 3);
-}
-
 /* One sequential epoch from sample *t on; *mistakes accumulates, *t ends at n (or where an
  * interrupt stopped it: the samples before *t are done). */
 static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_t *order,
