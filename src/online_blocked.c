@@ -15,8 +15,11 @@
  *
  * What it costs: while w stands still the walk is nearly free, and the epoch runs at the rate
  * the threads together stream X. Each mistake costs the walker a wait of at most one piece for
- * the lock and the chunks scored ahead (at sequential speed); while mistakes come chunk after
- * chunk, the other threads pause (their scores would be stale) and the walker runs alone. No
+ * the lock, the rest of its chunk and the next one (at sequential speed); the other threads
+ * meanwhile score again the chunks further ahead that they had scored with the old w (a slot
+ * changes hands by compare-and-swap, so a chunk is never scored and walked at once). While
+ * mistakes come chunk after chunk, the other threads pause (their scores would be stale) and
+ * the walker runs alone. No
  * fork/join but one per epoch: threads hand chunks over through C11 atomics (sequentially
  * consistent), each on its own cache line, and wait by spinning, yielding the core after a
  * while (a busy machine must not stall on a descheduled thread).
@@ -30,20 +33,25 @@
 
 /* Chunk sizes: large chunks cost less to hand over (64 KB chunks ran the late epochs of the
  * 200,000 x 256 set about 25% slower than 512 KB to 1 MB ones on 2 threads), small ones waste
- * less after a mistake (the chunks scored ahead with the old w). So a chunk holds about a
- * quarter of the samples expected between two mistakes (from the last epoch), within these
- * bounds; the smallest is also the piece another thread scores under one hold of the lock. */
+ * less after a mistake (the chunks scored ahead with the old w are scored again). So a chunk
+ * holds about a quarter of the samples expected between two mistakes (from the last epoch),
+ * within these bounds (512 KB ran those late epochs 3% faster than 1 MB, medians of 10 runs
+ * each); the smallest is also the piece another thread scores under one hold of the lock. */
 #define CHUNK_MIN_BYTES ((size_t)64 << 10)
-#define CHUNK_MAX_BYTES ((size_t)1 << 20)
+#define CHUNK_MAX_BYTES ((size_t)512 << 10)
 #define CHUNK_MIN_ROWS 16
 #define CHUNKS_PER_MISTAKE 4
 /* Chunks scored ahead of the walk, per thread. */
 #define WINDOW_PER_THREAD 2
 
+/* A slot's state besides "chunk c is scored here" (c >= 0, stored last, with release). */
+#define SLOT_FREE (-1L) /* nothing to take: empty, or taken by the walker */
+#define SLOT_BUSY (-2L) /* a helper is scoring a chunk it scored before again */
+
 typedef struct slot {
-    atomic_long chunk; /* the chunk whose scores are here, -1 for none (stored last) */
-    unsigned version;  /* w's version they were computed with */
-    size_t first;      /* the first sample (from the chunk's start) that violates the margin */
+    atomic_long chunk;   /* the chunk whose scores are here, or SLOT_FREE / SLOT_BUSY */
+    atomic_uint version; /* w's version they were computed with */
+    size_t first;        /* the first sample (from the chunk's start) that violates the margin */
     float *scores;
 } slot;
 
@@ -62,7 +70,7 @@ typedef struct pipeline {
     _Alignas(64) atomic_int writer;
     _Alignas(64) atomic_int walking; /* the walker takes samples one by one (mistakes): score nothing new */
     _Alignas(64) atomic_int done;
-    _Alignas(64) unsigned version; /* w's version: changed under the write lock, read under the read lock */
+    _Alignas(64) atomic_uint version; /* w's version: changed under the write lock */
 } pipeline;
 
 static inline void relax(unsigned *spins)
@@ -144,14 +152,18 @@ static void score_chunk(pipeline *pl, long c, slot *sl, bool shared)
     size_t r0, r1;
     chunk_range(pl, c, &r0, &r1);
     if (!shared) {
-        sl->version = pl->version;
+        atomic_store_explicit(&sl->version, atomic_load(&pl->version), memory_order_relaxed);
         score_rows(pl, r0, r1, sl->scores);
     } else {
+        unsigned v = 0;
         for (size_t p0 = r0; p0 < r1; p0 += pl->piece) {
             size_t p1 = p0 + pl->piece < r1 ? p0 + pl->piece : r1;
             read_lock(pl);
-            if (p0 == r0) sl->version = pl->version;
-            bool same = pl->version == sl->version;
+            if (p0 == r0) {
+                v = atomic_load(&pl->version);
+                atomic_store_explicit(&sl->version, v, memory_order_relaxed);
+            }
+            bool same = atomic_load(&pl->version) == v;
             if (same) score_rows(pl, p0, p1, sl->scores + (p0 - r0));
             read_unlock(pl);
             if (!same) return;
@@ -168,15 +180,42 @@ static void score_chunk(pipeline *pl, long c, slot *sl, bool shared)
     sl->first = r - r0;
 }
 
-/* A helper thread: score the next chunk while the window allows, until none is left. */
+/* Score again the first chunk in [lo, hi) whose scores are stale (scored before the last
+ * update) and that the walker has not taken. Returns whether there was one. */
+static bool rescore_stale(pipeline *pl, long lo, long hi)
+{
+    for (long c = lo; c < hi; c++) {
+        slot *sl = &pl->slots[c % pl->window];
+        long ready = c;
+        if (atomic_load_explicit(&sl->chunk, memory_order_acquire) != c ||
+            atomic_load_explicit(&sl->version, memory_order_relaxed) == atomic_load(&pl->version) ||
+            !atomic_compare_exchange_strong(&sl->chunk, &ready, SLOT_BUSY))
+            continue;
+        score_chunk(pl, c, sl, true);
+        atomic_store_explicit(&sl->chunk, c, memory_order_release);
+        return true;
+    }
+    return false;
+}
+
+/* A helper thread: after an update, score again the stale chunks ahead of the walker (all but
+ * the next, which the walker takes itself meanwhile), nearest first; otherwise score the next
+ * chunk while the window allows; until the walker is done. */
 static void helper(pipeline *pl)
 {
     unsigned spins = 0;
     for (;;) {
         if (atomic_load(&pl->done)) return;
-        long c = atomic_load(&pl->next);
-        if (c >= pl->nchunks) return;
-        if (c >= atomic_load(&pl->walk) + pl->window || atomic_load(&pl->walking)) {
+        if (atomic_load(&pl->walking)) {
+            relax(&spins);
+            continue;
+        }
+        long w = atomic_load(&pl->walk), c = atomic_load(&pl->next);
+        if (rescore_stale(pl, w + 2, c)) {
+            spins = 0;
+            continue;
+        }
+        if (c >= pl->nchunks || c >= w + pl->window) {
             relax(&spins);
             continue;
         }
@@ -202,7 +241,7 @@ static size_t walk_samples(pipeline *pl, size_t *r_io, size_t r1)
         if (y * s <= o->tau) {
             write_lock(pl);
             visit(o, x, y, s);
-            pl->version++;
+            atomic_store(&pl->version, atomic_load(&pl->version) + 1);
             write_unlock(pl);
             updates++;
         } else {
@@ -228,17 +267,22 @@ static pt_status walker(pipeline *pl, size_t *t_io, size_t *mistakes, int epoch,
         chunk_range(pl, c, &r0, &r1);
         size_t r = r0;
         unsigned spins = 0;
-        while (atomic_load_explicit(&sl->chunk, memory_order_acquire) != c) {
+        for (;;) {
+            /* take chunk c's scores (a helper may be scoring them again: wait for it) */
+            long ready = c;
+            if (atomic_load_explicit(&sl->chunk, memory_order_relaxed) == c &&
+                atomic_compare_exchange_strong_explicit(&sl->chunk, &ready, SLOT_FREE, memory_order_acquire,
+                                                        memory_order_relaxed))
+                break;
             long nx = atomic_load(&pl->next);
             if (nx == c) {
                 if (!atomic_compare_exchange_weak(&pl->next, &nx, c + 1)) continue;
                 if (dense) {
                     /* it would most likely be scored for nothing: walk it sample by sample */
-                    sl->version = pl->version - 1;
+                    atomic_store_explicit(&sl->version, atomic_load(&pl->version) - 1, memory_order_relaxed);
                     break;
                 }
                 score_chunk(pl, c, sl, false);
-                atomic_store_explicit(&sl->chunk, c, memory_order_release);
                 break;
             }
             /* chunk c is being scored: score one further ahead meanwhile */
@@ -252,7 +296,7 @@ static pt_status walker(pipeline *pl, size_t *t_io, size_t *mistakes, int epoch,
         }
         /* while w stands still, correct up to the chunk's first violation; from there (or from
          * the start of a chunk scored before the last update) sample by sample */
-        if (sl->version == pl->version) {
+        if (atomic_load_explicit(&sl->version, memory_order_relaxed) == atomic_load(&pl->version)) {
             r += sl->first;
             visit_correct(o, sl->first);
         }
@@ -311,7 +355,8 @@ pt_status online_epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *
                        (size_t)pl.window * rows);
     }
     for (long i = 0; i < pl.window; i++) {
-        atomic_init(&pl.slots[i].chunk, -1);
+        atomic_init(&pl.slots[i].chunk, SLOT_FREE);
+        atomic_init(&pl.slots[i].version, 0);
         pl.slots[i].scores = scores + (size_t)i * rows;
     }
     atomic_init(&pl.next, 0);
@@ -320,6 +365,7 @@ pt_status online_epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *
     atomic_init(&pl.writer, 0);
     atomic_init(&pl.done, 0);
     atomic_init(&pl.walking, 0);
+    atomic_init(&pl.version, 0);
     pt_status s = PT_OK;
 #pragma omp parallel num_threads(threads)
     {

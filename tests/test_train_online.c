@@ -617,13 +617,14 @@ START_TEST(test_voted)
 }
 END_TEST
 
-/* The blocked pass (online_blocked.c) on float data, with 1 to 3 threads: helper threads score
- * chunks ahead with the w of their time, the walk must never take a decision from a score
- * computed before an update. The decisions, the mistakes per epoch and w (and the voted
- * counts) must be the sequential pass's, bit for bit, on every ISA, variant, order, margin and
- * step size. Separable sets get to epochs with a few mistakes (the helpers run ahead, and a
- * mistake makes their chunks stale); noisy ones keep mistakes in most chunks (the walker takes
- * samples one by one, the helpers pause and resume). */
+/* The blocked pass (online_blocked.c) on float data, with 1 to 4 threads (more threads than
+ * this machine's cores, too): helper threads score chunks ahead with the w of their time, and
+ * again after an update; the walk must never take a decision from a score computed before an
+ * update. The decisions, the mistakes per epoch and w (and the voted counts) must be the
+ * sequential pass's, bit for bit, on every ISA, variant, order, margin and step size.
+ * Separable sets get to epochs with a few mistakes (the helpers run ahead, and a mistake makes
+ * their chunks stale); noisy ones keep mistakes in most chunks (the walker takes samples one by
+ * one, the helpers pause and resume). */
 START_TEST(test_blocked_float_identical)
 {
     const struct {
@@ -660,7 +661,7 @@ START_TEST(test_blocked_float_identical)
                     p.pass = PT_PASS_SEQUENTIAL;
                     pt_train_report ref;
                     pt_model *mref = train(ds, &p, &ref);
-                    for (int threads = 1; threads <= 3; threads++) {
+                    for (int threads = 1; threads <= 4; threads++) {
                         p.pass = PT_PASS_BLOCKED;
                         p.threads = threads;
                         pt_train_report r;
