@@ -222,6 +222,16 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
                          pt_model *m, pt_train_report *r);
 pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
                           pt_model **m, pt_train_report *r);
+/* The kernel path on K binary problems over the rows of ds (one-vs-rest): view_of(user, c,
+ * view) turns *view, a copy of *ds, into problem c (its labels; NULL: ds itself). The packed
+ * rows and the storage of K (the Gram, or the row cache) are set up once and kept from one
+ * problem to the next, since no kernel value depends on the labels: K classes cost one Gram.
+ * models[c] and reps[c] as pt_train_kernel's; on an error, *failed is the problem it came in
+ * (SIZE_MAX: in the setup, before any). */
+typedef void (*pt_view_fn)(void *user, size_t c, pt_dataset *view);
+pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn view_of, void *user,
+                                   const pt_train_params *p, const pt_kernels *k, pt_model **models,
+                                   pt_train_report *reps, size_t *failed);
 
 /* Scores of a kernel model (train_kernel.c). */
 pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float *scores);

@@ -247,8 +247,21 @@ out:
     return s;
 }
 
-/* One-vs-rest on the kernel path: one binary kernel model per class, trained in turn (each
- * uses every thread for its Gram or rows). */
+/* One-vs-rest on the kernel path: one binary kernel model per class, trained in turn on one
+ * kernel storage (each class uses every thread for its rows; the Gram is built once). */
+typedef struct class_views {
+    const pt_dataset *ds;
+    float *y;
+    double binary[2]; /* a class model's labels: 0 (the rest) and 1 (the class) */
+} class_views;
+
+static void class_view(void *user, size_t c, pt_dataset *view)
+{
+    class_views *cv = user;
+    pt_dataset_binary_view(cv->ds, c, cv->y, view);
+    view->class_values = cv->binary;
+}
+
 static pt_status train_kernel_ovr(const pt_dataset *ds, const pt_train_params *p,
                                   const pt_kernels *k, pt_model **out, pt_train_report *r)
 {
@@ -266,14 +279,14 @@ static pt_status train_kernel_ovr(const pt_dataset *ds, const pt_train_params *p
         pt_train_params inner = *p;
         inner.progress = NULL;
         inner.epoch_hook = NULL;
-        for (size_t c = 0; c < K && s == PT_OK; c++) {
-            pt_dataset view;
-            pt_dataset_binary_view(ds, c, y, &view);
-            view.class_values = (double[]){0.0, 1.0};
-            s = pt_train_kernel(&view, &inner, k, &m->sub[c], &reps[c]);
+        class_views cv = {ds, y, {0.0, 1.0}};
+        size_t failed;
+        s = pt_train_kernel_problems(ds, K, class_view, &cv, &inner, k, m->sub, reps, &failed);
+        pt_dataset view;
+        class_view(&cv, 0, &view); /* the meta of a class model does not depend on the class */
+        for (size_t c = 0; c < K; c++)
             if (m->sub[c]) pt_model_set_meta(m->sub[c], &view, p);
-            if (s != PT_OK) pt_fail_prefix(s, "class %g", ds->class_values[c]);
-        }
+        if (s != PT_OK && failed < K) pt_fail_prefix(s, "class %g", ds->class_values[failed]);
     }
     if (s == PT_OK) s = merge_reports(reps, K, r);
     for (size_t c = 0; reps && c < K; c++) pt_train_report_clear(&reps[c]);

@@ -82,6 +82,8 @@ typedef struct kstate {
     size_t flushes;
     double row_seconds;   /* spent computing rows (AUTO's ski rental) */
     double gram_estimate; /* seconds (AUTO with a Gram that fits) */
+    pt_gram_storage storage;
+    bool gram_fits; /* under --cache-mb and the memory budget */
 } kstate;
 
 static size_t mul_or_max(size_t a, size_t b)
@@ -359,40 +361,44 @@ static pt_status check_finite(const float *f, size_t n, int epoch)
     return PT_OK;
 }
 
-pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
-                          pt_model **out, pt_train_report *r)
+/* The dual state of one problem, allocated once and reset for each. */
+typedef struct dual {
+    float *f;
+    uint32_t *alpha, *order;
+    double *beta; /* averaged only */
+} dual;
+
+/* The memory plan (checked before anything is allocated), then the packed rows, the dual
+ * state and the storage of K: everything the problems share. */
+static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                              dual *dv)
 {
-    *out = NULL;
-    if (p->variant == PT_VARIANT_VOTED)
-        return pt_fail(PT_ERR_UNSUPPORTED, "the voted perceptron has no kernel path (use --averaged)");
     const size_t n = ds->n, d = ds->d;
-    if (n > INT32_MAX) return pt_fail(PT_ERR_LIMIT, "the kernel path supports up to 2^31 rows (got %zu)", n);
     const bool averaged = p->variant == PT_VARIANT_AVERAGED;
+    *s = (kstate){.p = p, .k = k, .ds = ds, .n = n, .ld = pt_round_up(n ? n : 1, 16), .head = -1, .tail = -1};
+    if (n > INT32_MAX) return pt_fail(PT_ERR_LIMIT, "the kernel path supports up to 2^31 rows (got %zu)", n);
+    pt_kfun_from_params(&s->kf, p);
+    s->isa = pt_gram_isa(k->isa);
+    s->threads = pt_threads_resolve(p->threads);
 
-    kstate s = {.p = p, .k = k, .ds = ds, .n = n, .ld = pt_round_up(n ? n : 1, 16), .head = -1, .tail = -1};
-    pt_kfun_from_params(&s.kf, p);
-    s.isa = pt_gram_isa(k->isa);
-    s.threads = pt_threads_resolve(p->threads);
-
-    /* ---- memory plan, checked before anything is allocated */
     const size_t budget = p->mem_budget_bytes ? p->mem_budget_bytes : pt_default_mem_budget();
     const size_t cache_bytes = p->cache_mb ? mul_or_max(p->cache_mb, (size_t)1 << 20) : pt_default_mem_budget();
-    const size_t row_bytes = s.ld * sizeof(float);
+    const size_t row_bytes = s->ld * sizeof(float);
     const size_t gram_bytes = mul_or_max(n, row_bytes);
     size_t fixed = pt_gram_rows_bytes(n, d, p->kernel);
-    fixed = add_or_max(fixed, mul_or_max(s.ld, sizeof(float)));            /* f */
-    fixed = add_or_max(fixed, rows_state_bytes(d, s.threads));
+    fixed = add_or_max(fixed, mul_or_max(s->ld, sizeof(float)));            /* f */
+    fixed = add_or_max(fixed, rows_state_bytes(d, s->threads));
     fixed = add_or_max(fixed, mul_or_max(n, sizeof(uint32_t) * 2));       /* alpha, order */
     if (averaged) fixed = add_or_max(fixed, mul_or_max(n, sizeof(double))); /* beta */
-    const size_t tiles = pt_gram_full_scratch_bytes(s.threads);
+    const size_t tiles = pt_gram_full_scratch_bytes(s->threads);
     if (fixed > budget)
         return pt_fail(PT_ERR_LIMIT,
                        "the kernel path needs %zu bytes (%.1f MiB) for %zu rows of %zu features "
                        "before any kernel value, above the memory budget of %zu bytes (%.1f MiB)",
                        fixed, fixed / MIB, n, d, budget, budget / MIB);
-    const bool gram_fits = gram_bytes <= cache_bytes && add_or_max(add_or_max(fixed, gram_bytes), tiles) <= budget;
-    pt_gram_storage storage = p->gram_storage;
-    if (storage == PT_GRAM_FULL && !gram_fits) {
+    s->gram_fits = gram_bytes <= cache_bytes && add_or_max(add_or_max(fixed, gram_bytes), tiles) <= budget;
+    s->storage = p->gram_storage;
+    if (s->storage == PT_GRAM_FULL && !s->gram_fits) {
         if (gram_bytes > cache_bytes)
             return pt_fail(PT_ERR_LIMIT,
                            "the full Gram matrix of %zu rows needs %zu bytes (%.1f MiB), above "
@@ -404,73 +410,92 @@ pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const 
                        n, gram_bytes, gram_bytes / MIB, fixed / MIB, budget / MIB);
     }
     size_t cap = 0;
-    if (storage == PT_GRAM_ROWS || (storage == PT_GRAM_AUTO && !gram_fits)) {
+    if (s->storage == PT_GRAM_ROWS || (s->storage == PT_GRAM_AUTO && !s->gram_fits)) {
         size_t room = budget - fixed;
         cap = (cache_bytes < room ? cache_bytes : room) / row_bytes;
         if (cap > n) cap = n;
-        if (storage == PT_GRAM_AUTO && gram_bytes > cache_bytes)
+        if (s->storage == PT_GRAM_AUTO && gram_bytes > cache_bytes)
             pt_log(PT_LOG_WARN,
                    "kernel path: the %zu x %zu Gram matrix needs %.1f MiB, more than the %.1f MiB "
                    "--cache-mb allows: computing kernel rows on demand behind an LRU cache of %zu "
                    "rows (%.1f MiB); raise --cache-mb to %.0f to keep the whole matrix",
                    n, n, gram_bytes / MIB, cache_bytes / MIB, cap, cap * (double)row_bytes / MIB,
                    ceil(gram_bytes / MIB));
-        else if (storage == PT_GRAM_AUTO)
+        else if (s->storage == PT_GRAM_AUTO)
             pt_log(PT_LOG_WARN,
                    "kernel path: the %zu x %zu Gram matrix needs %.1f MiB, more than the memory "
                    "budget of %.1f MiB leaves: computing kernel rows on demand behind an LRU cache "
                    "of %zu rows (%.1f MiB)",
                    n, n, gram_bytes / MIB, budget / MIB, cap, cap * (double)row_bytes / MIB);
-    } else if (storage == PT_GRAM_AUTO) {
-        s.gram_estimate = (double)n * n * (d ? d : 1) / 2.0 / (GRAM_FMA_PER_S_THREAD * s.threads) +
-                          (double)gram_bytes * TOUCH_S_PER_BYTE;
-        if (pt_gram_switch_seconds >= 0.0) s.gram_estimate = pt_gram_switch_seconds;
+    } else if (s->storage == PT_GRAM_AUTO) {
+        s->gram_estimate = (double)n * n * (d ? d : 1) / 2.0 / (GRAM_FMA_PER_S_THREAD * s->threads) +
+                           (double)gram_bytes * TOUCH_S_PER_BYTE;
+        if (pt_gram_switch_seconds >= 0.0) s->gram_estimate = pt_gram_switch_seconds;
     }
 
-    /* ---- allocate */
+    PT_TRY(pt_gram_rows_init(&s->rows, ds->X, n, d, ds->stride, d, p->kernel, s->isa, s->threads));
+    dv->f = pt_calloc(s->ld * sizeof(float), "margins");
+    dv->alpha = calloc(n ? n : 1, sizeof *dv->alpha);
+    dv->order = malloc((n ? n : 1) * sizeof *dv->order);
+    if (averaged) dv->beta = calloc(n ? n : 1, sizeof *dv->beta);
+    if (!dv->f || !dv->alpha || !dv->order || (averaged && !dv->beta))
+        return dv->f ? pt_fail(PT_ERR_NOMEM, "cannot allocate the dual state of %zu samples", n) : PT_ERR_NOMEM;
+    return s->storage == PT_GRAM_FULL ? build_full(s) : setup_rows(s, cap);
+}
+
+static void kernel_free(kstate *s, dual *dv)
+{
+    pt_log(PT_LOG_DEBUG,
+           "kernel path: %s storage, %zu rows computed (%.3f s), %zu cache hits of %zu rows",
+           s->G ? "full" : "rows", s->computed, s->row_seconds, s->hits, s->cap);
+    free_rows_state(s);
+    pt_free(s->G);
+    pt_gram_rows_free(&s->rows);
+    pt_free(dv->f);
+    free(dv->alpha);
+    free(dv->order);
+    free(dv->beta);
+}
+
+/* One binary problem on the shared storage: view has the rows of the setup's dataset and its
+ * own labels. Every problem starts from zero, with the seed's shuffles, as if alone. */
+static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, pt_model **out, pt_train_report *r)
+{
+    const pt_train_params *p = s->p;
+    const size_t n = s->n;
+    const bool averaged = p->variant == PT_VARIANT_AVERAGED;
+    float *f = dv->f;
+    memset(f, 0, s->ld * sizeof(float));
+    memset(dv->alpha, 0, (n ? n : 1) * sizeof *dv->alpha);
+    if (averaged) memset(dv->beta, 0, (n ? n : 1) * sizeof *dv->beta);
+    for (size_t i = 0; i < n; i++) dv->order[i] = (uint32_t)i;
+    uint32_t *alpha = dv->alpha, *order = dv->order;
+    double *beta = dv->beta;
+
     pt_status st = PT_OK;
-    float *f = NULL;
-    uint32_t *alpha = NULL, *order = NULL;
-    double *beta = NULL;
-    if ((st = pt_gram_rows_init(&s.rows, ds->X, n, d, ds->stride, d, p->kernel, s.isa, s.threads)) != PT_OK)
-        goto out;
-    f = pt_calloc(s.ld * sizeof(float), "margins");
-    alpha = calloc(n ? n : 1, sizeof *alpha);
-    order = malloc((n ? n : 1) * sizeof *order);
-    if (averaged) beta = calloc(n ? n : 1, sizeof *beta);
-    if (!f || !alpha || !order || (averaged && !beta)) {
-        st = f ? pt_fail(PT_ERR_NOMEM, "cannot allocate the dual state of %zu samples", n) : PT_ERR_NOMEM;
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
-    if (storage == PT_GRAM_FULL) st = build_full(&s);
-    else st = setup_rows(&s, cap);
-    if (st != PT_OK) goto out;
-
-    /* ---- epochs */
     pt_rng rng;
     pt_rng_seed(&rng, p->seed);
-    const float tau = p->margin, eta = p->eta, *Y = ds->y;
+    const float tau = p->margin, eta = p->eta, *Y = view->y;
     double steps = 0.0, t0 = pt_now();
     for (int epoch = 1; epoch <= p->epochs; epoch++) {
         if (p->shuffle) pt_rng_shuffle(&rng, order, n);
         size_t mistakes = 0;
         for (size_t t = 0; t < n; t++) {
             size_t i = order[t];
-            if (Y[i] * margin(&s, i, f) <= tau) {
-                update(&s, i, eta * Y[i], f);
+            if (Y[i] * margin(s, i, f) <= tau) {
+                update(s, i, eta * Y[i], f);
                 alpha[i]++;
                 if (averaged) beta[i] += steps;
                 mistakes++;
                 /* AUTO: the rows have cost as much as the Gram would: build it (same values) */
-                if (storage == PT_GRAM_AUTO && gram_fits && !s.G && s.row_seconds >= s.gram_estimate) {
+                if (s->storage == PT_GRAM_AUTO && s->gram_fits && !s->G && s->row_seconds >= s->gram_estimate) {
                     pt_log(PT_LOG_INFO,
                            "kernel path: %.3f s on %zu kernel rows reached the Gram's estimated "
                            "%.3f s: switching to the full Gram",
-                           s.row_seconds, s.computed, s.gram_estimate);
-                    flush(&s, f);
-                    free_rows_state(&s);
-                    if ((st = build_full(&s)) != PT_OK) goto finish;
+                           s->row_seconds, s->computed, s->gram_estimate);
+                    flush(s, f);
+                    free_rows_state(s);
+                    if ((st = build_full(s)) != PT_OK) goto finish;
                 }
             }
             steps += 1.0;
@@ -480,7 +505,7 @@ pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const 
                 goto finish;
             }
         }
-        flush(&s, f);
+        flush(s, f);
         r->updates += mistakes;
         if ((st = pt_report_push_epoch(r, mistakes, NAN)) != PT_OK) goto finish;
         if ((st = check_finite(f, n, epoch)) != PT_OK) goto finish;
@@ -491,8 +516,8 @@ pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const 
         if (p->epoch_hook) {
             /* the model as it stands (the current average for the averaged variant) */
             pt_model *snap = NULL;
-            if ((st = make_model(ds, p, alpha, beta, steps, &snap)) != PT_OK) goto finish;
-            pt_model_set_meta(snap, ds, p);
+            if ((st = make_model(view, p, alpha, beta, steps, &snap)) != PT_OK) goto finish;
+            pt_model_set_meta(snap, view, p);
             snap->epochs_run = epoch;
             int stop = p->epoch_hook(snap, epoch, mistakes, p->epoch_user);
             pt_model_free(snap);
@@ -504,22 +529,41 @@ pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const 
         }
     }
 finish:
+    /* the pending updates of an interrupted epoch are in alpha already; f is reset next */
+    s->np = 0;
     if (st == PT_OK || st == PT_ERR_INTERRUPTED) {
-        pt_status ms = make_model(ds, p, alpha, beta, steps, out);
+        pt_status ms = make_model(view, p, alpha, beta, steps, out);
         if (ms != PT_OK) st = ms;
     }
-    pt_log(PT_LOG_DEBUG,
-           "kernel path: %s storage, %zu rows computed (%.3f s), %zu cache hits of %zu rows",
-           s.G ? "full" : "rows", s.computed, s.row_seconds, s.hits, s.cap);
-out:
-    free_rows_state(&s);
-    pt_free(s.G);
-    pt_gram_rows_free(&s.rows);
-    pt_free(f);
-    free(alpha);
-    free(order);
-    free(beta);
     return st;
+}
+
+pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn view_of, void *user,
+                                   const pt_train_params *p, const pt_kernels *k, pt_model **models,
+                                   pt_train_report *reps, size_t *failed)
+{
+    for (size_t c = 0; c < K; c++) models[c] = NULL;
+    *failed = SIZE_MAX;
+    if (p->variant == PT_VARIANT_VOTED)
+        return pt_fail(PT_ERR_UNSUPPORTED, "the voted perceptron has no kernel path (use --averaged)");
+    kstate s = {0};
+    dual dv = {0};
+    pt_status st = kernel_setup(&s, ds, p, k, &dv);
+    for (size_t c = 0; c < K && st == PT_OK; c++) {
+        pt_dataset view = *ds;
+        if (view_of) view_of(user, c, &view);
+        *failed = c;
+        st = train_problem(&s, &view, &dv, &models[c], &reps[c]);
+    }
+    kernel_free(&s, &dv);
+    return st;
+}
+
+pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                          pt_model **out, pt_train_report *r)
+{
+    size_t failed;
+    return pt_train_kernel_problems(ds, 1, NULL, NULL, p, k, out, r, &failed);
 }
 
 /* ------------------------------------------------------------------------- prediction */

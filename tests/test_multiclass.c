@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gram.h"
 #include "internal.h"
 #include "testutil.h"
 
@@ -316,6 +317,75 @@ START_TEST(test_kernel_ovr_equals_online_ovr)
 }
 END_TEST
 
+/* Kernel one-vs-rest trains its classes on one kernel storage (the Gram built once, or the row
+ * cache kept from class to class): each class model must be the binary kernel run's on that
+ * class's +-1 labels, bit for bit, on every storage: full, rows with a cache that evicts,
+ * rows with none, and auto switching to the Gram in the first class or in a later one. */
+START_TEST(test_kernel_ovr_equals_binary_kernel_runs)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_BLOBS;
+    g.classes = 4;
+    g.n = 700; /* kernel rows of 2,816 bytes: 1 MiB of cache holds 372 */
+    g.d = 2;   /* blobs that overlap: mistakes in every epoch */
+    g.seed = 9;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    const size_t n = pt_dataset_n(ds), d = pt_dataset_d(ds), K = pt_dataset_nclass(ds);
+    const struct {
+        pt_gram_storage storage;
+        size_t cache_mb;
+        double switch_seconds;
+    } runs[] = {{PT_GRAM_FULL, 0, -1.0}, {PT_GRAM_ROWS, 1, -1.0}, {PT_GRAM_ROWS, 0, -1.0},
+                {PT_GRAM_AUTO, 0, 0.0},  {PT_GRAM_AUTO, 0, 2e-3}};
+    double *y = malloc(n * sizeof *y);
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
+        for (int variant = 0; variant <= 1; variant++) {
+            pt_train_params p;
+            pt_train_params_init(&p);
+            p.path = PT_PATH_KERNEL;
+            p.kernel = PT_KERNEL_RBF;
+            p.gamma = 2.0f;
+            p.variant = variant ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
+            p.shuffle = 1;
+            p.seed = 3;
+            p.epochs = 6;
+            p.gram_storage = runs[r].storage;
+            p.cache_mb = runs[r].cache_mb;
+            p.threads = 2;
+            /* rows, no cache: 256 KiB leaves room for under 64 rows (two blocks), so none */
+            if (runs[r].storage == PT_GRAM_ROWS && runs[r].cache_mb == 0) p.mem_budget_bytes = 256 << 10;
+            pt_gram_switch_seconds = runs[r].switch_seconds;
+            pt_model *m;
+            pt_train_report rep;
+            ck_assert_msg(pt_train(ds, &p, &m, &rep) == PT_OK, "%s", pt_last_error());
+            ck_assert_uint_gt(rep.updates, 100);
+            for (size_t c = 0; c < K; c++) {
+                for (size_t i = 0; i < n; i++) y[i] = pt_dataset_class(ds, i) == (int32_t)c ? 1 : -1;
+                pt_dataset *bin = pt_dataset_create(n, d);
+                for (size_t i = 0; i < n; i++)
+                    memcpy(pt_dataset_row(bin, i), pt_dataset_row_const(ds, i), d * sizeof(float));
+                ck_assert_int_eq(pt_dataset_set_labels(bin, y), PT_OK);
+                pt_model *mb;
+                ck_assert_msg(pt_train(bin, &p, &mb, NULL) == PT_OK, "%s", pt_last_error());
+                const pt_model *sub = m->sub[c];
+                ck_assert_msg(sub->n_sv == mb->n_sv, "run %zu variant %d class %zu: %zu vs %zu vectors", r,
+                              variant, c, sub->n_sv, mb->n_sv);
+                ck_assert_mem_eq(sub->coef, mb->coef, mb->n_sv * sizeof(float));
+                ck_assert_mem_eq(sub->sv, mb->sv, mb->n_sv * pt_stride_for(d) * sizeof(float));
+                pt_model_free(mb);
+                pt_dataset_free(bin);
+            }
+            pt_train_report_clear(&rep);
+            pt_model_free(m);
+        }
+    pt_gram_switch_seconds = -1.0;
+    free(y);
+    pt_dataset_free(ds);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("multiclass");
@@ -329,6 +399,7 @@ int main(void)
     tcase_add_test(tc, test_ovr_equals_binary_runs);
     tcase_add_test(tc, test_text_labels_round_trip);
     tcase_add_test(tc, test_kernel_ovr_equals_online_ovr);
+    tcase_add_test(tc, test_kernel_ovr_equals_binary_kernel_runs);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
