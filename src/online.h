@@ -84,7 +84,7 @@ static inline void visit_correct(online *o, size_t rows)
  * same decisions, updates and w as the sequential pass. expected_mistakes (the last epoch's)
  * sizes its chunks. *mistakes accumulates; *t_io ends at
  * n, or where an interrupt stopped it, or (seq_rate > 0, auto) where the pass gave up because
- * it ran slower than seq_rate samples/s (*gave_up set: the caller finishes sequentially). */
+ * it ran at half seq_rate samples/s or less (*gave_up set: the caller finishes sequentially). */
 pt_status online_epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *order, int threads,
                                size_t expected_mistakes, size_t *t_io, size_t *mistakes, int epoch,
                                double seq_rate, bool *gave_up);

@@ -313,8 +313,11 @@ static pt_status walker(pipeline *pl, size_t *t_io, size_t *mistakes, int epoch,
             s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
             break;
         }
+        /* auto: give up on a pass that runs at half the sequential rate or less (a thread
+         * without a core); a pass merely not faster is judged by the caller at the epoch's
+         * end (its first chunks, the pipeline filling, run slower than the rest) */
         double spent = pt_now() - start;
-        if (seq_rate > 0.0 && spent > 2e-3 && (double)(t - pl->t0) < 0.9 * seq_rate * spent) {
+        if (seq_rate > 0.0 && spent > 2e-3 && (double)(t - pl->t0) < 0.5 * seq_rate * spent) {
             *gave_up = true;
             break;
         }

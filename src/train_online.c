@@ -27,6 +27,17 @@
  * much more when the machine is oversubscribed). */
 #define AUTO_RATE 256
 #define AUTO_MIN_BYTES ((size_t)64 << 20)
+/* A blocked epoch that did not pay with fewer mistakes than this (a few tens of microseconds
+ * each) was slowed by the machine, not by its mistakes: auto retries it after one sequential
+ * epoch instead of waiting for fewer mistakes. */
+#define AUTO_NOISE_MISTAKES 16
+
+/* Auto, after a blocked epoch that did not pay (`last`: the mistakes it expected). */
+static void set_aside(size_t *blocked_below, int *blocked_from, int epoch, size_t last)
+{
+    if (last < AUTO_NOISE_MISTAKES) *blocked_from = epoch + 2;
+    else *blocked_below = last / 4;
+}
 
 /* Voted: store the current vector with its survival count before it changes. */
 bool online_push_vote(online *o)
@@ -259,15 +270,24 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     double t0 = pt_now();
     size_t last = first > 1 ? r->mistakes_per_epoch[first - 2] : n; /* previous epoch's mistakes */
     /* auto: the last sequential epoch's time. An epoch of the blocked pass that is not faster
-     * (mistakes still too dense, or a busy machine making every fork/join wait for a core)
-     * sets it aside until the mistakes per epoch have fallen four times below that epoch's. */
+     * sets it aside: when its mistakes were many (too dense to pay), until the mistakes per
+     * epoch have fallen four times below; when they were few (a busy machine: a thread that
+     * lost its core), for one epoch. */
     double seq_seconds = 0.0;
     size_t blocked_below = SIZE_MAX; /* auto tries blocked only under this many mistakes */
+    int blocked_from = 0;            /* and from this epoch on */
+    if (p->pass == PT_PASS_AUTO && threads >= 2) {
+        /* start the thread team now, not in the first blocked epoch (whose time auto judges) */
+#pragma omp parallel num_threads(threads)
+        {
+        }
+    }
 
     for (int epoch = first; epoch <= p->epochs; epoch++) {
         if (order) pt_rng_shuffle(&rng, order, n);
         bool blocked = !map && (p->pass == PT_PASS_BLOCKED ||
                                 (p->pass == PT_PASS_AUTO && threads >= 2 && epoch > 1 && last < blocked_below &&
+                                 epoch >= blocked_from &&
                                  seq_seconds > 0.0 && last * AUTO_RATE < n &&
                                  n * o.len * sizeof(float) >= AUTO_MIN_BYTES));
         double e0 = pt_now();
@@ -278,13 +298,22 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         s = blocked ? online_epoch_blocked(&o, ds, order, threads, last, &t, &mistakes, epoch, seq_rate, &gave_up)
                     : epoch_sequential(&o, ds, order, map, mapped, &t, &mistakes, epoch);
         if (gave_up) {
-            blocked_below = last / 4;
+            set_aside(&blocked_below, &blocked_from, epoch, last);
+            pt_log(PT_LOG_INFO,
+                   "online path: epoch %d: the blocked pass ran slower than the sequential one "
+                   "(%zu mistakes by sample %zu): sequential from there",
+                   epoch, mistakes - before, t);
             s = epoch_sequential(&o, ds, order, map, mapped, &t, &mistakes, epoch);
         }
         r->updates += mistakes - before;
         double took = pt_now() - e0;
-        if (!blocked) seq_seconds = took;
-        else if (!gave_up && p->pass == PT_PASS_AUTO && took > 0.9 * seq_seconds) blocked_below = last / 4;
+        if (!blocked) {
+            seq_seconds = took;
+        } else if (!gave_up && p->pass == PT_PASS_AUTO && took > 0.9 * seq_seconds) {
+            set_aside(&blocked_below, &blocked_from, epoch, last);
+            pt_log(PT_LOG_INFO, "online path: epoch %d: the blocked pass took %.2f ms, the last sequential epoch %.2f ms",
+                   epoch, took * 1e3, seq_seconds * 1e3);
+        }
         if (s == PT_ERR_INTERRUPTED && o.vote_error != PT_OK) {
             s = pt_fail(o.vote_error, "%s", o.vote_msg);
             pt_stop_requested = 0;
