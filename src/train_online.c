@@ -276,7 +276,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     double seq_seconds = 0.0;
     size_t blocked_below = SIZE_MAX; /* auto tries blocked only under this many mistakes */
     int blocked_from = 0;            /* and from this epoch on */
-    if (p->pass == PT_PASS_AUTO && threads >= 2) {
+    if (p->pass == PT_PASS_AUTO && threads >= 2 && !map && n * o.len * sizeof(float) >= AUTO_MIN_BYTES) {
         /* start the thread team now, not in the first blocked epoch (whose time auto judges) */
 #pragma omp parallel num_threads(threads)
         {
