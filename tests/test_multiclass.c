@@ -55,6 +55,20 @@ static double test_accuracy(const char *name, pt_train_params *p)
     return ev.accuracy;
 }
 
+/* A copy of ds's rows labelled +1 for class c and -1 for the rest: one-vs-rest's problem c
+ * as a binary dataset of its own. */
+static pt_dataset *one_vs_rest(const pt_dataset *ds, size_t c)
+{
+    const size_t n = pt_dataset_n(ds), d = pt_dataset_d(ds);
+    double *y = malloc(n * sizeof *y);
+    for (size_t i = 0; i < n; i++) y[i] = pt_dataset_class(ds, i) == (int32_t)c ? 1 : -1;
+    pt_dataset *bin = pt_dataset_create(n, d);
+    for (size_t i = 0; i < n; i++) memcpy(pt_dataset_row(bin, i), pt_dataset_row_const(ds, i), d * sizeof(float));
+    ck_assert_int_eq(pt_dataset_set_labels(bin, y), PT_OK);
+    free(y);
+    return bin;
+}
+
 /* The averaged perceptron, same order (no shuffle), same 20 epochs, one-vs-rest like
  * scikit-learn: at least its test accuracy on every shipped dataset. */
 START_TEST(test_shipped_vs_sklearn)
@@ -202,7 +216,7 @@ END_TEST
 START_TEST(test_ovr_equals_binary_runs)
 {
     pt_dataset *train = shipped("wine.train.svm");
-    size_t n = pt_dataset_n(train), d = pt_dataset_d(train), K = pt_dataset_nclass(train);
+    size_t d = pt_dataset_d(train), K = pt_dataset_nclass(train);
     for (int variant = 0; variant <= 1; variant++)
         for (int threads = 1; threads <= 3; threads++) {
             pt_train_params p;
@@ -213,13 +227,8 @@ START_TEST(test_ovr_equals_binary_runs)
             p.threads = threads;
             pt_model *m;
             ck_assert_int_eq(pt_train(train, &p, &m, NULL), PT_OK);
-            double *y = malloc(n * sizeof *y);
             for (size_t c = 0; c < K; c++) {
-                for (size_t i = 0; i < n; i++) y[i] = pt_dataset_class(train, i) == (int32_t)c ? 1 : -1;
-                pt_dataset *bin = pt_dataset_create(n, d);
-                for (size_t i = 0; i < n; i++)
-                    memcpy(pt_dataset_row(bin, i), pt_dataset_row_const(train, i), d * sizeof(float));
-                ck_assert_int_eq(pt_dataset_set_labels(bin, y), PT_OK);
+                pt_dataset *bin = one_vs_rest(train, c);
                 pt_train_params q = p;
                 q.threads = 1;
                 pt_model *mb;
@@ -232,7 +241,6 @@ START_TEST(test_ovr_equals_binary_runs)
                 pt_model_free(mb);
                 pt_dataset_free(bin);
             }
-            free(y);
             pt_model_free(m);
         }
     pt_dataset_free(train);
@@ -332,14 +340,13 @@ START_TEST(test_kernel_ovr_equals_binary_kernel_runs)
     g.seed = 9;
     pt_dataset *ds;
     ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
-    const size_t n = pt_dataset_n(ds), d = pt_dataset_d(ds), K = pt_dataset_nclass(ds);
+    const size_t d = pt_dataset_d(ds), K = pt_dataset_nclass(ds);
     const struct {
         pt_gram_storage storage;
         size_t cache_mb;
         double switch_seconds;
     } runs[] = {{PT_GRAM_FULL, 0, -1.0}, {PT_GRAM_ROWS, 1, -1.0}, {PT_GRAM_ROWS, 0, -1.0},
                 {PT_GRAM_AUTO, 0, 0.0},  {PT_GRAM_AUTO, 0, 2e-3}};
-    double *y = malloc(n * sizeof *y);
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
         for (int variant = 0; variant <= 1; variant++) {
             pt_train_params p;
@@ -362,11 +369,7 @@ START_TEST(test_kernel_ovr_equals_binary_kernel_runs)
             ck_assert_msg(pt_train(ds, &p, &m, &rep) == PT_OK, "%s", pt_last_error());
             ck_assert_uint_gt(rep.updates, 100);
             for (size_t c = 0; c < K; c++) {
-                for (size_t i = 0; i < n; i++) y[i] = pt_dataset_class(ds, i) == (int32_t)c ? 1 : -1;
-                pt_dataset *bin = pt_dataset_create(n, d);
-                for (size_t i = 0; i < n; i++)
-                    memcpy(pt_dataset_row(bin, i), pt_dataset_row_const(ds, i), d * sizeof(float));
-                ck_assert_int_eq(pt_dataset_set_labels(bin, y), PT_OK);
+                pt_dataset *bin = one_vs_rest(ds, c);
                 pt_model *mb;
                 ck_assert_msg(pt_train(bin, &p, &mb, NULL) == PT_OK, "%s", pt_last_error());
                 const pt_model *sub = m->sub[c];
@@ -381,7 +384,6 @@ START_TEST(test_kernel_ovr_equals_binary_kernel_runs)
             pt_model_free(m);
         }
     pt_gram_switch_seconds = -1.0;
-    free(y);
     pt_dataset_free(ds);
 }
 END_TEST
