@@ -16,13 +16,8 @@
 static void bm_read(bs_state *st, const void *arg)
 {
     bt_data which = (bt_data)(intptr_t)arg;
-    const char *err;
-    const pt_dataset *ds = bt_dataset(which, &err);
-    if (!ds) {
-        while (bs_keep_running(st)) {}
-        bs_skip_with_error(st, err);
-        return;
-    }
+    const pt_dataset *ds = bt_dataset_or_skip(st, which);
+    if (!ds) return;
     const int T = bs_num_threads(st), t = bs_thread_index(st);
     const size_t part = bt_bytes(ds) / (size_t)T / 256 * 256;
     const char *p = (const char *)pt_dataset_row_const(ds, 0) + (size_t)t * part;

@@ -22,24 +22,11 @@ typedef struct batch_case {
 static const batch_case cases[] = {
     {PT_BATCH_GEMV, 1}, {PT_BATCH_FUSED, 1}, {PT_BATCH_GEMV, 2}, {PT_BATCH_FUSED, 2}};
 
-static int on_epoch(int epoch, size_t mistakes, double seconds, void *user)
-{
-    (void)mistakes;
-    double *t = user;
-    if (epoch >= 1 && epoch <= EPOCHS) t[epoch - 1] = seconds;
-    return 0;
-}
-
 static void bm_batch(bs_state *st, const void *arg)
 {
     const batch_case *c = arg;
-    const char *err;
-    const pt_dataset *ds = bt_dataset(BT_SEP_BIG, &err);
-    if (!ds) {
-        while (bs_keep_running(st)) {}
-        bs_skip_with_error(st, err);
-        return;
-    }
+    const pt_dataset *ds = bt_dataset_or_skip(st, BT_SEP_BIG);
+    if (!ds) return;
     pt_train_params p;
     pt_train_params_init(&p);
     p.path = PT_PATH_BATCH;
@@ -49,9 +36,9 @@ static void bm_batch(bs_state *st, const void *arg)
     p.batch_impl = c->impl;
     p.threads = c->threads;
     p.epochs = bs_smoke() ? 2 : EPOCHS;
-    double t[EPOCHS];
-    p.progress = on_epoch;
-    p.progress_user = t;
+    bt_epoch_clock clk;
+    p.progress = bt_on_epoch;
+    p.progress_user = &clk;
     double iter_sum = 0, first_sum = 0;
     while (bs_keep_running(st)) {
         pt_model *m = NULL;
@@ -65,9 +52,9 @@ static void bm_batch(bs_state *st, const void *arg)
             break;
         }
         int e = rep.epochs_run < EPOCHS ? rep.epochs_run : EPOCHS;
-        double iter = e >= 2 ? (t[e - 1] - t[0]) / (e - 1) : t[0];
+        double iter = bt_steady_epoch(&clk, e);
         iter_sum += iter;
-        first_sum += rep.train_seconds - (t[e - 1] - t[0]);
+        first_sum += rep.train_seconds - (clk.t[e - 1] - clk.t[0]);
         bs_set_iteration_time(st, iter);
         pt_model_free(m);
         pt_train_report_clear(&rep);

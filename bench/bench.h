@@ -28,6 +28,22 @@ typedef enum bt_data {
  * message in *err. */
 const pt_dataset *bt_dataset(bt_data which, const char **err);
 const char *bt_data_name(bt_data which);
+/* bt_dataset for a benchmark: on a failure, the benchmark is drained and skipped with the
+ * message, and NULL returned (the caller returns). */
+const pt_dataset *bt_dataset_or_skip(bs_state *st, bt_data which);
+
+/* A pt_train call's epochs as its progress callback sees them: bt_on_epoch, with the clock as
+ * progress_user, keeps each epoch's end time (seconds from the call's start) and mistakes, for
+ * the first BT_MAX_EPOCHS epochs. */
+#define BT_MAX_EPOCHS 16
+typedef struct bt_epoch_clock {
+    double t[BT_MAX_EPOCHS];
+    size_t mistakes[BT_MAX_EPOCHS];
+} bt_epoch_clock;
+int bt_on_epoch(int epoch, size_t mistakes, double seconds, void *clock);
+/* The mean epoch past the first of a call that ran `epochs` (the first alone when only one ran:
+ * the steady epoch, without the first's allocations and first touch). */
+double bt_steady_epoch(const bt_epoch_clock *c, int epochs);
 /* Bytes of the padded matrix. */
 size_t bt_bytes(const pt_dataset *ds);
 

@@ -294,3 +294,30 @@ double bt_read_gbps(bt_data which, int threads)
     bt_baseline_put(key, g[2]);
     return g[2];
 }
+
+const pt_dataset *bt_dataset_or_skip(bs_state *st, bt_data which)
+{
+    const char *err;
+    const pt_dataset *ds = bt_dataset(which, &err);
+    if (!ds) {
+        while (bs_keep_running(st)) {}
+        bs_skip_with_error(st, err);
+    }
+    return ds;
+}
+
+int bt_on_epoch(int epoch, size_t mistakes, double seconds, void *clock)
+{
+    bt_epoch_clock *c = clock;
+    if (epoch >= 1 && epoch <= BT_MAX_EPOCHS) {
+        c->t[epoch - 1] = seconds;
+        c->mistakes[epoch - 1] = mistakes;
+    }
+    return 0;
+}
+
+double bt_steady_epoch(const bt_epoch_clock *c, int epochs)
+{
+    int e = epochs < BT_MAX_EPOCHS ? epochs : BT_MAX_EPOCHS;
+    return e >= 2 ? (c->t[e - 1] - c->t[0]) / (e - 1) : c->t[0];
+}

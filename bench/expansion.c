@@ -51,13 +51,8 @@ static void bm_expand(bs_state *st, const void *arg)
     bs_skip_with_error(st, "unsupported: pt_expand is not in this build (src/expand.c)");
 #else
     const expand_case *c = arg;
-    const char *err;
-    const pt_dataset *ds = bt_dataset(BT_SEP_EXPAND, &err);
-    if (!ds) {
-        while (bs_keep_running(st)) {}
-        bs_skip_with_error(st, err);
-        return;
-    }
+    const pt_dataset *ds = bt_dataset_or_skip(st, BT_SEP_EXPAND);
+    if (!ds) return;
     pt_expand_params ep;
     pt_expand_params_init(&ep);
     ep.kind = c->kind;

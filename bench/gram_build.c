@@ -188,24 +188,11 @@ static const kperc_case kcases[] = {
 
 #define KEPOCHS 5
 
-static int on_epoch(int epoch, size_t mistakes, double seconds, void *user)
-{
-    (void)mistakes;
-    double *t = user;
-    if (epoch >= 1 && epoch <= KEPOCHS) t[epoch - 1] = seconds;
-    return 0;
-}
-
 static void bm_kperc(bs_state *st, const void *arg)
 {
     const kperc_case *c = arg;
-    const char *err;
-    const pt_dataset *ds = bt_dataset(c->data, &err);
-    if (!ds) {
-        while (bs_keep_running(st)) {}
-        bs_skip_with_error(st, err);
-        return;
-    }
+    const pt_dataset *ds = bt_dataset_or_skip(st, c->data);
+    if (!ds) return;
     pt_train_params p;
     pt_train_params_init(&p);
     p.path = PT_PATH_KERNEL;
@@ -213,9 +200,9 @@ static void bm_kperc(bs_state *st, const void *arg)
     p.gamma = 1.0f / (float)pt_dataset_d(ds); /* libsvm's default, 1/d */
     p.gram_storage = c->storage;
     p.epochs = bs_smoke() ? 2 : KEPOCHS;
-    double t[KEPOCHS];
-    p.progress = on_epoch;
-    p.progress_user = t;
+    bt_epoch_clock clk;
+    p.progress = bt_on_epoch;
+    p.progress_user = &clk;
     double total = 0, steady_sum = 0, epochs = 0, updates = 0;
     while (bs_keep_running(st)) {
         pt_model *m = NULL;
@@ -227,9 +214,8 @@ static void bm_kperc(bs_state *st, const void *arg)
             pt_train_report_clear(&rep);
             break;
         }
-        int e = rep.epochs_run < KEPOCHS ? rep.epochs_run : KEPOCHS;
         total += rep.train_seconds;
-        steady_sum += e >= 2 ? (t[e - 1] - t[0]) / (e - 1) : t[0];
+        steady_sum += bt_steady_epoch(&clk, rep.epochs_run < KEPOCHS ? rep.epochs_run : KEPOCHS);
         epochs += rep.epochs_run;
         updates += (double)rep.updates;
         bs_set_iteration_time(st, rep.train_seconds);

@@ -18,6 +18,7 @@
 #include "bench.h"
 
 #define EPOCHS 12 /* most epochs a call trains */
+_Static_assert(EPOCHS <= BT_MAX_EPOCHS, "the epoch clock holds BT_MAX_EPOCHS");
 #define LATE 7    /* late epochs: from this one on */
 
 typedef struct online_case {
@@ -30,31 +31,11 @@ typedef struct online_case {
 
 static online_case cases[4 * 2 * 2];
 
-typedef struct epoch_clock {
-    double t[EPOCHS];
-    size_t mistakes[EPOCHS];
-} epoch_clock;
-
-static int on_epoch(int epoch, size_t mistakes, double seconds, void *user)
-{
-    epoch_clock *c = user;
-    if (epoch >= 1 && epoch <= EPOCHS) {
-        c->t[epoch - 1] = seconds;
-        c->mistakes[epoch - 1] = mistakes;
-    }
-    return 0;
-}
-
 static void bm_online(bs_state *st, const void *arg)
 {
     const online_case *c = arg;
-    const char *err;
-    const pt_dataset *ds = bt_dataset(c->data, &err);
-    if (!ds) {
-        while (bs_keep_running(st)) {}
-        bs_skip_with_error(st, err);
-        return;
-    }
+    const pt_dataset *ds = bt_dataset_or_skip(st, c->data);
+    if (!ds) return;
     const int threads = c->pass == PT_PASS_BLOCKED ? 2 : 1;
     pt_train_params p;
     pt_train_params_init(&p);
@@ -63,8 +44,8 @@ static void bm_online(bs_state *st, const void *arg)
     p.pass = c->pass;
     p.threads = threads;
     p.epochs = bs_smoke() ? 2 : c->epochs;
-    epoch_clock clk;
-    p.progress = on_epoch;
+    bt_epoch_clock clk;
+    p.progress = bt_on_epoch;
     p.progress_user = &clk;
     double steady_sum = 0, first_sum = 0, steady_mistakes = 0, late_sum = 0, late_mistakes = 0;
     int steady_epochs = 0, late_calls = 0, late_epochs = 0;
@@ -79,7 +60,7 @@ static void bm_online(bs_state *st, const void *arg)
             break;
         }
         int e = rep.epochs_run < EPOCHS ? rep.epochs_run : EPOCHS;
-        double steady = e >= 2 ? (clk.t[e - 1] - clk.t[0]) / (e - 1) : clk.t[0];
+        double steady = bt_steady_epoch(&clk, e);
         for (int i = 1; i < e; i++) steady_mistakes += (double)clk.mistakes[i];
         steady_epochs += e >= 2 ? e - 1 : 1;
         steady_sum += steady;
