@@ -55,36 +55,17 @@ static const char *keep(int slot, const char *p)
 
 /* --------------------------------------------------------------------------- helpers */
 
-/* Run "PREFIX; exec $PTRON_BIN ARGS" under sh with stdout and stderr captured. Returns the exit
- * status, or 1000 + the signal that killed it. */
+/* tu_run_cli_sh with printf-style arguments. */
 static int run_sh(char **out, char **err, const char *prefix, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int run_sh(char **out, char **err, const char *prefix, const char *fmt, ...)
 {
-    const char *bin = getenv("PTRON_BIN");
-    ck_assert_msg(bin != NULL, "PTRON_BIN not set");
-    char args[4096], ofile[512], efile[512];
+    char args[4096];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    snprintf(ofile, sizeof ofile, "%s", tu_path("rel", ".out"));
-    snprintf(efile, sizeof efile, "%s", tu_path("rel", ".err"));
-    size_t len = strlen(bin) + strlen(args) + strlen(prefix) + 1200;
-    char *cmd = malloc(len);
-    snprintf(cmd, len, "%s%s exec %s %s >%s 2>%s </dev/null", prefix, *prefix ? ";" : "", bin, args,
-             ofile, efile);
-    int st = system(cmd);
-    free(cmd);
-    if (out) *out = tu_read_file(ofile, NULL);
-    if (err) *err = tu_read_file(efile, NULL);
-    unlink(ofile);
-    unlink(efile);
-    ck_assert(st != -1);
-    if (WIFSIGNALED(st)) return 1000 + WTERMSIG(st);
-    /* sh reports a child killed by a signal as 128 + the signal */
-    return WEXITSTATUS(st) > 128 && WEXITSTATUS(st) < 128 + 65 ? 1000 + WEXITSTATUS(st) - 128
-                                                               : WEXITSTATUS(st);
+    return tu_run_cli_sh(prefix, args, out, err);
 }
 
 static int run(char **out, char **err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

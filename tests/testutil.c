@@ -54,26 +54,31 @@ char *tu_read_file(const char *path, size_t *len)
     return b;
 }
 
-int tu_run_cli(const char *args, char **out, char **err)
+int tu_run_cli_sh(const char *prefix, const char *args, char **out, char **err)
 {
     const char *bin = getenv("PTRON_BIN");
     ck_assert_msg(bin != NULL, "PTRON_BIN not set");
-    const char *o = tu_path("cli", ".out"), *e = tu_path("cli", ".err");
     char ofile[512], efile[512];
-    snprintf(ofile, sizeof ofile, "%s", o);
-    snprintf(efile, sizeof efile, "%s", e);
-    size_t len = strlen(bin) + strlen(args) + 1200;
+    snprintf(ofile, sizeof ofile, "%s", tu_path("cli", ".out"));
+    snprintf(efile, sizeof efile, "%s", tu_path("cli", ".err"));
+    size_t len = strlen(bin) + strlen(args) + strlen(prefix) + 1200;
     char *cmd = malloc(len);
-    snprintf(cmd, len, "%s %s >%s 2>%s </dev/null", bin, args, ofile, efile);
+    snprintf(cmd, len, "%s%s exec %s %s >%s 2>%s </dev/null", prefix, *prefix ? ";" : "", bin, args,
+             ofile, efile);
     int st = system(cmd);
     free(cmd);
     if (out) *out = tu_read_file(ofile, NULL);
     if (err) *err = tu_read_file(efile, NULL);
     unlink(ofile);
     unlink(efile);
-    if (st == -1 || !WIFEXITED(st)) return -1;
-    return WEXITSTATUS(st);
+    ck_assert(st != -1);
+    if (WIFSIGNALED(st)) return 1000 + WTERMSIG(st);
+    /* sh reports a child killed by a signal as 128 + the signal */
+    return WEXITSTATUS(st) > 128 && WEXITSTATUS(st) < 128 + 65 ? 1000 + WEXITSTATUS(st) - 128
+                                                               : WEXITSTATUS(st);
 }
+
+int tu_run_cli(const char *args, char **out, char **err) { return tu_run_cli_sh("", args, out, err); }
 
 pt_dataset *tu_dataset(size_t n, size_t d, const float *x, const double *labels)
 {

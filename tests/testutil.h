@@ -17,9 +17,12 @@ const char *tu_write_bytes(const char *tag, const char *ext, const void *data, s
 /* Read a whole file into a malloc'd NUL-terminated buffer (NULL if unreadable). */
 char *tu_read_file(const char *path, size_t *len);
 
-/* Run "$PTRON_BIN args" through the shell; returns the exit status (or -1), and stdout and
- * stderr as malloc'd strings if out/err are not NULL. */
+/* Run "$PTRON_BIN args" through the shell; returns the exit status, or 1000 + the signal that
+ * killed it, and stdout and stderr as malloc'd strings if out/err are not NULL. */
 int tu_run_cli(const char *args, char **out, char **err);
+/* The same after shell commands (prefix: "ulimit -v 1048576", "" for none): "PREFIX; exec
+ * $PTRON_BIN ARGS". */
+int tu_run_cli_sh(const char *prefix, const char *args, char **out, char **err);
 
 /* A small dataset from a dense array (row-major, n x d) and labels. */
 pt_dataset *tu_dataset(size_t n, size_t d, const float *x, const double *labels);
