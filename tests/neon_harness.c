@@ -19,11 +19,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-
-#define MAXN 257
-#define MAXOFF 16
-#define BUFLEN ((16 + MAXOFF + MAXN + 16 + 15) / 16 * 16)
-#define CANARY -12345.678f
+#include "kernel_test_util.h"
 
 static int passed, failed;
 static int case_failed; /* the current case already reported a failure */
@@ -51,21 +47,6 @@ static void run_case(const char *name, const pt_kernels *k, void (*fn)(const pt_
 
 /* ------------------------------------------------------------------ helpers */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-/* Uniform in [-1, 1): xorshift64*, 24 random bits. */
-static float urand(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    uint64_t r = rng_state * 0x2545f4914f6cdd1dull;
-    return (float)(r >> 40) * (2.0f / 16777216.0f) - 1.0f;
-}
-
-/* Integer in [-k, k]. */
-static float irand(int k) { return floorf((urand() + 1.0f) * 0.5f * (float)(2 * k + 1)) - (float)k; }
-
 /* Static 64-byte aligned buffers; data with offset o starts at [16 + o]. */
 static _Alignas(64) float bufs[8][BUFLEN];
 
@@ -91,12 +72,6 @@ static long canary_broken(int b, const float *p, size_t n)
     }
     return -1;
 }
-
-static int same_bits(const float *a, const float *b, size_t n) { return memcmp(a, b, n * sizeof *a) == 0; }
-
-static int same_float(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
-
-static size_t other_off(size_t off, size_t k) { return (off * (2 * k + 3) + k) % MAXOFF; }
 
 static const pt_kernels *scalar(void)
 {

@@ -32,14 +32,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "kernel_test_util.h"
 #include "testutil.h"
-
-#define MAXN 257
-#define MAXOFF 16
-/* Room for the largest offset, n, and 16 canary floats on each side, rounded up to a
- * multiple of 16 floats (aligned_alloc wants a size that is a multiple of the alignment). */
-#define BUFLEN ((16 + MAXOFF + MAXN + 16 + 15) / 16 * 16)
-#define CANARY -12345.678f
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -49,25 +43,6 @@
     do {                                                                                           \
         if (!(cond)) ck_assert_msg(0, __VA_ARGS__);                                                \
     } while (0)
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-/* Uniform in [-1, 1): xorshift64*, 24 random bits. */
-static float urand(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    uint64_t r = rng_state * 0x2545f4914f6cdd1dull;
-    return (float)(r >> 40) * (2.0f / 16777216.0f) - 1.0f;
-}
-
-/* Integer in [-k, k]. */
-static float irand(int k)
-{
-    float r = (urand() + 1.0f) * 0.5f * (float)(2 * k + 1);
-    return floorf(r) - (float)k;
-}
 
 /* A 64-byte aligned buffer of BUFLEN floats; the data area starts 16 floats in, so data
  * pointers with offset o are base + 16 + o (still 64-byte aligned at o = 0). */
@@ -103,14 +78,6 @@ static void check_canaries(buf b, const float *p, size_t n, const char *what)
             CHECK(q[0] == CANARY, "%s wrote outside its output: index %td (n = %zu)", what,
                           q - p, n);
 }
-
-/* Bit equality of float arrays (so -0 vs +0 and NaN payloads count). */
-static int same_bits(const float *a, const float *b, size_t n) { return memcmp(a, b, n * sizeof *a) == 0; }
-
-static int same_float(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
-
-/* A second offset for another operand, so operands are misaligned differently. */
-static size_t other_off(size_t off, size_t k) { return (off * (2 * k + 3) + k) % MAXOFF; }
 
 static const pt_kernels *table(pt_isa isa)
 {
