@@ -1,6 +1,7 @@
 /* The online path against the notes: worked example, XOR, the circle embedding, the mistake
  * bounds, the averaged perceptron's lazy sum, shuffling. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,24 @@ static pt_model *train(const pt_dataset *ds, pt_train_params *p, pt_train_report
     pt_status s = pt_train(ds, p, &m, r);
     ck_assert_msg(s == PT_OK, "pt_train: %s", pt_last_error());
     return m;
+}
+
+/* Two runs made the same mistakes in every epoch (what names the run on a failure). */
+static void assert_same_mistakes(const pt_train_report *r, const pt_train_report *ref, const char *what)
+{
+    ck_assert_msg(r->epochs_run == ref->epochs_run, "%s: %d epochs, not %d", what, r->epochs_run,
+                  ref->epochs_run);
+    ck_assert_msg(memcmp(r->mistakes_per_epoch, ref->mistakes_per_epoch, (size_t)r->epochs_run * sizeof(size_t)) == 0,
+                  "%s: other mistakes than the reference run", what);
+}
+
+/* Two models have the same w and b, bit for bit. */
+static void assert_same_weights(const pt_model *m, const pt_model *ref, size_t d)
+{
+    float b1, b2;
+    const float *w1 = pt_model_weights(m, &b1), *w2 = pt_model_weights(ref, &b2);
+    ck_assert_mem_eq(w1, w2, d * sizeof(float));
+    ck_assert_mem_eq(&b1, &b2, sizeof b1);
 }
 
 /* Notes 000: (1,0) labelled + and (0,1) labelled -, no bias, w = 0: two updates give
@@ -393,16 +412,16 @@ START_TEST(test_isa_and_pass_identical)
                             p.threads = threads;
                             pt_train_report r;
                             pt_model *m = train(ds, &p, &r);
-                            ck_assert_int_eq(r.epochs_run, ref.epochs_run);
-                            ck_assert_mem_eq(r.mistakes_per_epoch, ref.mistakes_per_epoch,
-                                             (size_t)r.epochs_run * sizeof(size_t));
-                            float b1, b2;
-                            const float *w1 = pt_model_weights(m, &b1), *w2 = pt_model_weights(mref, &b2);
+                            char what[96];
+                            snprintf(what, sizeof what, "d %zu variant %d shuffle %d isa %d pass %d threads %d",
+                                     dims[a], variant, shuffle, isa, pass, threads);
+                            assert_same_mistakes(&r, &ref, what);
                             if (!variant) {
-                                ck_assert_mem_eq(w1, w2, dims[a] * sizeof(float));
-                                ck_assert_float_eq(b1, b2);
+                                assert_same_weights(m, mref, dims[a]);
                             } else {
                                 /* the average divides by T: equal up to that rounding */
+                                float b1, b2;
+                                const float *w1 = pt_model_weights(m, &b1), *w2 = pt_model_weights(mref, &b2);
                                 for (size_t j = 0; j < dims[a]; j++)
                                     ck_assert_float_eq_tol(w1[j], w2[j], 1e-4f * (1 + fabsf(w2[j])));
                             }
@@ -522,8 +541,7 @@ START_TEST(test_resume_from_checkpoint)
         p.resume = saved_checkpoint;
         pt_model *rest = train(ds, &p, &r2);
         ck_assert_mem_eq(pt_model_weights(rest, NULL), pt_model_weights(full, NULL), 16 * sizeof(float));
-        ck_assert_int_eq(r1.epochs_run, r2.epochs_run);
-        ck_assert_mem_eq(r1.mistakes_per_epoch, r2.mistakes_per_epoch, (size_t)r1.epochs_run * sizeof(size_t));
+        assert_same_mistakes(&r2, &r1, "resumed from epoch 3");
         ck_assert_uint_eq(r1.updates, r2.updates);
         /* each epoch's wall time: there, >= 0, adding up to no more than the call; the three
          * epochs the resumed run restored took no time in it */
@@ -666,15 +684,11 @@ START_TEST(test_blocked_float_identical)
                         p.threads = threads;
                         pt_train_report r;
                         pt_model *m = train(ds, &p, &r);
-                        ck_assert_int_eq(r.epochs_run, ref.epochs_run);
-                        ck_assert_msg(memcmp(r.mistakes_per_epoch, ref.mistakes_per_epoch,
-                                             (size_t)r.epochs_run * sizeof(size_t)) == 0,
-                                      "set %zu isa %d variant %d shuffle %d threads %d: other mistakes than sequential",
-                                      a, isa, variant, shuffle, threads);
-                        float b1, b2;
-                        const float *w1 = pt_model_weights(m, &b1), *w2 = pt_model_weights(mref, &b2);
-                        ck_assert_mem_eq(w1, w2, g.d * sizeof(float));
-                        ck_assert_mem_eq(&b1, &b2, sizeof b1);
+                        char what[96];
+                        snprintf(what, sizeof what, "set %zu isa %d variant %d shuffle %d threads %d", a, isa,
+                                 variant, shuffle, threads);
+                        assert_same_mistakes(&r, &ref, what);
+                        assert_same_weights(m, mref, g.d);
                         if (variant == 2) {
                             ck_assert_uint_eq(m->n_votes, mref->n_votes);
                             ck_assert_mem_eq(m->vote_c, mref->vote_c, m->n_votes * sizeof(float));
