@@ -84,6 +84,9 @@ void progress_done(progress *p);
 /* --mem-mb of the running command (0: the library's default, half of RAM). */
 extern size_t cli_mem_mb;
 
+/* --threads T (T > 0) for everything the command runs: OpenMP's teams and OpenBLAS's. */
+void cli_set_threads(int threads);
+
 /* Read a dataset, printing nothing; on failure the caller reports via cli_fail. */
 pt_status cli_read_dataset(const char *path, const char *format, size_t max_features,
                            pt_dataset **out, double *seconds);

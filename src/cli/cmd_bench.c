@@ -4,11 +4,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-#include <cblas.h>
-
 #include "cli.h"
 
 #define MAX_PATHS 3
@@ -137,12 +132,7 @@ int cmd_bench(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc != EXIT_OK) return rc;
     cli_install_log(o.json);
-    if (o.threads > 0) {
-#ifdef _OPENMP
-        omp_set_num_threads(o.threads);
-#endif
-        openblas_set_num_threads(o.threads);
-    }
+    cli_set_threads(o.threads);
 
     pt_dataset *ds = NULL;
     double load_s = 0.0;

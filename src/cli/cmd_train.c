@@ -4,11 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-#include <cblas.h>
-
 #include "cli.h"
 
 static volatile sig_atomic_t got_signal;
@@ -244,12 +239,7 @@ int cmd_train(int argc, char **argv)
         snprintf(default_model, len, "%s.model", o.file);
         o.model = default_model;
     }
-    if (p.threads > 0) {
-#ifdef _OPENMP
-        omp_set_num_threads(p.threads);
-#endif
-        openblas_set_num_threads(p.threads);
-    }
+    cli_set_threads(p.threads);
 
     pt_dataset *ds = NULL;
     pt_model *m = NULL;

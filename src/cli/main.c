@@ -1,10 +1,25 @@
-/* ptron: the command-line program. One file per subcommand; this one dispatches. */
+/* ptron: the command-line program. One file per subcommand; this one dispatches and holds the
+ * process-wide settings (BLAS core type, thread counts). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <cblas.h>
+
 #include "cli.h"
+
+void cli_set_threads(int threads)
+{
+    if (threads <= 0) return;
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+    openblas_set_num_threads(threads);
+}
 
 /* OpenBLAS 0.3.21 (Debian) takes AVX-512 CPUs such as Zen 4/5 for Haswell and runs its AVX2
  * kernels; OPENBLAS_CORETYPE=SkylakeX doubles ssyrk/sgemm and speeds sgemv up by ~1.5x on this
