@@ -45,7 +45,6 @@ static void bm_batch(bs_state *st, const void *arg)
         pt_train_report rep = {0};
         pt_status s = pt_train(ds, &p, &m, &rep);
         if (s != PT_OK) {
-            /* PT_ERR_UNSUPPORTED while the path is being written: say so and go on */
             bt_skip(st, s, pt_batch_impl_name(c->impl));
             pt_model_free(m);
             pt_train_report_clear(&rep);

@@ -87,9 +87,8 @@ double bt_sgemv_seconds(int trans, int threads);
 int bt_threads_set(int threads);
 void bt_threads_restore(int old);
 
-/* End a benchmark that cannot run: bs_skip_with_error with "what: <pt_last_error()>", prefixed
- * "unsupported: " when s is PT_ERR_UNSUPPORTED (a path or option not built yet: the smoke run
- * lets those pass and fails on any other error). */
+/* End a benchmark that cannot run: bs_skip_with_error with "what: <pt_last_error()>" (a smoke
+ * run fails on it). */
 void bt_skip(bs_state *st, pt_status s, const char *what);
 
 /* The registration of each file. */

@@ -79,8 +79,7 @@ void bt_skip(bs_state *st, pt_status s, const char *what)
 {
     char msg[768];
     const char *e = pt_last_error();
-    snprintf(msg, sizeof msg, "%s%s: %s", s == PT_ERR_UNSUPPORTED ? "unsupported: " : "", what,
-             e && *e ? e : pt_strerror(s));
+    snprintf(msg, sizeof msg, "%s: %s", what, e && *e ? e : pt_strerror(s));
     bs_skip_with_error(st, msg);
 }
 

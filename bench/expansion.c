@@ -1,6 +1,5 @@
 /*
- * Explicit feature expansion through pt_expand (skipped while it is not in the build or reports
- * unsupported): polynomial degree 2 (561 features) and 1,024 random Fourier features of a
+ * Explicit feature expansion through pt_expand: polynomial degree 2 (561 features) and 1,024 random Fourier features of a
  * 20,000 x 32 set. (Degree 3 gives 6,545 features, 524 MB: mostly first touch.)
  * The output is a fresh allocation per call, so its first touch is part of the cost; vs_touch is
  * the time to allocate and touch as many bytes (the floor of any materialised expansion on these
@@ -45,11 +44,6 @@ static double touch_seconds(size_t bytes)
 
 static void bm_expand(bs_state *st, const void *arg)
 {
-#ifndef PT_BENCH_HAVE_EXPAND
-    (void)arg;
-    while (bs_keep_running(st)) {}
-    bs_skip_with_error(st, "unsupported: pt_expand is not in this build (src/expand.c)");
-#else
     const expand_case *c = arg;
     const pt_dataset *ds = bt_dataset_or_skip(st, BT_SEP_EXPAND);
     if (!ds) return;
@@ -82,7 +76,6 @@ static void bm_expand(bs_state *st, const void *arg)
     bs_set_bytes_processed(st, (int64_t)((double)out_bytes * it));
     double touch = touch_seconds(out_bytes);
     if (touch > 0) bs_counter(st, "vs_touch", touch / (el / it), BS_PLAIN);
-#endif
 }
 
 void bt_register_expansion(void)

@@ -13,7 +13,7 @@
  * decides which ssyrk kernels run (Haswell's AVX2 ones by default on this CPU): the report
  * records it.
  *
- * Kernel-perceptron epochs through pt_train (skipped while the path reports unsupported).
+ * Kernel-perceptron epochs through pt_train.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,9 +23,7 @@
 #include <cblas.h>
 
 #include "bench.h"
-#ifdef PT_BENCH_HAVE_GRAM
 #include "gram.h"
-#endif
 
 #define NMAX 4000
 
@@ -55,7 +53,6 @@ static float gamma_for(size_t d) { return 1.0f / (float)d; }
  * so the vector transform sees whole blocks). */
 static void rbf_transform(float *G, size_t ld, size_t n, const float *norm, float gamma)
 {
-#ifdef PT_BENCH_HAVE_GRAM
     pt_kfun kf = {.kind = PT_KERNEL_RBF, .degree = 1, .gamma = gamma, .coef0 = 0.0f, .add = 0.0f};
     const pt_isa isa = pt_gram_isa(PT_ISA_AUTO); /* the transform's widest vector code */
     for (size_t i = 0; i < n; i++) {
@@ -63,13 +60,6 @@ static void rbf_transform(float *G, size_t ld, size_t n, const float *norm, floa
         float *row = G + i * ld + j0;
         pt_kfun_apply(&kf, isa, row, norm[i], norm + j0, row, len);
     }
-#else
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = i; j < n; j++) {
-            float r = norm[i] + norm[j] - 2.0f * G[i * ld + j];
-            G[i * ld + j] = expf(-gamma * (r > 0 ? r : 0));
-        }
-#endif
 }
 
 static void build_ssyrk(const pt_dataset *ds, const pt_kernels *k, size_t n, size_t d,
@@ -115,7 +105,6 @@ static void bm_gram(bs_state *st, const void *arg)
     if (n > pt_dataset_n(ds)) n = pt_dataset_n(ds); /* smoke mode */
     float *norm = bt_alloc_touched(ld * sizeof(float));
     int old = bt_threads_set(c->threads);
-#ifdef PT_BENCH_HAVE_GRAM
     pt_gram_rows rows;
     memset(&rows, 0, sizeof rows);
     pt_kfun kf = {
@@ -130,33 +119,20 @@ static void bm_gram(bs_state *st, const void *arg)
         free(norm);
         return;
     }
-#else
-    if (c->impl == IMPL_TILED) {
-        while (bs_keep_running(st)) {}
-        bs_skip_with_error(st, "unsupported: src/gram.c is not in this build");
-        bt_threads_restore(old);
-        free(norm);
-        return;
-    }
-#endif
     double t0 = bt_now();
     while (bs_keep_running(st)) {
         switch (c->impl) {
         case IMPL_SSYRK: build_ssyrk(ds, k, n, d, c->kernel, G, ld, norm); break;
         case IMPL_NAIVE: build_naive(ds, k, n, d, G, ld); break;
-#ifdef PT_BENCH_HAVE_GRAM
         case IMPL_TILED:
             if ((s = pt_gram_full(&rows, &kf, PT_ISA_AUTO, G, ld, c->threads)) != PT_OK)
                 bt_skip(st, s, "pt_gram_full");
             break;
-#endif
         }
         bs_clobber_memory();
     }
     double el = bt_now() - t0;
-#ifdef PT_BENCH_HAVE_GRAM
     pt_gram_rows_free(&rows);
-#endif
     bt_threads_restore(old);
     free(norm);
     if (bs_error_occurred(st)) return;

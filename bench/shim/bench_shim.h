@@ -67,8 +67,8 @@ int bs_num_threads(const bs_state *st);
 void bs_pause_timing(bs_state *st);
 void bs_resume_timing(bs_state *st);
 /* Report the benchmark as failed with msg (it shows in the output and the JSON "error_message"
- * field) and end its timing loop: the body should return after its loop. A message starting
- * with "unsupported:" marks a part not built yet; any other makes a smoke run exit 1. */
+ * field) and end its timing loop: the body should return after its loop. A smoke run then
+ * exits 1. */
 void bs_skip_with_error(bs_state *st, const char *msg);
 int bs_error_occurred(const bs_state *st);
 /* With bs_use_manual_time: the time of the current iteration, in seconds. */

@@ -19,7 +19,7 @@ typedef struct bench_opts {
     bool json;
 } bench_opts;
 
-/* One path's outcome: status PT_OK, or why it did not run. */
+/* One path's outcome: status PT_OK, or why it failed. */
 typedef struct bench_row {
     pt_path path;
     pt_status status;
@@ -149,8 +149,12 @@ int cmd_bench(int argc, char **argv)
     for (int i = 0; i < o.npaths; i++) {
         rows[i].path = o.paths[i];
         run_path(ds, &o, &rows[i]);
-        /* a path not built yet is reported, not an error; anything else is */
-        if (rows[i].status != PT_OK && rows[i].status != PT_ERR_UNSUPPORTED) failed = true;
+        /* every path is built: one that fails makes the whole run fail (exit 2) */
+        if (rows[i].status != PT_OK) {
+            failed = true;
+            fprintf(stderr, "ptron: bench: %s path: %s\n", pt_path_name(rows[i].path),
+                    rows[i].message);
+        }
     }
 
     if (o.json) {
@@ -168,8 +172,7 @@ int cmd_bench(int argc, char **argv)
             const bench_row *r = &rows[i];
             const pt_train_report *t = &r->rep;
             json_object_begin(&j, pt_path_name(r->path));
-            json_str(&j, "status", r->status == PT_OK ? "ok"
-                               : r->status == PT_ERR_UNSUPPORTED ? "unsupported" : "error");
+            json_str(&j, "status", r->status == PT_OK ? "ok" : "error");
             if (r->status != PT_OK) {
                 json_str(&j, "message", r->message);
             } else {
@@ -201,8 +204,7 @@ int cmd_bench(int argc, char **argv)
             const bench_row *r = &rows[i];
             const pt_train_report *t = &r->rep;
             if (r->status != PT_OK) {
-                printf("%-7s %s: %s\n", pt_path_name(r->path),
-                       r->status == PT_ERR_UNSUPPORTED ? "skipped" : "error", r->message);
+                printf("%-7s error: %s\n", pt_path_name(r->path), r->message);
                 continue;
             }
             double samples = (double)n * t->epochs_run;

@@ -109,8 +109,9 @@ static const struct {
      "  --paths LIST      comma-separated paths to run (default online,batch,kernel)\n"
      "  --epochs E        maximum epochs of each path (default 10)\n"
      "  --kernel K --gamma G   the kernel path's kernel (default linear) and width\n"
-     "  A path not built yet is reported as skipped; the Google Benchmark suite\n"
-     "  (build-*/bench/ptron-bench, scripts/bench-report) measures the parts alone.\n"},
+     "  A path that fails is reported in its row (and on stderr) and the command exits 2.\n"
+     "  The Google Benchmark suite (build-*/bench/ptron-bench, scripts/bench-report)\n"
+     "  measures the parts alone.\n"},
 };
 
 void cli_usage(FILE *f, const char *cmd)
