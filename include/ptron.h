@@ -26,6 +26,14 @@
 extern "C" {
 #endif
 
+/* What the shared library exports: the declarations of this header and nothing else (the
+ * library is built with -fvisibility=hidden). */
+#if defined(__GNUC__) || defined(__clang__)
+#define PT_API __attribute__((visibility("default")))
+#else
+#define PT_API
+#endif
+
 #define PT_VERSION_MAJOR 0
 #define PT_VERSION_MINOR 1
 #define PT_VERSION_STRING "0.1.0"
@@ -53,10 +61,10 @@ typedef enum pt_status {
 } pt_status;
 
 /* A short fixed description of a status ("parse error"). Never NULL. */
-const char *pt_strerror(pt_status s);
+PT_API const char *pt_strerror(pt_status s);
 
 /* The detailed message of the last failure in this thread (empty string if none). */
-const char *pt_last_error(void);
+PT_API const char *pt_last_error(void);
 
 /* ------------------------------------------------------------------- log callback */
 
@@ -65,7 +73,7 @@ typedef void (*pt_log_fn)(pt_log_level level, const char *msg, void *user);
 
 /* Set the process-wide log sink (NULL: discard). Warnings such as "model has 10 features,
  * data has 12: extra features ignored" go through it. */
-void pt_set_log(pt_log_fn fn, void *user);
+PT_API void pt_set_log(pt_log_fn fn, void *user);
 
 /* ----------------------------------------------------------------- ISA selection */
 
@@ -77,13 +85,13 @@ typedef enum pt_isa {
     PT_ISA_NEON = 4    /* aarch64 Advanced SIMD */
 } pt_isa;
 
-const char *pt_isa_name(pt_isa isa);                 /* "scalar", "avx2", ... */
-pt_status pt_isa_parse(const char *name, pt_isa *out); /* accepts "auto" too */
+PT_API const char *pt_isa_name(pt_isa isa);                 /* "scalar", "avx2", ... */
+PT_API pt_status pt_isa_parse(const char *name, pt_isa *out); /* accepts "auto" too */
 /* 1 if this build has the variant and the CPU (and OS) can run it. */
-int pt_isa_available(pt_isa isa);
+PT_API int pt_isa_available(pt_isa isa);
 /* The variant used for PT_ISA_AUTO: PTRON_ISA from the environment if set, else the best
  * available. */
-pt_isa pt_isa_default(void);
+PT_API pt_isa pt_isa_default(void);
 
 /* ----------------------------------------------------------------------- datasets */
 
@@ -96,10 +104,10 @@ typedef enum pt_format {
     PT_FORMAT_PTD = 3
 } pt_format;
 
-const char *pt_format_name(pt_format f);
-pt_status pt_format_parse(const char *name, pt_format *out);
+PT_API const char *pt_format_name(pt_format f);
+PT_API pt_status pt_format_parse(const char *name, pt_format *out);
 /* The format PT_FORMAT_AUTO resolves to for this path. */
-pt_format pt_format_from_path(const char *path);
+PT_API pt_format pt_format_from_path(const char *path);
 
 typedef struct pt_read_options {
     pt_format format;        /* PT_FORMAT_AUTO by default */
@@ -110,45 +118,46 @@ typedef struct pt_read_options {
     int threads;             /* 0: all cores (default) */
 } pt_read_options;
 
-void pt_read_options_init(pt_read_options *o);
+PT_API void pt_read_options_init(pt_read_options *o);
 
 /* Read a dataset file. LIBSVM (sparse text, read into the dense layout), CSV, or .ptd
  * (mmap'd, checksum verified). Refuses NaN/Inf values. */
-pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset **out);
+PT_API pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset **out);
 
 /* Write a dataset. The .ptd and all other writers go through a temporary file, fsync and
  * rename, so an existing file is replaced whole or not at all. */
-pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f);
+PT_API pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f);
 
 /* An empty n x d dataset (all zeros, every label 0) to be filled with pt_dataset_row and
  * pt_dataset_set_labels. NULL on allocation failure (pt_last_error says how much). */
-pt_dataset *pt_dataset_create(size_t n, size_t d);
-void pt_dataset_free(pt_dataset *ds);
+PT_API pt_dataset *pt_dataset_create(size_t n, size_t d);
+PT_API void pt_dataset_free(pt_dataset *ds);
 
-size_t pt_dataset_n(const pt_dataset *ds);
-size_t pt_dataset_d(const pt_dataset *ds);
-size_t pt_dataset_stride(const pt_dataset *ds); /* floats between rows */
+PT_API size_t pt_dataset_n(const pt_dataset *ds);
+PT_API size_t pt_dataset_d(const pt_dataset *ds);
+PT_API size_t pt_dataset_stride(const pt_dataset *ds); /* floats between rows */
 /* Row i: stride floats, 64-byte aligned, zeros past d. Writable only for datasets made by
  * pt_dataset_create (a .ptd file is mapped read-only). */
-float *pt_dataset_row(pt_dataset *ds, size_t i);
-const float *pt_dataset_row_const(const pt_dataset *ds, size_t i);
+PT_API float *pt_dataset_row(pt_dataset *ds, size_t i);
+PT_API const float *pt_dataset_row_const(const pt_dataset *ds, size_t i);
 /* Set every row's label from raw values; builds the sorted class table. */
-pt_status pt_dataset_set_labels(pt_dataset *ds, const double *labels);
+PT_API pt_status pt_dataset_set_labels(pt_dataset *ds, const double *labels);
 /* The label value of row i (from the class table). */
-double pt_dataset_label(const pt_dataset *ds, size_t i);
+PT_API double pt_dataset_label(const pt_dataset *ds, size_t i);
 /* Class index of row i, in 0..nclass-1. */
-int32_t pt_dataset_class(const pt_dataset *ds, size_t i);
-size_t pt_dataset_nclass(const pt_dataset *ds);
-double pt_dataset_class_value(const pt_dataset *ds, size_t k);
+PT_API int32_t pt_dataset_class(const pt_dataset *ds, size_t i);
+PT_API size_t pt_dataset_nclass(const pt_dataset *ds);
+PT_API double pt_dataset_class_value(const pt_dataset *ds, size_t k);
 /* Text labels (a CSV whose label column holds words): the name of class k, in strcmp order;
  * the class values are then 0..nclass-1. NULL when the labels are numbers. */
-const char *pt_dataset_class_name(const pt_dataset *ds, size_t k);
+PT_API const char *pt_dataset_class_name(const pt_dataset *ds, size_t k);
 /* Binary labels as floats +1/-1 (class 1 is +1); NULL unless there are exactly 2 classes. */
-const float *pt_dataset_y(const pt_dataset *ds);
+PT_API const float *pt_dataset_y(const pt_dataset *ds);
 
 /* A copy of rows [start, start + count) with the same class table (so label values keep their
  * +1/-1 meaning even if a class is absent from the slice) and the same generator truth. */
-pt_status pt_dataset_slice(const pt_dataset *ds, size_t start, size_t count, pt_dataset **out);
+PT_API pt_status pt_dataset_slice(const pt_dataset *ds, size_t start, size_t count,
+                                  pt_dataset **out);
 
 /* What `ptron info` prints. */
 typedef struct pt_dataset_info {
@@ -162,11 +171,11 @@ typedef struct pt_dataset_info {
     char kind[16];       /* generator kind, "" if not generated */
 } pt_dataset_info;
 
-void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info);
+PT_API void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info);
 
 /* Generator truth: the unit separator w* (d floats, no bias), R and margin gamma as
  * measured on the stored float data. NULL if the dataset was not generated. */
-const double *pt_dataset_truth(const pt_dataset *ds, double *R, double *gamma);
+PT_API const double *pt_dataset_truth(const pt_dataset *ds, double *R, double *gamma);
 
 /* ---------------------------------------------------------------------- generators */
 
@@ -187,11 +196,11 @@ typedef struct pt_gen_params {
     size_t classes; /* blobs (default 3) */
 } pt_gen_params;
 
-void pt_gen_params_init(pt_gen_params *p);
-pt_status pt_gen_kind_parse(const char *name, pt_gen_kind *out);
-const char *pt_gen_kind_name(pt_gen_kind k);
+PT_API void pt_gen_params_init(pt_gen_params *p);
+PT_API pt_status pt_gen_kind_parse(const char *name, pt_gen_kind *out);
+PT_API const char *pt_gen_kind_name(pt_gen_kind k);
 /* Deterministic: the same parameters give bit-identical data on every machine. */
-pt_status pt_generate(const pt_gen_params *p, pt_dataset **out);
+PT_API pt_status pt_generate(const pt_gen_params *p, pt_dataset **out);
 
 /* ---------------------------------------------------------------- feature expansion */
 
@@ -215,13 +224,13 @@ typedef struct pt_expand_params {
 } pt_expand_params;
 
 /* Defaults: kind POLY, degree 2, coef0 1, rff_dim 1024, gamma 1, seed 1. */
-void pt_expand_params_init(pt_expand_params *p);
+PT_API void pt_expand_params_init(pt_expand_params *p);
 /* Output dimension for input dimension d: C(d + D, D) for POLY, rff_dim for RFF; SIZE_MAX on
  * overflow. */
-size_t pt_expand_dim(const pt_expand_params *p, size_t d);
+PT_API size_t pt_expand_dim(const pt_expand_params *p, size_t d);
 /* Materialise the expansion of every row (refused with the dimension and bytes needed when over
  * max_features or the memory budget). Labels and class table are kept. */
-pt_status pt_expand(const pt_dataset *ds, const pt_expand_params *p, pt_dataset **out);
+PT_API pt_status pt_expand(const pt_dataset *ds, const pt_expand_params *p, pt_dataset **out);
 
 /* ------------------------------------------------------------------------ training */
 
@@ -319,27 +328,27 @@ typedef struct pt_train_params {
     pt_expand_params expand;
 } pt_train_params;
 
-void pt_train_params_init(pt_train_params *p);
+PT_API void pt_train_params_init(pt_train_params *p);
 /* Check parameters without training: PT_OK or PT_ERR_INVALID with a message. */
-pt_status pt_train_params_check(const pt_train_params *p);
+PT_API pt_status pt_train_params_check(const pt_train_params *p);
 
-const char *pt_path_name(pt_path p);
-pt_status pt_path_parse(const char *name, pt_path *out);
-const char *pt_variant_name(pt_variant v);
-const char *pt_loss_name(pt_loss l);
-pt_status pt_loss_parse(const char *name, pt_loss *out);
-const char *pt_schedule_name(pt_schedule s);
-pt_status pt_schedule_parse(const char *name, pt_schedule *out);
-const char *pt_multiclass_name(pt_multiclass m);
-pt_status pt_multiclass_parse(const char *name, pt_multiclass *out);
-const char *pt_kernel_name(pt_kernel k);
-pt_status pt_kernel_parse(const char *name, pt_kernel *out);
-const char *pt_batch_impl_name(pt_batch_impl b);
-pt_status pt_batch_impl_parse(const char *name, pt_batch_impl *out);
-const char *pt_online_pass_name(pt_online_pass p);
-pt_status pt_online_pass_parse(const char *name, pt_online_pass *out);
-const char *pt_gram_storage_name(pt_gram_storage g);
-pt_status pt_gram_storage_parse(const char *name, pt_gram_storage *out);
+PT_API const char *pt_path_name(pt_path p);
+PT_API pt_status pt_path_parse(const char *name, pt_path *out);
+PT_API const char *pt_variant_name(pt_variant v);
+PT_API const char *pt_loss_name(pt_loss l);
+PT_API pt_status pt_loss_parse(const char *name, pt_loss *out);
+PT_API const char *pt_schedule_name(pt_schedule s);
+PT_API pt_status pt_schedule_parse(const char *name, pt_schedule *out);
+PT_API const char *pt_multiclass_name(pt_multiclass m);
+PT_API pt_status pt_multiclass_parse(const char *name, pt_multiclass *out);
+PT_API const char *pt_kernel_name(pt_kernel k);
+PT_API pt_status pt_kernel_parse(const char *name, pt_kernel *out);
+PT_API const char *pt_batch_impl_name(pt_batch_impl b);
+PT_API pt_status pt_batch_impl_parse(const char *name, pt_batch_impl *out);
+PT_API const char *pt_online_pass_name(pt_online_pass p);
+PT_API pt_status pt_online_pass_parse(const char *name, pt_online_pass *out);
+PT_API const char *pt_gram_storage_name(pt_gram_storage g);
+PT_API pt_status pt_gram_storage_parse(const char *name, pt_gram_storage *out);
 
 typedef struct pt_train_report {
     int epochs_run;
@@ -356,30 +365,30 @@ typedef struct pt_train_report {
 } pt_train_report;
 
 /* Free what the report owns (not the struct itself). */
-void pt_train_report_clear(pt_train_report *r);
+PT_API void pt_train_report_clear(pt_train_report *r);
 
 /* Train. Two classes: one binary model. More: one-vs-rest on any path, or the multiclass
  * perceptron (p->multiclass) on the online path. On success *model is new (free with pt_model_free) and
  * *report (if not NULL) is filled. */
-pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
-                   pt_train_report *report);
+PT_API pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
+                          pt_train_report *report);
 
 /* Ask a running pt_train to stop at the next sample boundary (async-signal-safe). */
-void pt_request_stop(void);
+PT_API void pt_request_stop(void);
 
 /* -------------------------------------------------------------------------- models */
 
 /* Save atomically (temporary file, fsync, rename) with a checksum; load verifies it. */
-pt_status pt_model_save(const pt_model *m, const char *path);
-pt_status pt_model_load(const char *path, pt_model **out);
-void pt_model_free(pt_model *m);
+PT_API pt_status pt_model_save(const pt_model *m, const char *path);
+PT_API pt_status pt_model_load(const char *path, pt_model **out);
+PT_API void pt_model_free(pt_model *m);
 /* 1 if the model records where an online run stands (it was interrupted, or is a snapshot
  * passed to the epoch hook), so that pt_train_params.resume can continue it. */
-int pt_model_resumable(const pt_model *m);
+PT_API int pt_model_resumable(const pt_model *m);
 /* The training parameters the model was trained with (callbacks cleared). */
-void pt_model_get_params(const pt_model *m, pt_train_params *p);
+PT_API void pt_model_get_params(const pt_model *m, pt_train_params *p);
 /* A deep copy (NULL on allocation failure). */
-pt_model *pt_model_clone(const pt_model *m);
+PT_API pt_model *pt_model_clone(const pt_model *m);
 
 typedef struct pt_model_info {
     pt_path path;
@@ -395,32 +404,32 @@ typedef struct pt_model_info {
     size_t n_support;   /* kernel models */
 } pt_model_info;
 
-void pt_model_get_info(const pt_model *m, pt_model_info *info);
+PT_API void pt_model_get_info(const pt_model *m, pt_model_info *info);
 /* Label value of class k (0..nclass-1, ascending). */
-double pt_model_class_value(const pt_model *m, size_t k);
+PT_API double pt_model_class_value(const pt_model *m, size_t k);
 /* The text label of class k for a model trained on text labels, else NULL. */
-const char *pt_model_class_name(const pt_model *m, size_t k);
+PT_API const char *pt_model_class_name(const pt_model *m, size_t k);
 /* Linear models: w (d floats) and bias b. NULL for kernel models. */
-const float *pt_model_weights(const pt_model *m, float *bias);
+PT_API const float *pt_model_weights(const pt_model *m, float *bias);
 
 /* Scores f(x) for every row of ds (n floats). Features beyond the model's d are ignored
  * (logged once as a warning); missing ones count as zero. */
-pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores);
+PT_API pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores);
 /* Predicted label values (n doubles, from the model's label mapping). */
-pt_status pt_model_predict(const pt_model *m, const pt_dataset *ds, double *labels);
+PT_API pt_status pt_model_predict(const pt_model *m, const pt_dataset *ds, double *labels);
 
 typedef struct pt_eval {
     size_t n, correct;
     double accuracy;
 } pt_eval;
 
-pt_status pt_model_evaluate(const pt_model *m, const pt_dataset *ds, pt_eval *out);
+PT_API pt_status pt_model_evaluate(const pt_model *m, const pt_dataset *ds, pt_eval *out);
 
 /* Confusion matrix: conf[t * nclass + p] counts rows of true class t (the model's class
  * index of the row's label) predicted as class p; rows whose label the model never saw are
  * counted in *unknown (they are errors). conf has nclass^2 entries. */
-pt_status pt_model_confusion(const pt_model *m, const pt_dataset *ds, size_t *conf,
-                             size_t *unknown);
+PT_API pt_status pt_model_confusion(const pt_model *m, const pt_dataset *ds, size_t *conf,
+                                    size_t *unknown);
 
 /* ------------------------------------------------------------------------- bounds */
 
@@ -436,8 +445,8 @@ typedef struct pt_bounds {
 /* Bounds of the notes for a reference separator w* (d floats, and wbias for the bias
  * coordinate when bias is on). For the generator's truth, pass pt_dataset_truth() converted
  * to float with wbias = 0. Needs a two-class dataset. */
-pt_status pt_bounds_compute(const pt_dataset *ds, const float *wstar, float wbias, int bias,
-                            pt_bounds *out);
+PT_API pt_status pt_bounds_compute(const pt_dataset *ds, const float *wstar, float wbias, int bias,
+                                   pt_bounds *out);
 
 #ifdef __cplusplus
 }

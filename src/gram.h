@@ -115,9 +115,10 @@ void pt_kfun_apply(const pt_kfun *kf, pt_isa isa, const float *dot, float xn, co
 void pt_gram_exp(pt_isa isa, const float *x, float *y, size_t n);
 
 /* The kernel path's AUTO storage (train_kernel.c) switches from rows to the full Gram when
- * the seconds spent on rows reach the Gram's estimated cost; a value >= 0 here replaces that
- * estimate (tests use it to force the switch mid-epoch). Default -1. */
-extern double pt_gram_switch_seconds;
+ * the seconds spent on rows reach the Gram's estimated cost; seconds >= 0 replaces that
+ * estimate in every later run of the process (the tests force the switch mid-epoch with it);
+ * -1, the default, gives the estimate back. A test hook: not part of the public API. */
+void pt_gram_set_switch_seconds(double seconds);
 
 /* The exact kernel (double) from float inputs, and the bound above on |K - K_ref|. */
 double pt_kfun_ref(const pt_kfun *kf, const float *x, const float *z, size_t d);

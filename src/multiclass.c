@@ -75,7 +75,7 @@ static pt_status train_ovr(const pt_dataset *ds, const pt_train_params *p, const
                                               reps + c0);
             for (size_t c = c0; c < c1; c++) status[c] = s;
             if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
-#pragma omp critical(ovr_error)
+#pragma omp critical /* unnamed: a named one is a symbol the library would export */
                 if (!first_error[0]) snprintf(first_error, sizeof first_error, "%s", pt_last_error());
             }
         }
@@ -95,7 +95,7 @@ static pt_status train_ovr(const pt_dataset *ds, const pt_train_params *p, const
             }
             status[c] = s;
             if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
-#pragma omp critical(ovr_error)
+#pragma omp critical /* unnamed: a named one is a symbol the library would export */
                 if (!first_error[0])
                     snprintf(first_error, sizeof first_error, "class %g: %s", ds->class_values[c],
                              pt_last_error());

@@ -54,7 +54,9 @@
 #define PEND 32         /* updates held back on rows storage, then applied in one block */
 #define FLUSH_COLS 480  /* columns a block of the flush (a multiple of 48) */
 
-double pt_gram_switch_seconds = -1.0;
+static _Atomic double gram_switch_seconds = -1.0;
+
+void pt_gram_set_switch_seconds(double seconds) { gram_switch_seconds = seconds; }
 
 typedef struct kstate {
     const pt_train_params *p;
@@ -430,7 +432,8 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
     } else if (s->storage == PT_GRAM_AUTO) {
         s->gram_estimate = (double)n * n * (d ? d : 1) / 2.0 / (GRAM_FMA_PER_S_THREAD * s->threads) +
                            (double)gram_bytes * TOUCH_S_PER_BYTE;
-        if (pt_gram_switch_seconds >= 0.0) s->gram_estimate = pt_gram_switch_seconds;
+        double forced = gram_switch_seconds;
+        if (forced >= 0.0) s->gram_estimate = forced;
     }
 
     PT_TRY(pt_gram_rows_init(&s->rows, ds->X, n, d, ds->stride, d, p->kernel, s->isa, s->threads));

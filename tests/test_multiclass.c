@@ -363,7 +363,7 @@ START_TEST(test_kernel_ovr_equals_binary_kernel_runs)
             p.threads = 2;
             /* rows, no cache: 256 KiB leaves room for under 64 rows (two blocks), so none */
             if (runs[r].storage == PT_GRAM_ROWS && runs[r].cache_mb == 0) p.mem_budget_bytes = 256 << 10;
-            pt_gram_switch_seconds = runs[r].switch_seconds;
+            pt_gram_set_switch_seconds(runs[r].switch_seconds);
             pt_model *m;
             pt_train_report rep;
             ck_assert_msg(pt_train(ds, &p, &m, &rep) == PT_OK, "%s", pt_last_error());
@@ -383,7 +383,7 @@ START_TEST(test_kernel_ovr_equals_binary_kernel_runs)
             pt_train_report_clear(&rep);
             pt_model_free(m);
         }
-    pt_gram_switch_seconds = -1.0;
+    pt_gram_set_switch_seconds(-1.0);
     pt_dataset_free(ds);
 }
 END_TEST

@@ -444,9 +444,9 @@ START_TEST(test_rows_equal_full)
                 pr.isa = runs[k].isa;
                 pt_train_report rr;
                 /* the last: AUTO switching from rows to the Gram after its first block */
-                pt_gram_switch_seconds = k + 1 == sizeof runs / sizeof runs[0] ? 1e-9 : -1.0;
+                pt_gram_set_switch_seconds(k + 1 == sizeof runs / sizeof runs[0] ? 1e-9 : -1.0);
                 pt_model *mr = train_ok(ds, &pr, &rr);
-                pt_gram_switch_seconds = -1.0;
+                pt_gram_set_switch_seconds(-1.0);
                 assert_same_mistakes(&rf, &rr);
                 assert_same_model(mf, mr);
                 pt_train_report_clear(&rr);
