@@ -7,7 +7,17 @@
  *    the file, the line and what was wrong ("data.svm:12: feature index 0 must be >= 1");
  *  - opaque types come with create/free pairs; every free accepts NULL;
  *  - the library never prints to stdout or stderr and never exits: it reports through the
- *    log callback (pt_set_log) and the progress callback in pt_train_params.
+ *    log callback (pt_set_log) and the progress callback in pt_train_params;
+ *  - messages name the parameter a caller set by its struct and field
+ *    ("pt_train_params.epochs must be at least 1"), never a command-line flag;
+ *  - parameter structs (pt_read_options, pt_gen_params, pt_expand_params, pt_train_params)
+ *    begin with struct_size, which their _init function sets: always start from _init and then
+ *    set the fields you need. A struct whose struct_size is not this library's (left unset, or
+ *    from a caller compiled against another version of this header) is refused with
+ *    PT_ERR_INVALID and a message saying so, never read past its end;
+ *  - functions may be called from several threads at once on different objects (each
+ *    pt_train call has its own stop state and error message); reading one dataset or model
+ *    from several threads at once is safe. The log sink and pt_request_stop are process-wide.
  *
  * Data model: a dataset is n rows of d float32 features, row-major, each row padded with
  * zeros to a stride that is a multiple of 16 floats and starts 64-byte aligned, so SIMD
@@ -57,7 +67,7 @@ typedef enum pt_status {
     PT_ERR_LABELS = 9,       /* one class only, or too many classes for the path */
     PT_ERR_UNSUPPORTED = 10, /* e.g. an ISA the CPU lacks, a path option not built */
     PT_ERR_NUMERIC = 11,     /* weights or margins became NaN/Inf */
-    PT_ERR_INTERRUPTED = 12  /* training stopped by pt_request_stop() */
+    PT_ERR_INTERRUPTED = 12  /* training stopped: pt_stop_request, pt_request_stop, a callback */
 } pt_status;
 
 /* A short fixed description of a status ("parse error"). Never NULL. */
@@ -110,6 +120,7 @@ PT_API pt_status pt_format_parse(const char *name, pt_format *out);
 PT_API pt_format pt_format_from_path(const char *path);
 
 typedef struct pt_read_options {
+    size_t struct_size;      /* sizeof(pt_read_options), set by pt_read_options_init */
     pt_format format;        /* PT_FORMAT_AUTO by default */
     size_t max_features;     /* LIBSVM: an index above this is an error (default 10,000,000) */
     size_t mem_budget_bytes; /* refuse a dense load larger than this (default: half of RAM) */
@@ -120,7 +131,7 @@ typedef struct pt_read_options {
 
 PT_API void pt_read_options_init(pt_read_options *o);
 
-/* Read a dataset file. LIBSVM (sparse text, read into the dense layout), CSV, or .ptd
+/* Read a dataset file (o NULL: the defaults). LIBSVM (sparse text, read into the dense layout), CSV, or .ptd
  * (mmap'd, checksum verified). Refuses NaN/Inf values. */
 PT_API pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset **out);
 
@@ -188,6 +199,7 @@ typedef enum pt_gen_kind {
 } pt_gen_kind;
 
 typedef struct pt_gen_params {
+    size_t struct_size; /* sizeof(pt_gen_params), set by pt_gen_params_init */
     pt_gen_kind kind;
     size_t n, d;
     double margin;  /* G: separable/noisy margin; circle gap (default 0.1) */
@@ -213,6 +225,7 @@ typedef enum pt_expand_kind {
 } pt_expand_kind;
 
 typedef struct pt_expand_params {
+    size_t struct_size;   /* sizeof(pt_expand_params), set by pt_expand_params_init */
     pt_expand_kind kind;
     int degree;           /* POLY: D (default 2) */
     float coef0;          /* POLY: C (default 1) */
@@ -284,7 +297,25 @@ typedef int (*pt_epoch_fn)(const pt_model *m, int epoch, size_t mistakes, void *
 /* Progress callback: called once per epoch; return non-zero to stop training. */
 typedef int (*pt_progress_fn)(int epoch, size_t mistakes, double seconds, void *user);
 
+/* A stop token: a way to stop the pt_train calls it is passed to (pt_train_params.stop) from
+ * any thread or a signal handler, without touching any other call in the process. A request
+ * stays until pt_stop_reset, so one that comes before the call starts stops it at once. */
+typedef struct pt_stop pt_stop;
+
+/* A new token, not requested (NULL on allocation failure). */
+PT_API pt_stop *pt_stop_create(void);
+PT_API void pt_stop_free(pt_stop *s);
+/* Ask every pt_train call given this token to stop at its next sample (or block, or kernel
+ * row) boundary: it returns PT_ERR_INTERRUPTED with the model as it stands.
+ * Async-signal-safe (one lock-free atomic store). */
+PT_API void pt_stop_request(pt_stop *s);
+/* 1 once pt_stop_request was called (and not reset since), else 0. */
+PT_API int pt_stop_is_requested(const pt_stop *s);
+/* Clear a request, to use the token again. */
+PT_API void pt_stop_reset(pt_stop *s);
+
 typedef struct pt_train_params {
+    size_t struct_size;  /* sizeof(pt_train_params), set by pt_train_params_init */
     pt_path path;
     int epochs;          /* maximum epochs (default 10); training stops early at an epoch with no mistake */
     float eta;           /* learning rate (default 1) */
@@ -295,7 +326,13 @@ typedef struct pt_train_params {
     int bias;            /* 1: augment with a constant-1 coordinate (default) */
     pt_online_pass pass; /* online: sequential, blocked (both cores) or auto (default) */
     pt_isa isa;          /* PT_ISA_AUTO by default */
-    int threads;         /* 0: all cores */
+    /* Threads of this call's parallel loops and OpenBLAS calls (0: OpenMP's count for the
+     * calling thread, omp_get_max_threads()). The calling thread's OpenMP count and
+     * OpenBLAS's count are set for the call and restored before pt_train returns, so what
+     * the caller sees after the call is what it set before. Other threads' OpenMP counts are
+     * never touched; OpenBLAS's count is one per process, so calls running at once in
+     * several threads each restore the count they found. */
+    int threads;
     size_t mem_budget_bytes; /* voted vectors, Gram cache and the like (default: half of RAM) */
     /* batch path */
     pt_loss loss;
@@ -319,6 +356,8 @@ typedef struct pt_train_params {
     void *progress_user;
     pt_epoch_fn epoch_hook;
     void *epoch_user;
+    /* A stop token of the caller's (NULL: none); see pt_stop_create. */
+    pt_stop *stop;
     /* Continue the online run recorded in this model (an interrupted run's model or a
      * checkpoint, see pt_model_resumable); the result equals the uninterrupted run's. */
     const pt_model *resume;
@@ -328,8 +367,10 @@ typedef struct pt_train_params {
     pt_expand_params expand;
 } pt_train_params;
 
+/* Every field to its default (struct_size included): the only way to start a params struct. */
 PT_API void pt_train_params_init(pt_train_params *p);
-/* Check parameters without training: PT_OK or PT_ERR_INVALID with a message. */
+/* Check parameters without training: PT_OK or PT_ERR_INVALID with a message naming the field
+ * ("pt_train_params.eta must be a positive number (got -1)"). */
 PT_API pt_status pt_train_params_check(const pt_train_params *p);
 
 PT_API const char *pt_path_name(pt_path p);
@@ -373,7 +414,10 @@ PT_API void pt_train_report_clear(pt_train_report *r);
 PT_API pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
                           pt_train_report *report);
 
-/* Ask a running pt_train to stop at the next sample boundary (async-signal-safe). */
+/* Stop every pt_train call running in the process when it is called, as pt_stop_request does
+ * for one token's (a call that starts afterwards is not affected). For a program with one
+ * training at a time, such as a command-line tool's Ctrl-C handler; a library that embeds
+ * ptron should give each call its own token instead. Async-signal-safe. */
 PT_API void pt_request_stop(void);
 
 /* -------------------------------------------------------------------------- models */

@@ -22,7 +22,8 @@ pt_status pt_check_dense_budget(const char *path, size_t n, size_t d, size_t bud
     if (bytes > budget)
         return pt_fail(PT_ERR_LIMIT,
                        "%s: %zu rows x %zu features need %.1f MiB dense (padded to %zu), over the "
-                       "memory budget of %.1f MiB; raise --mem-mb or reduce the data",
+                       "memory budget of %.1f MiB; raise pt_read_options.mem_budget_bytes or "
+                       "reduce the data",
                        path, n, d, bytes / 1048576.0, pt_stride_for(d), budget / 1048576.0);
     return PT_OK;
 }

@@ -56,6 +56,15 @@ pt_status pt_fail_prefix(pt_status s, const char *fmt, ...)
     return s;
 }
 
+pt_status pt_check_struct_size(const char *type, size_t got, size_t want)
+{
+    if (got == want) return PT_OK;
+    return pt_fail(PT_ERR_INVALID,
+                   "%s.struct_size is %zu, not %zu: start the struct with %s_init (a program "
+                   "compiled against another version of ptron.h must be compiled again)",
+                   type, got, want, type);
+}
+
 void pt_set_log(pt_log_fn fn, void *user)
 {
     log_fn = fn;

@@ -71,6 +71,7 @@ struct pt_expander {
 void pt_expand_params_init(pt_expand_params *p)
 {
     memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
     p->kind = PT_EXPAND_POLY;
     p->degree = 2;
     p->coef0 = 1.0f;
@@ -126,8 +127,10 @@ static void describe(const pt_expand_params *p, size_t d, char *buf, size_t len)
         snprintf(buf, len, "random Fourier expansion of %zu features: ", d);
 }
 
-/* The dimension check shared by streaming and materialising; rows = 0 for one row only. */
-static pt_status check_dim(const pt_expand_params *p, size_t d, size_t rows, size_t budget)
+/* The dimension check shared by streaming and materialising; rows = 0 for one row only (then
+ * budget and budget_field go unused). */
+static pt_status check_dim(const pt_expand_params *p, size_t d, size_t rows, size_t budget,
+                           const char *budget_field)
 {
     char what[160];
     describe(p, d, what, sizeof what);
@@ -137,7 +140,8 @@ static pt_status check_dim(const pt_expand_params *p, size_t d, size_t rows, siz
     size_t row_bytes = pt_dense_bytes(1, dim);
     if (dim > p->max_features)
         return pt_fail(PT_ERR_LIMIT,
-                       "%s%zu features, over the limit of %zu (--max-features); one expanded row "
+                       "%s%zu features, over the limit of %zu (pt_expand_params.max_features); one "
+                       "expanded row "
                        "needs %zu bytes (%.1f MiB)%s",
                        what, dim, p->max_features, row_bytes, row_bytes / 1048576.0,
                        rows ? ", the whole matrix more" : "");
@@ -149,9 +153,10 @@ static pt_status check_dim(const pt_expand_params *p, size_t d, size_t rows, siz
                                what, dim, rows);
             return pt_fail(PT_ERR_LIMIT,
                            "%s%zu features; materialising %zu rows needs %zu bytes (%.1f MiB), over "
-                           "the memory budget of %zu bytes (%.1f MiB): raise --mem-mb, or stream it "
-                           "(ptron train --expand)",
-                           what, dim, rows, bytes, bytes / 1048576.0, budget, budget / 1048576.0);
+                           "the memory budget of %zu bytes (%.1f MiB): raise %s, or stream the "
+                           "expansion while training on the online path",
+                           what, dim, rows, bytes, bytes / 1048576.0, budget, budget / 1048576.0,
+                           budget_field);
         }
     }
     return PT_OK;
@@ -259,7 +264,7 @@ pt_status pt_expander_create(const pt_expand_params *p, size_t d_in, pt_expander
 {
     *out = NULL;
     PT_TRY(check_params(p));
-    PT_TRY(check_dim(p, d_in, 0, 0));
+    PT_TRY(check_dim(p, d_in, 0, 0, NULL));
     pt_expander *e = calloc(1, sizeof *e);
     if (!e) return pt_fail(PT_ERR_NOMEM, "cannot allocate an expander");
     e->p = *p;
@@ -448,13 +453,13 @@ static size_t block_rows(size_t stride_out)
 /* ---------------------------------------------------------------------- materialise */
 
 pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budget,
-                         pt_dataset **out)
+                         const char *budget_field, pt_dataset **out)
 {
     *out = NULL;
     if (ds->d != e->d_in)
         return pt_fail(PT_ERR_INVALID, "expander built for %zu features, data has %zu", e->d_in,
                        ds->d);
-    PT_TRY(check_dim(&e->p, ds->d, ds->n, budget));
+    PT_TRY(check_dim(&e->p, ds->d, ds->n, budget, budget_field));
     pt_dataset *x = pt_dataset_alloc(ds->n, e->d_out);
     if (!x) return PT_ERR_NOMEM;
     x->class_values = malloc((ds->nclass ? ds->nclass : 1) * sizeof(double));
@@ -504,11 +509,13 @@ pt_status pt_expand(const pt_dataset *ds, const pt_expand_params *p, pt_dataset 
 {
     pt_clear_error();
     *out = NULL;
+    PT_TRY(PT_CHECK_STRUCT(p, pt_expand_params));
     PT_TRY(check_params(p));
-    PT_TRY(check_dim(p, ds->d, ds->n, p->mem_budget_bytes));
+    PT_TRY(check_dim(p, ds->d, ds->n, p->mem_budget_bytes, "pt_expand_params.mem_budget_bytes"));
     pt_expander *e;
     PT_TRY(pt_expander_create(p, ds->d, &e));
-    pt_status s = pt_expand_with(ds, e, p->mem_budget_bytes, out);
+    pt_status s =
+        pt_expand_with(ds, e, p->mem_budget_bytes, "pt_expand_params.mem_budget_bytes", out);
     pt_expander_free(e);
     return s;
 }
@@ -520,11 +527,12 @@ pt_status pt_train_expanded(const pt_dataset *ds, const pt_train_params *p, cons
 {
     *out = NULL;
     if (p->path == PT_PATH_KERNEL)
-        return pt_fail(PT_ERR_INVALID, "--expand works with the online and batch paths; the kernel "
-                       "path computes its kernel itself (--kernel poly or rbf)");
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.expand works with the online and batch "
+                       "paths; the kernel path computes its kernel itself (pt_train_params.kernel "
+                       "PT_KERNEL_POLY or PT_KERNEL_RBF)");
     if (ds->nclass != 2)
-        return pt_fail(PT_ERR_UNSUPPORTED, "--expand trains two-class models (the data has %zu "
-                       "classes)", ds->nclass);
+        return pt_fail(PT_ERR_UNSUPPORTED, "pt_train_params.expand trains two-class models (the "
+                       "data has %zu classes)", ds->nclass);
     pt_expander *e;
     PT_TRY(pt_expander_create(&p->expand, ds->d, &e));
     const size_t dim = e->d_out;
@@ -533,7 +541,8 @@ pt_status pt_train_expanded(const pt_dataset *ds, const pt_train_params *p, cons
     if (wbytes > p->mem_budget_bytes) {
         pt_expander_free(e);
         return pt_fail(PT_ERR_LIMIT, "the expanded model has %zu weights: %zu bytes, over the memory "
-                       "budget of %zu bytes; raise --mem-mb", dim, wbytes, p->mem_budget_bytes);
+                       "budget of %zu bytes; raise pt_train_params.mem_budget_bytes", dim, wbytes,
+                       p->mem_budget_bytes);
     }
     pt_model *m = pt_model_alloc_linear(dim);
     pt_status s = m ? PT_OK : PT_ERR_NOMEM;
@@ -547,10 +556,12 @@ pt_status pt_train_expanded(const pt_dataset *ds, const pt_train_params *p, cons
         pt_row_map map = pt_expander_row_map(e);
         s = pt_train_online_mapped(ds, &map, p, k, m, r);
     } else if (s == PT_OK) {
-        size_t budget = p->mem_budget_bytes < p->expand.mem_budget_bytes
-                            ? p->mem_budget_bytes : p->expand.mem_budget_bytes;
+        bool own = p->mem_budget_bytes < p->expand.mem_budget_bytes;
+        size_t budget = own ? p->mem_budget_bytes : p->expand.mem_budget_bytes;
         pt_dataset *x = NULL;
-        s = pt_expand_with(ds, e, budget, &x);
+        s = pt_expand_with(ds, e, budget,
+                           own ? "pt_train_params.mem_budget_bytes"
+                               : "pt_train_params.expand.mem_budget_bytes", &x);
         if (s == PT_ERR_LIMIT)
             pt_fail_prefix(s, "the batch path needs the expansion materialised (the online path "
                            "streams it)");

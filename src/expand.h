@@ -28,9 +28,10 @@ void pt_expander_block(const pt_expander *e, const float *X, size_t ldx, size_t 
 /* The row map the online path calls for every sample; valid while e lives. */
 pt_row_map pt_expander_row_map(const pt_expander *e);
 
-/* pt_expand with an expander already built; budget is the byte limit of the output matrix. */
+/* pt_expand with an expander already built; budget is the byte limit of the output matrix,
+ * budget_field the parameter it comes from (named in a refusal). */
 pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budget,
-                         pt_dataset **out);
+                         const char *budget_field, pt_dataset **out);
 
 /* pt_train for p->expand.kind != NONE: online streams the expansion through
  * pt_train_online_mapped, batch materialises it when it fits p->mem_budget_bytes. The model

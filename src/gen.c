@@ -11,6 +11,7 @@
 void pt_gen_params_init(pt_gen_params *p)
 {
     memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
     p->kind = PT_GEN_SEPARABLE;
     p->n = 1000;
     p->d = 2;
@@ -183,15 +184,17 @@ pt_status pt_generate(const pt_gen_params *p, pt_dataset **out)
 {
     pt_clear_error();
     *out = NULL;
-    if (p->n < 1) return pt_fail(PT_ERR_INVALID, "--n must be at least 1");
-    if (p->d < 1) return pt_fail(PT_ERR_INVALID, "--d must be at least 1");
-    if ((p->kind == PT_GEN_XOR) && p->d < 2) return pt_fail(PT_ERR_INVALID, "xor needs --d >= 2");
+    PT_TRY(PT_CHECK_STRUCT(p, pt_gen_params));
+    if (p->n < 1) return pt_fail(PT_ERR_INVALID, "pt_gen_params.n must be at least 1");
+    if (p->d < 1) return pt_fail(PT_ERR_INVALID, "pt_gen_params.d must be at least 1");
+    if ((p->kind == PT_GEN_XOR) && p->d < 2)
+        return pt_fail(PT_ERR_INVALID, "xor needs pt_gen_params.d >= 2");
     if (!(p->margin >= 0.0) || !isfinite(p->margin))
-        return pt_fail(PT_ERR_INVALID, "--margin must be >= 0");
+        return pt_fail(PT_ERR_INVALID, "pt_gen_params.margin must be >= 0");
     if (!(p->noise >= 0.0 && p->noise <= 1.0))
-        return pt_fail(PT_ERR_INVALID, "--noise must be in [0, 1]");
+        return pt_fail(PT_ERR_INVALID, "pt_gen_params.noise must be in [0, 1]");
     if (p->kind == PT_GEN_BLOBS && (p->classes < 2 || p->classes > 100000))
-        return pt_fail(PT_ERR_INVALID, "--classes must be in 2..100000");
+        return pt_fail(PT_ERR_INVALID, "pt_gen_params.classes must be in 2..100000");
     pt_dataset *ds = pt_dataset_alloc(p->n, p->d);
     if (!ds) return PT_ERR_NOMEM;
     double *labels = malloc(p->n * sizeof *labels);

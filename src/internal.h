@@ -5,6 +5,7 @@
 #include "ptron.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +19,10 @@ pt_status pt_fail(pt_status s, const char *fmt, ...) __attribute__((format(print
 /* Prefix the current message with "what: " (used when an inner call fails). */
 pt_status pt_fail_prefix(pt_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void pt_clear_error(void);
+/* PT_OK if a parameter struct's struct_size is this library's, else PT_ERR_INVALID saying to
+ * start it with its _init (see ptron.h). Read nothing else of a struct before this. */
+pt_status pt_check_struct_size(const char *type, size_t got, size_t want);
+#define PT_CHECK_STRUCT(p, type) pt_check_struct_size(#type, (p)->struct_size, sizeof(type))
 void pt_log(pt_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define PT_TRY(expr)                                                                               \
@@ -40,6 +45,16 @@ size_t pt_round_up(size_t x, size_t to);
 size_t pt_physical_memory(void);      /* bytes of RAM */
 size_t pt_default_mem_budget(void);   /* half of RAM */
 int pt_threads_resolve(int requested); /* 0 -> all cores */
+/* The thread counts a call runs with: the calling thread's OpenMP count (what its parallel
+ * regions and OpenBLAS, built for OpenMP, use) and OpenBLAS's process-wide count, set by
+ * pt_threads_enter and put back as they were by pt_threads_leave. Inside a parallel region
+ * both do nothing (OpenBLAS runs on one thread there, and nested regions are off). */
+typedef struct pt_thread_counts {
+    int omp, blas;
+    bool set;
+} pt_thread_counts;
+pt_thread_counts pt_threads_enter(int threads);
+void pt_threads_leave(pt_thread_counts saved);
 double pt_now(void);                  /* monotonic seconds */
 
 /* ------------------------------------------------------- random numbers (rng.c) */
@@ -236,8 +251,30 @@ pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn vi
 /* Scores of a kernel model (train_kernel.c). */
 pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float *scores);
 
-/* Set by pt_request_stop(); training loops poll it between samples. */
-extern volatile int pt_stop_requested;
+/* ---------------------------------------------------------------- stopping (train.c) */
+
+/* A stop token (ptron.h). Each pt_train call arms one of its own over the caller's token and
+ * hands the paths params whose stop is that call's: the paths poll pt_stopping(p->stop)
+ * between samples (or blocks, or kernel rows), and nothing else in the process stops them. */
+struct pt_stop {
+    atomic_int requested;  /* pt_stop_request on this token */
+    const pt_stop *caller; /* a call's token: the caller's (pt_train_params.stop), or NULL */
+    unsigned generation;   /* pt_request_stop's count when the token was made or armed */
+};
+
+/* How many times pt_request_stop was called: a call stops when it moves. */
+extern atomic_uint pt_stop_generation;
+
+/* Make *call a call's own token over the caller's (NULL: none). */
+void pt_stop_arm(pt_stop *call, const pt_stop *caller);
+
+/* Whether the call that owns this token must stop (NULL: a call that cannot be stopped). */
+static inline bool pt_stopping(const pt_stop *s)
+{
+    return s && (atomic_load_explicit(&s->requested, memory_order_relaxed) ||
+                 (s->caller && atomic_load_explicit(&s->caller->requested, memory_order_relaxed)) ||
+                 atomic_load_explicit(&pt_stop_generation, memory_order_relaxed) != s->generation);
+}
 
 /* Append one epoch's mistakes to the report (grows the array). */
 pt_status pt_report_push_epoch(pt_train_report *r, size_t mistakes, double objective);

@@ -7,6 +7,7 @@
 void pt_read_options_init(pt_read_options *o)
 {
     memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
     o->format = PT_FORMAT_AUTO;
     o->max_features = 10000000;
     o->mem_budget_bytes = pt_default_mem_budget();
@@ -59,6 +60,7 @@ pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset
     }
     pt_clear_error();
     *out = NULL;
+    PT_TRY(PT_CHECK_STRUCT(o, pt_read_options));
     pt_format f = o->format == PT_FORMAT_AUTO ? pt_format_from_path(path) : o->format;
     switch (f) {
     case PT_FORMAT_CSV: return pt_read_csv(path, o, out);

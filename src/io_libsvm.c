@@ -615,7 +615,7 @@ static __attribute__((noinline)) const char *index_error(const reader *r, chunk 
                           t), NULL;
     if (idx > r->max_features)
         return chunk_fail(c, r->path, line, PT_ERR_PARSE,
-                          "feature index %.*s exceeds the limit of %zu (raise --max-features)",
+                          "feature index %.*s exceeds the limit of %zu (raise pt_read_options.max_features)",
                           shown, t, r->max_features), NULL;
     return chunk_fail(c, r->path, line, PT_ERR_PARSE, "feature index %zu after index %zu: "
                       "indices must be strictly increasing", (size_t)idx, prev), NULL;

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cblas.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -68,6 +69,32 @@ int pt_threads_resolve(int requested)
     return omp_get_max_threads();
 #else
     return 1;
+#endif
+}
+
+pt_thread_counts pt_threads_enter(int threads)
+{
+    pt_thread_counts saved = {0, 0, false};
+#ifdef _OPENMP
+    if (omp_in_parallel()) return saved;
+    saved.omp = omp_get_max_threads();
+#endif
+    saved.blas = openblas_get_num_threads();
+    saved.set = true;
+    openblas_set_num_threads(threads);
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+    return saved;
+}
+
+void pt_threads_leave(pt_thread_counts saved)
+{
+    if (!saved.set) return;
+    /* OpenBLAS's setter also sets the calling thread's OpenMP count: OpenMP's goes second */
+    openblas_set_num_threads(saved.blas);
+#ifdef _OPENMP
+    omp_set_num_threads(saved.omp);
 #endif
 }
 

@@ -183,9 +183,9 @@ static pt_status train_direct(const pt_dataset *ds, const pt_train_params *p, co
         .W = m->W, .B = m->Bk,
     };
     if (p->variant == PT_VARIANT_VOTED)
-        return pt_fail(PT_ERR_UNSUPPORTED, "the voted perceptron is binary; use --averaged");
+        return pt_fail(PT_ERR_UNSUPPORTED, "the voted perceptron is binary; use PT_VARIANT_AVERAGED");
     if (p->shuffle && n > UINT32_MAX)
-        return pt_fail(PT_ERR_LIMIT, "--shuffle supports up to 2^32 rows (got %zu)", n);
+        return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
     uint32_t *order = NULL;
     pt_model *snap = NULL;
     pt_status s = PT_OK;
@@ -208,7 +208,7 @@ static pt_status train_direct(const pt_dataset *ds, const pt_train_params *p, co
         for (size_t t = 0; t < n; t++) {
             size_t i = order ? order[t] : t;
             mistakes += (size_t)direct_visit(&o, ds->X + i * ds->stride, (size_t)ds->cls[i]);
-            if (pt_stop_requested) {
+            if (pt_stopping(p->stop)) {
                 s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d at sample %zu", epoch, t + 1);
                 break;
             }
@@ -219,7 +219,7 @@ static pt_status train_direct(const pt_dataset *ds, const pt_train_params *p, co
         bool finite = true;
         for (size_t j = 0; j < K * o.len && finite; j++) finite = isfinite(o.W[j]);
         if (!finite) {
-            s = pt_fail(PT_ERR_NUMERIC, "weights became non-finite in epoch %d: lower --eta or "
+            s = pt_fail(PT_ERR_NUMERIC, "weights became non-finite in epoch %d: lower pt_train_params.eta or "
                                         "rescale the features", epoch);
             break;
         }

@@ -20,8 +20,9 @@ typedef struct online {
     float *V, *Vb, *Vc;
     size_t nv, cap, max_vectors;
     float survived;
-    pt_status vote_error;
+    pt_status vote_error; /* set by online_push_vote: it ends the run, as a stop would */
     char vote_msg[512]; /* its message: the interrupt that stops the epoch overwrites the last error */
+    const pt_stop *stop; /* the call's (pt_train_params.stop) */
 } online;
 
 /* Voted: store the current vector with its survival count before it changes (false, with
@@ -34,7 +35,7 @@ static inline int visit(online *o, const float *x, float y, float score)
 {
     int upd = y * score <= o->tau;
     if (o->voted) {
-        if (upd && !online_push_vote(o)) pt_stop_requested = 1; /* the error is in vote_error */
+        if (upd) online_push_vote(o); /* a failure is in vote_error, which stops the pass */
         o->survived = upd ? 1.0f : o->survived + 1.0f;
     }
     if (upd) {
@@ -50,6 +51,12 @@ static inline int visit(online *o, const float *x, float y, float score)
     }
     o->steps += 1.0;
     return upd;
+}
+
+/* Whether the pass must stop after this sample: the call is stopped, or the run failed. */
+static inline bool online_stopped(const online *o)
+{
+    return o->vote_error != PT_OK || pt_stopping(o->stop);
 }
 
 static inline float score_of(const online *o, const float *x)

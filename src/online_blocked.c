@@ -235,7 +235,7 @@ static size_t walk_samples(pipeline *pl, size_t *r_io, size_t r1)
     online *o = pl->o;
     const float *Y = pl->ds->y;
     size_t updates = 0, r = *r_io;
-    for (; r < r1 && !pt_stop_requested; r++) {
+    for (; r < r1 && !online_stopped(o); r++) {
         const float *x = sample_row(pl, r);
         float y = Y[sample_index(pl, r)], s = score_of(o, x);
         if (y * s <= o->tau) {
@@ -309,7 +309,7 @@ static pt_status walker(pipeline *pl, size_t *t_io, size_t *mistakes, int epoch,
         }
         t = r;
         atomic_store_explicit(&pl->walk, c + 1, memory_order_release);
-        if (pt_stop_requested) {
+        if (online_stopped(o)) {
             s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
             break;
         }

@@ -6,13 +6,49 @@
 #include "expand.h"
 #include "internal.h"
 
-volatile int pt_stop_requested;
+/* A signal handler may request a stop: that takes lock-free atomics. */
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "pt_stop_request needs lock-free atomic ints");
 
-void pt_request_stop(void) { pt_stop_requested = 1; }
+atomic_uint pt_stop_generation;
+
+void pt_request_stop(void)
+{
+    atomic_fetch_add_explicit(&pt_stop_generation, 1, memory_order_relaxed);
+}
+
+void pt_stop_arm(pt_stop *call, const pt_stop *caller)
+{
+    atomic_init(&call->requested, 0);
+    call->caller = caller;
+    call->generation = atomic_load_explicit(&pt_stop_generation, memory_order_relaxed);
+}
+
+pt_stop *pt_stop_create(void)
+{
+    pt_stop *s = malloc(sizeof *s);
+    if (!s) {
+        pt_fail(PT_ERR_NOMEM, "cannot allocate a stop token");
+        return NULL;
+    }
+    pt_stop_arm(s, NULL);
+    return s;
+}
+
+void pt_stop_free(pt_stop *s) { free(s); }
+
+void pt_stop_request(pt_stop *s) { atomic_store_explicit(&s->requested, 1, memory_order_relaxed); }
+
+int pt_stop_is_requested(const pt_stop *s)
+{
+    return atomic_load_explicit(&s->requested, memory_order_relaxed);
+}
+
+void pt_stop_reset(pt_stop *s) { atomic_store_explicit(&s->requested, 0, memory_order_relaxed); }
 
 void pt_train_params_init(pt_train_params *p)
 {
     memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
     p->path = PT_PATH_ONLINE;
     p->epochs = 10;
     p->eta = 1.0f;
@@ -85,22 +121,35 @@ const char *pt_variant_name(pt_variant v)
 
 pt_status pt_train_params_check(const pt_train_params *p)
 {
-    if (p->epochs < 1) return pt_fail(PT_ERR_INVALID, "--epochs must be at least 1 (got %d)", p->epochs);
+    PT_TRY(PT_CHECK_STRUCT(p, pt_train_params));
+    PT_TRY(PT_CHECK_STRUCT(&p->expand, pt_expand_params));
+    if (p->epochs < 1)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.epochs must be at least 1 (got %d)",
+                       p->epochs);
     if (!(p->eta > 0.0f) || !isfinite(p->eta))
-        return pt_fail(PT_ERR_INVALID, "--eta must be a positive number (got %g)", (double)p->eta);
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.eta must be a positive number (got %g)",
+                       (double)p->eta);
     if (!isfinite(p->margin) || p->margin < 0.0f)
-        return pt_fail(PT_ERR_INVALID, "--margin must be >= 0 (got %g)", (double)p->margin);
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.margin must be >= 0 (got %g)",
+                       (double)p->margin);
     if (!isfinite(p->lambda) || p->lambda < 0.0f)
-        return pt_fail(PT_ERR_INVALID, "--lambda must be >= 0 (got %g)", (double)p->lambda);
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.lambda must be >= 0 (got %g)",
+                       (double)p->lambda);
     if (p->schedule == PT_SCHEDULE_PEGASOS && !(p->lambda > 0.0f))
-        return pt_fail(PT_ERR_INVALID, "--schedule pegasos needs --lambda > 0");
-    if (p->threads < 0) return pt_fail(PT_ERR_INVALID, "--threads must be >= 0 (got %d)", p->threads);
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.schedule PT_SCHEDULE_PEGASOS needs "
+                                       "pt_train_params.lambda > 0");
+    if (p->threads < 0)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.threads must be >= 0 (got %d)",
+                       p->threads);
     if (p->degree < 1 || p->degree > 32)
-        return pt_fail(PT_ERR_INVALID, "--degree must be in 1..32 (got %d)", p->degree);
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.degree must be in 1..32 (got %d)",
+                       p->degree);
     if (!(p->gamma > 0.0f) || !isfinite(p->gamma))
-        return pt_fail(PT_ERR_INVALID, "--gamma must be a positive number (got %g)", (double)p->gamma);
-    if (!isfinite(p->coef0)) return pt_fail(PT_ERR_INVALID, "--coef0 must be finite");
-    if (p->tol < 0.0 || !isfinite(p->tol)) return pt_fail(PT_ERR_INVALID, "--tol must be >= 0");
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.gamma must be a positive number (got %g)",
+                       (double)p->gamma);
+    if (!isfinite(p->coef0)) return pt_fail(PT_ERR_INVALID, "pt_train_params.coef0 must be finite");
+    if (p->tol < 0.0 || !isfinite(p->tol))
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.tol must be >= 0");
     return PT_OK;
 }
 
@@ -155,6 +204,7 @@ void pt_model_set_meta(pt_model *m, const pt_dataset *ds, const pt_train_params 
     m->params.progress_user = NULL;
     m->params.epoch_hook = NULL;
     m->params.epoch_user = NULL;
+    m->params.stop = NULL;
 }
 
 pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
@@ -172,30 +222,38 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
     if (ds->nclass > 2 && p->multiclass == PT_MULTI_DIRECT && p->path != PT_PATH_ONLINE)
         return pt_fail(PT_ERR_LABELS,
                        "the data has %zu classes: the multiclass perceptron runs on the online "
-                       "path; the %s path trains one-vs-rest (--multiclass ovr)",
+                       "path; the %s path trains one-vs-rest (pt_train_params.multiclass "
+                       "PT_MULTI_OVR)",
                        ds->nclass, pt_path_name(p->path));
     const pt_kernels *k;
     PT_TRY(pt_kernels_get(p->isa, &k));
     r->isa = k->isa;
     r->threads = pt_threads_resolve(p->threads);
-    pt_stop_requested = 0;
+
+    /* the paths see this call's own stop token, and run with its thread count */
+    pt_stop stop;
+    pt_stop_arm(&stop, p->stop);
+    pt_train_params call = *p;
+    call.stop = &stop;
+    pt_thread_counts saved = pt_threads_enter(r->threads);
 
     pt_status s;
     pt_model *m = NULL;
     double t0 = pt_now();
     if (p->expand.kind != PT_EXPAND_NONE) {
-        s = pt_train_expanded(ds, p, k, &m, r);
+        s = pt_train_expanded(ds, &call, k, &m, r);
     } else if (ds->nclass > 2) {
-        s = pt_train_multiclass(ds, p, k, &m, r);
+        s = pt_train_multiclass(ds, &call, k, &m, r);
     } else if (p->path == PT_PATH_KERNEL) {
-        s = pt_train_kernel(ds, p, k, &m, r);
+        s = pt_train_kernel(ds, &call, k, &m, r);
+    } else if (!(m = pt_model_alloc_linear(ds->d))) {
+        s = PT_ERR_NOMEM;
     } else {
-        m = pt_model_alloc_linear(ds->d);
-        if (!m) return PT_ERR_NOMEM;
         pt_model_set_meta(m, ds, p);
-        s = p->path == PT_PATH_BATCH ? pt_train_batch(ds, p, k, m, r)
-                                     : pt_train_online(ds, p, k, m, r);
+        s = p->path == PT_PATH_BATCH ? pt_train_batch(ds, &call, k, m, r)
+                                     : pt_train_online(ds, &call, k, m, r);
     }
+    pt_threads_leave(saved);
     r->train_seconds = pt_now() - t0;
     /* Epoch end times into durations, last to first. An epoch begins where the one before it
      * ended, or at t0; epochs restored by a resume are stamped -INFINITY and last 0 s. */

@@ -33,9 +33,6 @@
 #include <string.h>
 
 #include <cblas.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "internal.h"
 #include "train_batch.h"
@@ -264,7 +261,8 @@ static pt_status check_finite(const batch_run *run, double objective, int epoch)
     return PT_OK;
 bad:
     return pt_fail(PT_ERR_NUMERIC,
-                   "weights became non-finite in epoch %d: lower --eta, raise --lambda or "
+                   "weights became non-finite in epoch %d: lower pt_train_params.eta, raise "
+                   "pt_train_params.lambda or "
                    "rescale the features",
                    epoch);
 }
@@ -286,8 +284,8 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
     const size_t len = run->len;
     const size_t nch = (max_rows + chunk_rows(max_rows, len) - 1) / chunk_rows(max_rows, len);
     if (run->impl == PT_BATCH_GEMV && (max_rows > INT_MAX || len > INT_MAX))
-        return pt_fail(PT_ERR_LIMIT, "--batch-impl gemv: %zu rows x %zu columns exceed BLAS's int",
-                       max_rows, len);
+        return pt_fail(PT_ERR_LIMIT, "pt_train_params.batch_impl PT_BATCH_GEMV: %zu rows x %zu "
+                       "columns exceed BLAS's int", max_rows, len);
     if (run->impl == PT_BATCH_GEMV) {
         if (!(run->mg = pt_alloc(max_rows * sizeof(float), "batch margins"))) return PT_ERR_NOMEM;
         if (!(run->grad = pt_calloc(len * sizeof(float), "batch gradient"))) return PT_ERR_NOMEM;
@@ -312,32 +310,6 @@ static void run_free(batch_run *run)
     pt_free(run->avg);
 }
 
-/* OpenBLAS built for OpenMP takes its thread count from OpenMP; set both, restore after. */
-typedef struct thread_save {
-    int blas, omp;
-} thread_save;
-
-static thread_save threads_set(int n)
-{
-    thread_save s = {openblas_get_num_threads(), 1};
-#ifdef _OPENMP
-    s.omp = omp_get_max_threads();
-#endif
-    openblas_set_num_threads(n);
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#endif
-    return s;
-}
-
-static void threads_restore(thread_save s)
-{
-    openblas_set_num_threads(s.blas);
-#ifdef _OPENMP
-    omp_set_num_threads(s.omp);
-#endif
-}
-
 pt_status pt_batch_subgradient(const pt_dataset *ds, const pt_train_params *p,
                                const pt_kernels *k, pt_batch_impl impl, const float *w, float b,
                                float *gw, float *gb, pt_batch_eval *ev)
@@ -347,11 +319,11 @@ pt_status pt_batch_subgradient(const pt_dataset *ds, const pt_train_params *p,
     batch_run run;
     pt_status s = run_init(&run, ds, p, k, impl, (float *)w, n); /* w is only read */
     if (s == PT_OK) {
-        thread_save ts = threads_set(run.threads);
+        pt_thread_counts ts = pt_threads_enter(run.threads);
         run.b = b;
         pt_batch_eval e;
         const float *G = pass(&run, 0, n, &e);
-        threads_restore(ts);
+        pt_threads_leave(ts);
         for (size_t j = 0; j < run.len; j++)
             gw[j] = (float)((double)G[j] / (double)n + (double)p->lambda * (double)w[j]);
         *gb = p->bias ? (float)(e.gsum / (double)n) : 0.0f;
@@ -369,7 +341,8 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
     const size_t nblk = (n + B - 1) / B;
     if (!ds->y) return pt_fail(PT_ERR_LABELS, "the batch path needs two classes");
     if (p->shuffle && nblk > UINT32_MAX)
-        return pt_fail(PT_ERR_LIMIT, "--shuffle supports up to 2^32 blocks (got %zu)", nblk);
+        return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 blocks (got %zu)",
+                       nblk);
 
     batch_run run;
     uint32_t *order = NULL;
@@ -382,7 +355,7 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
         }
         for (size_t i = 0; i < nblk; i++) order[i] = (uint32_t)i;
     }
-    thread_save ts = threads_set(run.threads);
+    pt_thread_counts ts = pt_threads_enter(run.threads);
     pt_rng rng;
     pt_rng_seed(&rng, p->seed);
     const bool perceptron = p->loss == PT_LOSS_PERCEPTRON;
@@ -404,7 +377,7 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
             if (nblk == 1 && perceptron && e.mistakes == 0) break;
             t += 1.0;
             update(&run, G, e.gsum, rows, t);
-            if (pt_stop_requested) {
+            if (pt_stopping(p->stop)) {
                 r->updates = (size_t)t;
                 s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d at block %zu of %zu",
                             epoch, q + 1, nblk);
@@ -428,7 +401,7 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
         prev = obj;
     }
 finish:
-    threads_restore(ts);
+    pt_threads_leave(ts);
     if (run.avg && t > 0.0) {
         memcpy(run.w, run.avg, run.len * sizeof(float));
         run.b = (float)run.avg_b;

@@ -357,8 +357,9 @@ static pt_status check_finite(const float *f, size_t n, int epoch)
     for (size_t j = 0; j < n; j++)
         if (!isfinite(f[j]))
             return pt_fail(PT_ERR_NUMERIC,
-                           "kernel margins became non-finite in epoch %d: lower --degree, --gamma "
-                           "or --coef0, or rescale the features",
+                           "kernel margins became non-finite in epoch %d: lower "
+                           "pt_train_params.degree, pt_train_params.gamma or "
+                           "pt_train_params.coef0, or rescale the features",
                            epoch);
     return PT_OK;
 }
@@ -404,11 +405,14 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
         if (gram_bytes > cache_bytes)
             return pt_fail(PT_ERR_LIMIT,
                            "the full Gram matrix of %zu rows needs %zu bytes (%.1f MiB), above "
-                           "--cache-mb %.0f: raise --cache-mb or use --gram-storage rows or auto",
+                           "pt_train_params.cache_mb %.0f: raise pt_train_params.cache_mb or use "
+                           "pt_train_params.gram_storage PT_GRAM_ROWS or PT_GRAM_AUTO",
                            n, gram_bytes, gram_bytes / MIB, cache_bytes / MIB);
         return pt_fail(PT_ERR_LIMIT,
                        "the full Gram matrix of %zu rows needs %zu bytes (%.1f MiB) besides %.1f MiB "
-                       "of working memory, above the memory budget of %.1f MiB: use --gram-storage rows",
+                       "of working memory, above the memory budget of %.1f MiB "
+                       "(pt_train_params.mem_budget_bytes): use pt_train_params.gram_storage "
+                       "PT_GRAM_ROWS",
                        n, gram_bytes, gram_bytes / MIB, fixed / MIB, budget / MIB);
     }
     size_t cap = 0;
@@ -419,8 +423,9 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
         if (s->storage == PT_GRAM_AUTO && gram_bytes > cache_bytes)
             pt_log(PT_LOG_WARN,
                    "kernel path: the %zu x %zu Gram matrix needs %.1f MiB, more than the %.1f MiB "
-                   "--cache-mb allows: computing kernel rows on demand behind an LRU cache of %zu "
-                   "rows (%.1f MiB); raise --cache-mb to %.0f to keep the whole matrix",
+                   "pt_train_params.cache_mb allows: computing kernel rows on demand behind an LRU "
+                   "cache of %zu rows (%.1f MiB); raise pt_train_params.cache_mb to %.0f to keep "
+                   "the whole matrix",
                    n, n, gram_bytes / MIB, cache_bytes / MIB, cap, cap * (double)row_bytes / MIB,
                    ceil(gram_bytes / MIB));
         else if (s->storage == PT_GRAM_AUTO)
@@ -502,7 +507,7 @@ static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, pt_m
                 }
             }
             steps += 1.0;
-            if (pt_stop_requested) {
+            if (pt_stopping(p->stop)) {
                 r->updates += mistakes;
                 st = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d at sample %zu", epoch, t + 1);
                 goto finish;
@@ -548,7 +553,8 @@ pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn vi
     for (size_t c = 0; c < K; c++) models[c] = NULL;
     *failed = SIZE_MAX;
     if (p->variant == PT_VARIANT_VOTED)
-        return pt_fail(PT_ERR_UNSUPPORTED, "the voted perceptron has no kernel path (use --averaged)");
+        return pt_fail(PT_ERR_UNSUPPORTED,
+                       "the voted perceptron has no kernel path (use PT_VARIANT_AVERAGED)");
     kstate s = {0};
     dual dv = {0};
     pt_status st = kernel_setup(&s, ds, p, k, &dv);

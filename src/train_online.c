@@ -47,8 +47,9 @@ bool online_push_vote(online *o)
         if (o->nv >= o->max_vectors) {
             o->vote_error = pt_fail(PT_ERR_LIMIT,
                                     "the voted perceptron stores one vector per update: more than "
-                                    "%zu vectors of %zu floats exceed the memory budget (--mem-mb); "
-                                    "use --averaged, which approximates it in O(d) memory",
+                                    "%zu vectors of %zu floats exceed the memory budget "
+                                    "(pt_train_params.mem_budget_bytes); use PT_VARIANT_AVERAGED, "
+                                    "which approximates it in O(d) memory",
                                     o->max_vectors, o->len);
             snprintf(o->vote_msg, sizeof o->vote_msg, "%s", pt_last_error());
             return false;
@@ -95,7 +96,7 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
             count += o->k->step_rows(o->w, &o->b, ds->X + t * ds->stride, ds->stride, Y + t, rows,
                                      o->len, o->tau, o->eta, o->bias);
             t += rows;
-            if (pt_stop_requested) {
+            if (online_stopped(o)) {
                 s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
                 break;
             }
@@ -119,7 +120,7 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
         } else {
             count += (size_t)visit(o, x, y, score_of(o, x));
         }
-        if (pt_stop_requested) {
+        if (online_stopped(o)) {
             t++;
             s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
             break;
@@ -150,7 +151,8 @@ static pt_status check_finite(const online *o, int epoch)
     for (size_t j = 0; j < o->len && ok; j++) ok = isfinite(o->w[j]);
     if (ok) return PT_OK;
     return pt_fail(PT_ERR_NUMERIC,
-                   "weights became non-finite in epoch %d: lower --eta or rescale the features",
+                   "weights became non-finite in epoch %d: lower pt_train_params.eta or rescale the "
+                   "features",
                    epoch);
 }
 
@@ -196,7 +198,8 @@ static pt_status state_restore(online *o, const pt_train_state *st, const pt_dat
     if ((st->u != NULL) != o->averaged)
         return pt_fail(PT_ERR_INVALID, "the run to resume used another variant");
     if (st->epochs_done > p->epochs)
-        return pt_fail(PT_ERR_INVALID, "the run to resume has done %d epochs, more than --epochs %d",
+        return pt_fail(PT_ERR_INVALID, "the run to resume has done %d epochs, more than "
+                       "pt_train_params.epochs %d",
                        st->epochs_done, p->epochs);
     memcpy(o->w, st->w, o->len * sizeof(float));
     if (o->u) memcpy(o->u, st->u, o->len * sizeof(float));
@@ -225,6 +228,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         .averaged = p->variant == PT_VARIANT_AVERAGED,
         .voted = p->variant == PT_VARIANT_VOTED,
         .w = m->w,
+        .stop = p->stop,
     };
     size_t row_bytes = (map ? pt_stride_for(map->d_out) : ds->stride) * sizeof(float) + 2 * sizeof(float);
     o.max_vectors = p->mem_budget_bytes / row_bytes;
@@ -238,7 +242,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     if (p->resume && !resume)
         return pt_fail(PT_ERR_INVALID, "the model to resume from records no run in progress");
     if (p->shuffle && n > UINT32_MAX)
-        return pt_fail(PT_ERR_LIMIT, "--shuffle supports up to 2^32 rows (got %zu)", n);
+        return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
     /* every buffer once, before the first epoch */
     if ((o.averaged && !(o.u = pt_calloc(o.len * sizeof(float), "averaging buffer"))) ||
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
@@ -316,7 +320,6 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         }
         if (s == PT_ERR_INTERRUPTED && o.vote_error != PT_OK) {
             s = pt_fail(o.vote_error, "%s", o.vote_msg);
-            pt_stop_requested = 0;
         }
         if (s == PT_ERR_INTERRUPTED && !o.voted) {
             /* keep where it stands so that --resume continues exactly from here */
@@ -392,7 +395,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
 {
     const size_t n = ds->n, len = ds->stride, K = c1 - c0;
     if (p->shuffle && n > UINT32_MAX)
-        return pt_fail(PT_ERR_LIMIT, "--shuffle supports up to 2^32 rows (got %zu)", n);
+        return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
     online *o = calloc(K, sizeof *o);
     size_t *active = malloc(K * sizeof *active), *mistakes = calloc(K, sizeof *mistakes);
     uint32_t *order = p->shuffle ? pt_alloc((n ? n : 1) * sizeof *order, "sample order") : NULL;
@@ -431,7 +434,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
                 else
                     mistakes[c] += (size_t)visit(&o[c], x, y, score_of(&o[c], x));
             }
-            if (pt_stop_requested) {
+            if (pt_stopping(p->stop)) {
                 s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t + 1);
                 goto finish;
             }

@@ -111,6 +111,37 @@ START_TEST(test_convert_round_trip)
 }
 END_TEST
 
+/* The library names the parameters of its API; the CLI shows the flags a user types. */
+START_TEST(test_messages_name_flags)
+{
+    const char *data = keep(2, tu_path("flags", ".svm"));
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "gen separable --n 5000 --d 64 -o %s", data), 0);
+    free(out);
+    free(err);
+    struct {
+        const char *args, *says;
+        int rc;
+    } cases[] = {
+        {"train %s --schedule pegasos", "--schedule pegasos needs --lambda > 0", 1},
+        {"gen xor --d 1 -o %s.xor.svm", "xor needs --d >= 2", 1},
+        {"info %s --mem-mb 1", "raise --mem-mb", 2},
+        {"train %s --path kernel --gram full --cache-mb 1 --quiet",
+         "raise --cache-mb or use --gram rows or auto", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char args[1024];
+        snprintf(args, sizeof args, cases[i].args, data);
+        ck_assert_msg(tu_run_cli(args, &out, &err) == cases[i].rc, "'%s': exit status; %s", args,
+                      err);
+        HAS(err, cases[i].says);
+        ck_assert_msg(!strstr(err, "pt_") && !strstr(err, "PT_"), "'%s': %s", args, err);
+        free(out);
+        free(err);
+    }
+}
+END_TEST
+
 START_TEST(test_usage_errors_exit_1)
 {
     char *out, *err;
@@ -246,6 +277,7 @@ int main(void)
     tcase_add_test(tc, test_human_output_and_bounds);
     tcase_add_test(tc, test_convert_round_trip);
     tcase_add_test(tc, test_usage_errors_exit_1);
+    tcase_add_test(tc, test_messages_name_flags);
     tcase_add_test(tc, test_bad_input_exit_2);
     tcase_add_test(tc, test_feature_count_mismatch);
     tcase_add_test(tc, test_help_lists_every_option);

@@ -327,7 +327,7 @@ START_TEST(err_index_over_max_features)
 {
     pt_read_options o = opts(1);
     o.max_features = 10;
-    expect_fail_o("1 1:1 10:1\n1 11:1\n", &o, PT_ERR_PARSE, 2, "--max-features");
+    expect_fail_o("1 1:1 10:1\n1 11:1\n", &o, PT_ERR_PARSE, 2, "pt_read_options.max_features");
     expect_fail_o("1 1:1 99999999999999999999999999:1\n", &o, PT_ERR_PARSE, 1, "limit of 10");
 }
 END_TEST

@@ -465,12 +465,13 @@ START_TEST(test_rows_equal_full)
     pt_train_report r;
     pt_model *m = train_ok(ds, &p, &r);
     pt_set_log(NULL, NULL);
-    ck_assert_msg(strstr(logged, "3.8 MiB") && strstr(logged, "--cache-mb"), "warning: %s", logged);
+    ck_assert_msg(strstr(logged, "3.8 MiB") && strstr(logged, "pt_train_params.cache_mb"), "warning: %s", logged);
     pt_train_report_clear(&r);
     pt_model_free(m);
     p.gram_storage = PT_GRAM_FULL;
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_LIMIT);
-    ck_assert_msg(strstr(pt_last_error(), "--cache-mb") && strstr(pt_last_error(), "MiB"), "%s",
+    ck_assert_msg(strstr(pt_last_error(), "pt_train_params.cache_mb") && strstr(pt_last_error(), "MiB"),
+                  "%s",
                   pt_last_error());
     /* and the memory budget: refused before allocating, with the bytes it needs */
     p.gram_storage = PT_GRAM_AUTO;

@@ -441,13 +441,14 @@ END_TEST
  * interrupt in the middle of an epoch. */
 typedef struct stopper {
     size_t calls, stop_at, d;
+    pt_stop *stop; /* the run's own token */
 } stopper;
 
 static void stop_map(const void *ctx, const float *x, float *out)
 {
     stopper *st = (stopper *)ctx;
     memcpy(out, x, pt_stride_for(st->d) * sizeof(float));
-    if (++st->calls == st->stop_at) pt_request_stop();
+    if (++st->calls == st->stop_at) pt_stop_request(st->stop);
 }
 
 static pt_model *train_mapped(const pt_dataset *ds, pt_train_params *p, stopper *st, pt_status *status)
@@ -459,9 +460,10 @@ static pt_model *train_mapped(const pt_dataset *ds, pt_train_params *p, stopper 
     pt_model_set_meta(m, ds, p);
     pt_train_report r;
     memset(&r, 0, sizeof r);
-    pt_stop_requested = 0;
-    *status = pt_train_online_mapped(ds, &map, p, k, m, &r);
-    pt_stop_requested = 0;
+    pt_train_params call = *p;
+    ck_assert_ptr_nonnull(call.stop = st->stop = pt_stop_create());
+    *status = pt_train_online_mapped(ds, &map, &call, k, m, &r);
+    pt_stop_free(st->stop);
     pt_train_report_clear(&r);
     return m;
 }
@@ -630,7 +632,7 @@ START_TEST(test_voted)
     /* a budget too small for the vectors: refused with a message that says what to do */
     p.mem_budget_bytes = 20 * 18 * sizeof(float);
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_LIMIT);
-    ck_assert_ptr_nonnull(strstr(pt_last_error(), "--averaged"));
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "PT_VARIANT_AVERAGED"));
     pt_dataset_free(ds);
 }
 END_TEST

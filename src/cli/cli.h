@@ -24,9 +24,16 @@ int cmd_bench(int argc, char **argv);
 /* Usage text of a subcommand (NULL for the overview). */
 void cli_usage(FILE *f, const char *cmd);
 
-/* Print "ptron CMD: message" and the usage line; return EXIT_USAGE. */
+/* A library message as the CLI shows it: each parameter the library names (a struct field
+ * such as "pt_train_params.epochs", an enum value such as "PT_SCHEDULE_PEGASOS") replaced by
+ * what a user types for it ("--epochs", "pegasos"). In a buffer of the calling thread, valid
+ * until its next call. */
+const char *cli_message(const char *msg);
+
+/* Print "ptron CMD: message" (through cli_message) and the usage line; return EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Print "ptron: <pt_last_error() or strerror>" and return the exit status for s. */
+/* Print "ptron: <pt_last_error() or strerror>" (through cli_message) and return the exit
+ * status for s. */
 int cli_fail(pt_status s);
 int cli_exit_status(pt_status s);
 

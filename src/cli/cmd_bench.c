@@ -118,7 +118,8 @@ static void run_path(const pt_dataset *ds, const bench_opts *o, bench_row *r)
     }
     if (r->status != PT_OK) {
         const char *msg = pt_last_error();
-        snprintf(r->message, sizeof r->message, "%s", msg && *msg ? msg : pt_strerror(r->status));
+        snprintf(r->message, sizeof r->message, "%s",
+                 msg && *msg ? cli_message(msg) : pt_strerror(r->status));
     }
     pt_model_free(m);
 }

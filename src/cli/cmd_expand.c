@@ -109,7 +109,7 @@ int cmd_expand(int argc, char **argv)
         else json_int(&j, "dim", (long long)dim);
         json_num(&j, "bytes", bytes == SIZE_MAX ? (double)SIZE_MAX : (double)bytes);
         json_bool(&j, "ok", s == PT_OK);
-        if (s != PT_OK) json_str(&j, "error", pt_last_error());
+        if (s != PT_OK) json_str(&j, "error", cli_message(pt_last_error()));
         json_num(&j, "load_seconds", load_s);
         json_num(&j, "expand_seconds", expand_s);
         json_num(&j, "write_seconds", write_s);

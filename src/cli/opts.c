@@ -114,6 +114,86 @@ static const struct {
      "  measures the parts alone.\n"},
 };
 
+/* The parameters library messages name, and the flags (or option values) that set them. */
+static const struct {
+    const char *field, *flag;
+} flag_of[] = {
+    {"pt_train_params.path", "--path"},
+    {"pt_train_params.epochs", "--epochs"},
+    {"pt_train_params.eta", "--eta"},
+    {"pt_train_params.margin", "--margin"},
+    {"pt_train_params.shuffle", "--shuffle"},
+    {"pt_train_params.threads", "--threads"},
+    {"pt_train_params.mem_budget_bytes", "--mem-mb"},
+    {"pt_train_params.lambda", "--lambda"},
+    {"pt_train_params.batch_size", "--batch-size"},
+    {"pt_train_params.schedule", "--schedule"},
+    {"pt_train_params.tol", "--tol"},
+    {"pt_train_params.batch_impl", "--batch-impl"},
+    {"pt_train_params.kernel", "--kernel"},
+    {"pt_train_params.degree", "--degree"},
+    {"pt_train_params.gamma", "--gamma"},
+    {"pt_train_params.coef0", "--coef0"},
+    {"pt_train_params.cache_mb", "--cache-mb"},
+    {"pt_train_params.gram_storage", "--gram"},
+    {"pt_train_params.multiclass", "--multiclass"},
+    {"pt_train_params.expand", "--expand"},
+    {"pt_train_params.expand.mem_budget_bytes", "--mem-mb"},
+    {"pt_read_options.max_features", "--max-features"},
+    {"pt_read_options.mem_budget_bytes", "--mem-mb"},
+    {"pt_expand_params.max_features", "--max-features"},
+    {"pt_expand_params.mem_budget_bytes", "--mem-mb"},
+    {"pt_gen_params.n", "--n"},
+    {"pt_gen_params.d", "--d"},
+    {"pt_gen_params.margin", "--margin"},
+    {"pt_gen_params.noise", "--noise"},
+    {"pt_gen_params.seed", "--seed"},
+    {"pt_gen_params.classes", "--classes"},
+    {"PT_VARIANT_AVERAGED", "--averaged"},
+    {"PT_VARIANT_VOTED", "--voted"},
+    {"PT_SCHEDULE_PEGASOS", "pegasos"},
+    {"PT_BATCH_GEMV", "gemv"},
+    {"PT_KERNEL_POLY", "poly"},
+    {"PT_KERNEL_RBF", "rbf"},
+    {"PT_GRAM_AUTO", "auto"},
+    {"PT_GRAM_ROWS", "rows"},
+    {"PT_MULTI_OVR", "ovr"},
+};
+
+static bool name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+const char *cli_message(const char *msg)
+{
+    static _Thread_local char out[2048];
+    size_t o = 0;
+    for (const char *p = msg; *p && o + 1 < sizeof out;) {
+        if (!name_char(*p) || (p > msg && name_char(p[-1]))) {
+            out[o++] = *p++;
+            continue;
+        }
+        /* a whole name: words joined by dots ("pt_train_params.expand.max_features"), the
+         * sentence's own full stop left out */
+        const char *e = p;
+        while (name_char(*e) || (*e == '.' && name_char(e[1]))) e++;
+        size_t len = (size_t)(e - p);
+        const char *with = NULL;
+        for (size_t i = 0; i < sizeof flag_of / sizeof flag_of[0] && !with; i++)
+            if (strlen(flag_of[i].field) == len && memcmp(flag_of[i].field, p, len) == 0)
+                with = flag_of[i].flag;
+        if (!with) with = p;
+        else len = strlen(with);
+        if (len > sizeof out - 1 - o) len = sizeof out - 1 - o;
+        memcpy(out + o, with, len);
+        o += len;
+        p = e;
+    }
+    out[o] = '\0';
+    return out;
+}
+
 void cli_usage(FILE *f, const char *cmd)
 {
     if (cmd)
@@ -138,12 +218,12 @@ void cli_usage(FILE *f, const char *cmd)
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "ptron%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    fprintf(stderr, "ptron%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", cli_message(msg));
     /* the first line of the usage text */
     if (cmd)
         for (size_t i = 0; i < sizeof usages / sizeof usages[0]; i++)

@@ -20,15 +20,16 @@ int cli_exit_status(pt_status s)
 int cli_fail(pt_status s)
 {
     const char *msg = pt_last_error();
-    fprintf(stderr, "ptron: %s\n", msg && *msg ? msg : pt_strerror(s));
+    fprintf(stderr, "ptron: %s\n", msg && *msg ? cli_message(msg) : pt_strerror(s));
     return cli_exit_status(s);
 }
 
 static void log_to_stderr(pt_log_level level, const char *msg, void *user)
 {
     bool quiet = user != NULL;
-    if (level == PT_LOG_WARN) fprintf(stderr, "ptron: warning: %s\n", msg);
-    else if (!quiet && level == PT_LOG_INFO && getenv("PTRON_VERBOSE")) fprintf(stderr, "ptron: %s\n", msg);
+    if (level == PT_LOG_WARN) fprintf(stderr, "ptron: warning: %s\n", cli_message(msg));
+    else if (!quiet && level == PT_LOG_INFO && getenv("PTRON_VERBOSE"))
+        fprintf(stderr, "ptron: %s\n", cli_message(msg));
 }
 
 void cli_install_log(bool quiet) { pt_set_log(log_to_stderr, quiet ? (void *)1 : NULL); }
