@@ -457,9 +457,15 @@ PT_API const char *pt_model_class_name(const pt_model *m, size_t k);
 PT_API const float *pt_model_weights(const pt_model *m, float *bias);
 
 /* Scores f(x) for every row of ds (n floats). Features beyond the model's d are ignored
- * (logged once as a warning); missing ones count as zero. */
+ * (logged once as a warning); missing ones count as zero. The voted perceptron's score is its
+ * vote sum_k c_k sigma(w_k.x + b_k) (sigma below). */
 PT_API pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores);
-/* Predicted label values (n doubles, from the model's label mapping). */
+/* Predicted label values (n doubles, from the model's label mapping).
+ * Sign convention (the notes' sigma(z) = +1 for z >= 0, -1 for z < 0): a two-class model
+ * predicts the +1 label (the larger value) where the score is >= 0, a score of exactly 0
+ * included, and the -1 label where it is < 0 (or NaN). More than two classes: the class of
+ * highest score; a tie goes to the lowest class index (the smallest label). Training is
+ * separate: a path updates on y s <= tau, so with tau = 0 a score of 0 is still corrected. */
 PT_API pt_status pt_model_predict(const pt_model *m, const pt_dataset *ds, double *labels);
 
 typedef struct pt_eval {

@@ -628,13 +628,8 @@ pt_status pt_expand_model_scores(const pt_model *m, const pt_dataset *ds, float 
                     scores[i0 + i] = k->dot(m->w, z, so) + m->b * bias;
                     continue;
                 }
-                /* the voted perceptron: sum_v c_v sign(w_v.z + b_v) */
-                double vote = 0.0;
-                for (size_t v = 0; v < m->n_votes; v++) {
-                    float sv = k->dot(m->votes + v * so, z, so) + m->vote_b[v] * bias;
-                    vote += sv > 0.0f ? m->vote_c[v] : -m->vote_c[v];
-                }
-                scores[i0 + i] = (float)vote;
+                scores[i0 + i] = pt_vote_score(k, m->votes, so, m->vote_b, m->vote_c,
+                                               m->n_votes, z, so, bias);
             }
         }
         pt_free(buf);

@@ -214,8 +214,13 @@ pt_status pt_train_multiclass(const pt_dataset *ds, const pt_train_params *p, co
 /* A view of a multiclass dataset as the binary problem "class k against the rest": shares X,
  * owns nothing; y must hold n floats (+1 for class k). */
 void pt_dataset_binary_view(const pt_dataset *ds, size_t k, float *y, pt_dataset *view);
-/* Score of one row x (stride floats of at least model d; caller pads). */
-float pt_model_score_row(const pt_model *m, const float *x);
+/* The notes' sign: sigma(s) = +1 for s >= 0, -1 below (a NaN score is -1). Every label
+ * predicted from a score goes through it; the update rule y s <= tau is the paths' own. */
+static inline bool pt_sign_positive(float s) { return s >= 0.0f; }
+/* The voted perceptron's score of row x: sum over the nv vectors (rows of V, ldv floats apart,
+ * biases Vb, survival counts Vc) of Vc[v] sigma(V[v].x + Vb[v] bias), summed in double. */
+float pt_vote_score(const pt_kernels *k, const float *V, size_t ldv, const float *Vb,
+                    const float *Vc, size_t nv, const float *x, size_t len, float bias);
 
 /* --------------------------------------------------------------- training paths */
 

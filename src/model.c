@@ -185,6 +185,17 @@ void pt_model_get_info(const pt_model *m, pt_model_info *info)
     info->n_support = m->n_sv;
 }
 
+float pt_vote_score(const pt_kernels *k, const float *V, size_t ldv, const float *Vb,
+                    const float *Vc, size_t nv, const float *x, size_t len, float bias)
+{
+    double vote = 0.0;
+    for (size_t v = 0; v < nv; v++) {
+        float s = k->dot(V + v * ldv, x, len) + Vb[v] * bias;
+        vote += pt_sign_positive(s) ? Vc[v] : -Vc[v];
+    }
+    return (float)vote;
+}
+
 const float *pt_model_weights(const pt_model *m, float *bias)
 {
     if (!m->w) return NULL;
@@ -212,17 +223,10 @@ pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores
     size_t len = mstride < ds->stride ? mstride : ds->stride;
     float bias = m->bias ? 1.0f : 0.0f;
     if (m->n_votes) {
-        /* the voted perceptron: sum_k c_k sign(w_k.x + b_k) */
 #pragma omp parallel for schedule(static) if (ds->n * m->n_votes > 65536)
-        for (size_t i = 0; i < ds->n; i++) {
-            const float *x = ds->X + i * ds->stride;
-            double vote = 0.0;
-            for (size_t v = 0; v < m->n_votes; v++) {
-                float s = k->dot(m->votes + v * mstride, x, len) + m->vote_b[v] * bias;
-                vote += s > 0.0f ? m->vote_c[v] : -m->vote_c[v];
-            }
-            scores[i] = (float)vote;
-        }
+        for (size_t i = 0; i < ds->n; i++)
+            scores[i] = pt_vote_score(k, m->votes, mstride, m->vote_b, m->vote_c, m->n_votes,
+                                      ds->X + i * ds->stride, len, bias);
         return PT_OK;
     }
 #pragma omp parallel for schedule(static) if (ds->n > 4096)
@@ -277,10 +281,10 @@ static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_
     if (st == PT_OK) {
         for (size_t i = 0; i < n; i++) {
             if (K == 2) {
-                pred[i] = s[i] > 0.0f;
+                pred[i] = pt_sign_positive(s[i]); /* sigma(0) = +1 */
                 continue;
             }
-            /* argmax, ties to the lowest class */
+            /* argmax; a tie goes to the lowest class index (the smallest label) */
             const float *r = s + i * K;
             size_t best = 0;
             for (size_t c = 1; c < K; c++)

@@ -614,7 +614,7 @@ START_TEST(test_voted)
         for (size_t v = 0; v < nv; v++) {
             double s = m->vote_b[v];
             for (int j = 0; j < 5; j++) s += (double)m->votes[v * 16 + j] * pt_dataset_row_const(ds, i)[j];
-            vote += s > 0 ? m->vote_c[v] : -m->vote_c[v];
+            vote += s >= 0 ? m->vote_c[v] : -m->vote_c[v]; /* sigma(0) = +1 */
         }
         ck_assert_float_eq_tol(s1[i], (float)vote, 1e-3f);
     }
@@ -634,6 +634,60 @@ START_TEST(test_voted)
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_LIMIT);
     ck_assert_ptr_nonnull(strstr(pt_last_error(), "PT_VARIANT_AVERAGED"));
     pt_dataset_free(ds);
+}
+END_TEST
+
+/* The notes' sigma(z) = +1 for z >= 0: a score of exactly 0 predicts the +1 label (the
+ * larger one), for the last iterate and inside the voted perceptron's vote; a multiclass tie
+ * goes to the lowest class. The worked example (no bias) gives w = (1, -1): the row (1, 1)
+ * scores exactly 0. */
+START_TEST(test_sign_of_zero_is_positive)
+{
+    const float x[] = {1, 0, 0, 1};
+    pt_dataset *ds = tu_dataset(2, 2, x, (const double[]){7, 3}); /* +1 is the label 7 */
+    const float q[] = {1, 1, -1, 0};
+    pt_dataset *rows = tu_dataset(2, 2, q, (const double[]){7, 3});
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.bias = 0;
+    pt_model *m = train(ds, &p, NULL);
+    float s[2];
+    double lab[2];
+    ck_assert_int_eq(pt_model_scores(m, rows, s), PT_OK);
+    ck_assert_float_eq(s[0], 0.0f);
+    ck_assert_int_eq(pt_model_predict(m, rows, lab), PT_OK);
+    ck_assert_double_eq(lab[0], 7.0);
+    ck_assert_double_eq(lab[1], 3.0);
+    pt_eval ev;
+    ck_assert_int_eq(pt_model_evaluate(m, rows, &ev), PT_OK);
+    ck_assert_uint_eq(ev.correct, 2);
+    pt_model_free(m);
+    /* voted: (1,0) survived 1 sample, (1,-1) the last 3; on (1,1) both count +: 1 + 3 */
+    p.variant = PT_VARIANT_VOTED;
+    m = train(ds, &p, NULL);
+    ck_assert_uint_eq(m->n_votes, 2);
+    ck_assert_int_eq(pt_model_scores(m, rows, s), PT_OK);
+    ck_assert_float_eq(s[0], 4.0f);
+    ck_assert_int_eq(pt_model_predict(m, rows, lab), PT_OK);
+    ck_assert_double_eq(lab[0], 7.0);
+    pt_model_free(m);
+    pt_dataset_free(rows);
+    pt_dataset_free(ds);
+    /* three classes, all scores equal (a zero model after one epoch of ties is not reachable
+     * by training, so the model is built by hand): the lowest class wins */
+    const float z[] = {1, 2};
+    pt_dataset *three = tu_dataset(1, 2, z, (const double[]){5});
+    const double labels[] = {2, 5, 9};
+    pt_model *mc = pt_model_alloc_multiclass(2, 3, labels);
+    mc->bias = 1;
+    for (size_t c = 0; c < 3; c++) mc->Bk[c] = 0.5f;
+    ck_assert_int_eq(pt_model_predict(mc, three, lab), PT_OK);
+    ck_assert_double_eq(lab[0], 2.0);
+    mc->Bk[2] = 0.75f;
+    ck_assert_int_eq(pt_model_predict(mc, three, lab), PT_OK);
+    ck_assert_double_eq(lab[0], 9.0);
+    pt_model_free(mc);
+    pt_dataset_free(three);
 }
 END_TEST
 
@@ -727,6 +781,7 @@ int main(void)
     tcase_add_test(tc, test_voted);
     tcase_add_test(tc, test_resume_from_checkpoint);
     tcase_add_test(tc, test_blocked_float_identical);
+    tcase_add_test(tc, test_sign_of_zero_is_positive);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
