@@ -148,6 +148,14 @@ pt_status pt_train_params_check(const pt_train_params *p)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.gamma must be a positive number (got %g)",
                        (double)p->gamma);
     if (!isfinite(p->coef0)) return pt_fail(PT_ERR_INVALID, "pt_train_params.coef0 must be finite");
+    /* (gamma x.z + c)^k = sum_j C(k, j) c^(k-j) (gamma x.z)^j is an inner product of feature
+     * maps (a kernel) only for c >= 0: with c < 0 the terms of odd k - j have negative
+     * coefficients, which no feature map gives, and the notes' guarantees are void */
+    if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_POLY && p->coef0 < 0.0f)
+        return pt_fail(PT_ERR_INVALID,
+                       "pt_train_params.coef0 must be >= 0 for the polynomial kernel (got %g): "
+                       "(gamma x.z + coef0)^degree is a kernel only for coef0 >= 0",
+                       (double)p->coef0);
     if (p->tol < 0.0 || !isfinite(p->tol))
         return pt_fail(PT_ERR_INVALID, "pt_train_params.tol must be >= 0");
     return PT_OK;

@@ -148,7 +148,7 @@ START_TEST(test_usage_errors_exit_1)
     const char *cases[] = {"train", "train x.svm --frobnicate", "train x.svm --epochs 0",
                            "train x.svm --eta -1", "train x.svm --eta abc", "train x.svm --path dual",
                            "gen", "gen spiral -o x.svm", "predict only-one-arg", "frobnicate",
-                           "train x.svm --epochs"};
+                           "train x.svm --epochs", "train x.svm --path kernel --kernel poly --coef0 -1"};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ck_assert_msg(run(&out, &err, "%s", cases[i]) == 1, "'%s' should exit 1", cases[i]);
         ck_assert_msg(strstr(err, "usage") != NULL, "'%s': no usage line in: %s", cases[i], err);
@@ -156,6 +156,10 @@ START_TEST(test_usage_errors_exit_1)
         free(out);
         free(err);
     }
+    ck_assert_int_eq(run(&out, &err, "train x.svm --path kernel --kernel poly --coef0 -1"), 1);
+    HAS(err, "--coef0 must be >= 0 for the polynomial kernel (got -1)");
+    free(out);
+    free(err);
 }
 END_TEST
 

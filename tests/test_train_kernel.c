@@ -655,6 +655,38 @@ START_TEST(test_callbacks_and_save)
 }
 END_TEST
 
+/* The notes require c >= 0 for the polynomial kernel (gamma x.z + c)^k: the kernel path refuses
+ * c < 0 before any work, naming the parameter; c = 0 is a kernel, and other paths and kernels
+ * do not use coef0. */
+START_TEST(test_poly_negative_coef0_refused)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.n = 50;
+    g.d = 3;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    pt_train_params p;
+    kernel_params(&p, PT_KERNEL_POLY);
+    p.coef0 = -0.5f;
+    ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "coef0"));
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), ">= 0"));
+    pt_model *m = NULL;
+    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
+    ck_assert_ptr_null(m);
+    p.coef0 = 0.0f;
+    ck_assert_int_eq(pt_train_params_check(&p), PT_OK);
+    p.coef0 = -0.5f;
+    p.kernel = PT_KERNEL_RBF;
+    ck_assert_int_eq(pt_train_params_check(&p), PT_OK);
+    p.kernel = PT_KERNEL_POLY;
+    p.path = PT_PATH_ONLINE;
+    ck_assert_int_eq(pt_train_params_check(&p), PT_OK);
+    pt_dataset_free(ds);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("train_kernel");
@@ -667,6 +699,7 @@ int main(void)
         {"separable", test_xor_and_circle_degree_2},
         {"predict", test_predictions_equal_dual_sum},
         {"callbacks", test_callbacks_and_save},
+        {"coef0", test_poly_negative_coef0_refused},
     };
     /* one case per test, so CK_RUN_CASE=name runs one */
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
