@@ -178,7 +178,10 @@ struct pt_model {
     double *labels;
     float *W, *Bk;
     char **label_names; /* text labels (nclass) or NULL */
-    /* kernel path, more than two classes: one binary kernel model per class (one-vs-rest) */
+    /* more than two classes, one-vs-rest, where a class's score needs more than a weight
+     * vector: one binary model per class (labels 0 and 1), whose score is the class's. The
+     * kernel path (support vectors; W is NULL) and the voted perceptron (its vectors; W and Bk
+     * hold the last iterates as well). */
     pt_model **sub;
     /* kernel models: n_sv support vectors (rows of stride floats) with coefficients
      * coef = alpha * y (signed) */

@@ -203,6 +203,8 @@ const float *pt_model_weights(const pt_model *m, float *bias)
     return m->w;
 }
 
+static pt_status binary_scores(const pt_model *m, const pt_dataset *ds, float *scores);
+
 pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores)
 {
     pt_clear_error();
@@ -214,6 +216,12 @@ pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores
     if (ds->d > m->d)
         pt_log(PT_LOG_WARN, "model has %zu features, data has %zu: features %zu..%zu ignored",
                m->d, ds->d, m->d + 1, ds->d);
+    return binary_scores(m, ds, scores);
+}
+
+/* Scores of a binary model on the rows as they are (no expansion, no warning). */
+static pt_status binary_scores(const pt_model *m, const pt_dataset *ds, float *scores)
+{
     if (!m->w) return pt_model_kernel_scores(m, ds, scores);
     const pt_kernels *k;
     PT_TRY(pt_kernels_get(PT_ISA_AUTO, &k));
@@ -239,12 +247,15 @@ pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *
 {
     pt_clear_error();
     if (m->sub) {
-        /* kernel one-vs-rest: each class's own binary model */
+        /* one-vs-rest with each class's own binary model (kernel, or voted): its score */
+        if (ds->d > m->d)
+            pt_log(PT_LOG_WARN, "model has %zu features, data has %zu: features %zu..%zu ignored",
+                   m->d, ds->d, m->d + 1, ds->d);
         float *s = pt_alloc((ds->n ? ds->n : 1) * sizeof(float), "class scores");
         if (!s) return PT_ERR_NOMEM;
         pt_status st = PT_OK;
         for (size_t c = 0; c < m->nclass && st == PT_OK; c++) {
-            st = pt_model_kernel_scores(m->sub[c], ds, s);
+            st = binary_scores(m->sub[c], ds, s);
             for (size_t i = 0; st == PT_OK && i < ds->n; i++) out[i * m->nclass + c] = s[i];
         }
         pt_free(s);

@@ -1,6 +1,7 @@
 /*
  * Model files: a text format a person can read (in the spirit of LIBLINEAR's), with a
- * checksum. Version 1:
+ * checksum. Version 1, and version 2 for what needs it (ovr_votes below; a version-2 reader
+ * reads every version-1 file):
  *
  *   ptron-model 1
  *   path online              online | batch | kernel
@@ -23,8 +24,13 @@
  *   w                        linear models: then d lines, one weight each (%.9g)
  *   0.25
  *   ...
+ *   votes 2                  voted perceptron (two classes), after w: then that many lines,
+ *   3 0.5 0.25 ...           each a vector's survival count, its bias and its d weights
  *   W                        linear models of more than two classes, instead of w: nclass
  *   0.5 0.25 ...             lines, each the class's bias then its d weights
+ *   ovr_votes                version 2, voted one-vs-rest, after W: then for each class in turn
+ *   votes 4                  its own 'votes' block (the class's binary voted perceptron, whose
+ *   1 0.5 0.25 ...           last vector is its row of W)
  *   n_sv 3                   kernel models instead of w: then n_sv lines, each the signed
  *   -1 0.5 0.25 1            coefficient followed by the d values of the support vector
  *   checksum 0123456789abcdef    pt_checksum (XXH3-64) of every byte before this line
@@ -47,7 +53,7 @@
 
 #include "internal.h"
 
-#define MODEL_VERSION 1
+#define MODEL_VERSION 2 /* the newest version this ptron reads */
 #define MODEL_MAGIC "ptron-model"
 #define MAX_MODEL_BYTES ((uint64_t)16 << 30)
 #define CHECKSUM_KEY "checksum "
@@ -104,7 +110,7 @@ static pt_status check_savable(const pt_model *m)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i], "unknown") == 0)
             return pt_fail(PT_ERR_INVALID, "cannot save a model with an unknown enum value");
-    if (m->sub) return PT_OK; /* kernel one-vs-rest: each class's model was checked by training */
+    if (m->sub && !m->W) return PT_OK; /* kernel one-vs-rest: each class's model was checked by training */
     if (m->nclass < 2 || (m->nclass > 2 && (!m->W || !m->Bk || !m->labels)))
         return pt_fail(PT_ERR_UNSUPPORTED, "cannot save a %s model of %zu classes",
                        pt_path_name(m->path), m->nclass);
@@ -161,10 +167,26 @@ static void print_support(FILE *f, const pt_model *m)
     }
 }
 
+/* The voted perceptron's vectors: "votes N", then N lines of survival count, bias, d weights. */
+static void print_votes(FILE *f, const pt_model *m)
+{
+    size_t stride = pt_stride_for(m->d);
+    fprintf(f, "votes %zu\n", m->n_votes);
+    for (size_t v = 0; v < m->n_votes; v++) {
+        fprintf(f, "%.9g %.9g", (double)m->vote_c[v], (double)m->vote_b[v]);
+        for (size_t j = 0; j < m->d; j++) fprintf(f, " %.9g", (double)m->votes[v * stride + j]);
+        fputc('\n', f);
+    }
+}
+
+/* Linear one-vs-rest models with a binary model per class (the voted perceptron's vectors). */
+static bool has_ovr_votes(const pt_model *m) { return m->W && m->sub; }
+
 static void print_model(FILE *f, const pt_model *m)
 {
     const pt_train_params *p = &m->params;
-    fprintf(f, "%s %d\n", MODEL_MAGIC, MODEL_VERSION);
+    /* version 2 only where the file needs it, so that older ptron still reads the others */
+    fprintf(f, "%s %d\n", MODEL_MAGIC, has_ovr_votes(m) ? 2 : 1);
     fprintf(f, "path %s\nvariant %s\nbias %d\nd %zu\nnclass %zu\nlabels",
             pt_path_name(m->path), pt_variant_name(m->variant), m->bias ? 1 : 0, m->d, m->nclass);
     for (size_t c = 0; c < m->nclass; c++) fprintf(f, " %.17g", pt_model_class_value(m, c));
@@ -203,19 +225,15 @@ static void print_model(FILE *f, const pt_model *m)
             for (size_t j = 0; j < m->d; j++) fprintf(f, " %.9g", (double)m->W[c * stride + j]);
             fputc('\n', f);
         }
+        if (has_ovr_votes(m)) {
+            /* version 2: each class's voted vectors in turn */
+            fputs("ovr_votes\n", f);
+            for (size_t c = 0; c < m->nclass; c++) print_votes(f, m->sub[c]);
+        }
     } else if (m->w) {
         fputs("w\n", f);
         for (size_t j = 0; j < m->d; j++) fprintf(f, "%.9g\n", (double)m->w[j]);
-        if (m->n_votes) {
-            /* the voted perceptron's vectors: survival count, bias, d weights */
-            size_t stride = pt_stride_for(m->d);
-            fprintf(f, "votes %zu\n", m->n_votes);
-            for (size_t v = 0; v < m->n_votes; v++) {
-                fprintf(f, "%.9g %.9g", (double)m->vote_c[v], (double)m->vote_b[v]);
-                for (size_t j = 0; j < m->d; j++) fprintf(f, " %.9g", (double)m->votes[v * stride + j]);
-                fputc('\n', f);
-            }
-        }
+        if (m->n_votes) print_votes(f, m);
         if (m->state) print_state(f, m->state, m->d);
     } else if (m->sub) {
         /* kernel one-vs-rest: each class's support vectors in turn */
@@ -637,6 +655,42 @@ static pt_status parse_votes(parser *r, char *line, size_t d, pt_model *m)
     return s;
 }
 
+/* Voted one-vs-rest (after "ovr_votes"): each class's "votes" block, into a binary voted
+ * model per class whose last vector is the class's row of W. */
+static pt_status parse_ovr_votes(parser *r, const fields *f, pt_model *m)
+{
+    size_t K = m->nclass, stride = pt_stride_for(m->d);
+    if (f->variant != PT_VARIANT_VOTED || f->multiclass != PT_MULTI_OVR)
+        return perr(r, "ovr_votes: only a voted one-vs-rest model keeps votes (this one is %s, %s)",
+                    pt_variant_name(f->variant), pt_multiclass_name(f->multiclass));
+    if (!(m->sub = calloc(K, sizeof *m->sub)))
+        return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu class models", r->path, K);
+    for (size_t c = 0; c < K; c++) {
+        char *line = next_line(r);
+        if (!line || strncmp(line, "votes ", 6) != 0) {
+            if (!line) r->line++;
+            return perr(r, "ovr_votes: expected 'votes' of class %zu of %zu", c + 1, K);
+        }
+        pt_model *mc = m->sub[c] = pt_model_alloc_linear(m->d);
+        if (!mc) return PT_ERR_NOMEM;
+        PT_TRY(parse_votes(r, line + 6, m->d, mc));
+        memcpy(mc->w, m->W + c * stride, stride * sizeof(float));
+        mc->b = m->Bk[c];
+        mc->path = f->path;
+        mc->variant = f->variant;
+        mc->bias = f->bias;
+        mc->multiclass = f->multiclass;
+        mc->nclass = 2;
+        mc->class_values[0] = 0.0;
+        mc->class_values[1] = 1.0;
+        mc->params = f->p;
+        mc->params.path = f->path;
+        mc->params.variant = f->variant;
+        mc->params.bias = f->bias;
+    }
+    return PT_OK;
+}
+
 /* The run-in-progress lines (see print_state); line holds what follows "resume ". */
 static pt_status parse_state(parser *r, char *line, size_t d, bool averaged, pt_train_state **out)
 {
@@ -813,6 +867,10 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
     char *extra = s == PT_OK ? next_line(r) : NULL;
     if (extra && m->w && strncmp(extra, "votes ", 6) == 0) {
         s = parse_votes(r, extra + 6, (size_t)f.d, m);
+        extra = s == PT_OK ? next_line(r) : NULL;
+    }
+    if (extra && m->W && strcmp(extra, "ovr_votes") == 0) {
+        s = parse_ovr_votes(r, &f, m);
         extra = s == PT_OK ? next_line(r) : NULL;
     }
     if (extra && m->w && strncmp(extra, "resume ", 7) == 0) {

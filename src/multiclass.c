@@ -3,7 +3,9 @@
  *  - One-vs-rest: K binary problems "class k against the rest", independent, trained in
  *    parallel over classes (OpenMP); on the online path each thread runs its group of classes
  *    in lockstep from one pass over X per epoch. The model keeps one weight vector per class
- *    and predicts the class of highest score.
+ *    and predicts the class of highest score. The voted perceptron keeps each class's binary
+ *    model whole (its vectors and their survival counts, in m->sub) and scores a class by its
+ *    vote; each class may store vectors within 1/K of the memory budget.
  *  - The multiclass perceptron (online): scores s_c = W_c.x + B_c for every class in one visit
  *    of x; with r the best wrong class, a margin violation s_y - s_r <= tau adds eta x to W_y
  *    and subtracts it from W_r. Averaged with the same lazy sum as the binary path.
@@ -42,6 +44,24 @@ static pt_status merge_reports(pt_train_report *reps, size_t K, pt_train_report 
 }
 
 
+/* A class's binary model inside a one-vs-rest model: labels 0 (the rest) and 1 (the class). */
+static void class_model_meta(pt_model *mc, const pt_train_params *p)
+{
+    mc->path = p->path;
+    mc->variant = p->variant;
+    mc->bias = p->bias;
+    mc->multiclass = p->multiclass;
+    mc->nclass = 2;
+    mc->class_values[0] = 0.0;
+    mc->class_values[1] = 1.0;
+    mc->params = *p;
+    mc->params.progress = NULL;
+    mc->params.progress_user = NULL;
+    mc->params.epoch_hook = NULL;
+    mc->params.epoch_user = NULL;
+    mc->params.resume = NULL;
+}
+
 static pt_status train_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
                            pt_model *m, pt_train_report *r)
 {
@@ -55,9 +75,16 @@ static pt_status train_ovr(const pt_dataset *ds, const pt_train_params *p, const
     pt_train_report *reps = calloc(K, sizeof *reps);
     pt_status *status = calloc(K, sizeof *status);
     /* the per-class +1/-1 labels: only the path that trains each class on its own view needs them */
-    bool lockstep = p->path == PT_PATH_ONLINE && p->variant != PT_VARIANT_VOTED;
+    const bool voted = p->path == PT_PATH_ONLINE && p->variant == PT_VARIANT_VOTED;
+    bool lockstep = p->path == PT_PATH_ONLINE && !voted;
     float *ys = lockstep ? NULL : pt_alloc(K * (ds->n ? ds->n : 1) * sizeof(float), "one-vs-rest labels");
-    if (!reps || !status || (!lockstep && !ys)) {
+    if (voted) {
+        /* the classes' vectors live at once: each gets its share of the budget, so the sum
+         * stays within it whatever the order the classes run in */
+        inner.mem_budget_bytes = p->mem_budget_bytes / K;
+        m->sub = calloc(K, sizeof *m->sub);
+    }
+    if (!reps || !status || (!lockstep && !ys) || (voted && !m->sub)) {
         free(reps);
         free(status);
         pt_free(ys);
@@ -93,12 +120,20 @@ static pt_status train_ovr(const pt_dataset *ds, const pt_train_params *p, const
                 memcpy(m->W + c * len, mc->w, len * sizeof(float));
                 m->Bk[c] = mc->b;
             }
+            if (mc && voted && (s == PT_OK || s == PT_ERR_INTERRUPTED)) {
+                /* the class's binary model, vectors and all: its vote is its score */
+                class_model_meta(mc, p);
+                m->sub[c] = mc;
+                mc = NULL;
+            }
             status[c] = s;
             if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
 #pragma omp critical /* unnamed: a named one is a symbol the library would export */
                 if (!first_error[0])
-                    snprintf(first_error, sizeof first_error, "class %g: %s", ds->class_values[c],
-                             pt_last_error());
+                    snprintf(first_error, sizeof first_error, "class %g: %s%s", ds->class_values[c],
+                             pt_last_error(),
+                             voted && s == PT_ERR_LIMIT ? " (one-vs-rest: each class gets 1/K of "
+                                                          "the budget)" : "");
             }
             pt_model_free(mc);
         }

@@ -138,6 +138,10 @@ pt_status pt_train_params_check(const pt_train_params *p)
     if (p->schedule == PT_SCHEDULE_PEGASOS && !(p->lambda > 0.0f))
         return pt_fail(PT_ERR_INVALID, "pt_train_params.schedule PT_SCHEDULE_PEGASOS needs "
                                        "pt_train_params.lambda > 0");
+    if (p->path == PT_PATH_BATCH && p->variant != PT_VARIANT_CLASSIC)
+        return pt_fail(PT_ERR_INVALID, "the batch path has no %s variant (it would train the plain "
+                       "iterate): average its iterates with pt_train_params.average_iterates",
+                       p->variant == PT_VARIANT_VOTED ? "PT_VARIANT_VOTED" : "PT_VARIANT_AVERAGED");
     if (p->threads < 0)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.threads must be >= 0 (got %d)",
                        p->threads);

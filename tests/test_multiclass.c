@@ -388,6 +388,98 @@ START_TEST(test_kernel_ovr_equals_binary_kernel_runs)
 }
 END_TEST
 
+/* The voted perceptron one-vs-rest keeps each class's votes: a class's score is the vote of the
+ * binary voted perceptron trained on that class's view, bit for bit, whatever the thread
+ * count; the model file keeps them (format version 2, only for such models); each class may
+ * store vectors within 1/K of the memory budget. */
+START_TEST(test_ovr_voted_keeps_votes)
+{
+    pt_dataset *train = shipped("wine.train.svm");
+    const size_t n = pt_dataset_n(train), d = pt_dataset_d(train), K = pt_dataset_nclass(train);
+    size_t most_votes = 0; /* of any class */
+    float *cs = malloc(n * K * sizeof *cs), *cs2 = malloc(n * K * sizeof *cs2), *bs = malloc(n * sizeof *bs);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.variant = PT_VARIANT_VOTED;
+    p.shuffle = 1;
+    p.epochs = 8;
+    for (int threads = 1; threads <= 3; threads++) {
+        p.threads = threads;
+        pt_model *m;
+        ck_assert_msg(pt_train(train, &p, &m, NULL) == PT_OK, "%s", pt_last_error());
+        ck_assert_int_eq(pt_model_class_scores(m, train, cs), PT_OK);
+        size_t differs_from_last = 0; /* rows where the vote and the last iterate disagree */
+        for (size_t c = 0; c < K; c++) {
+            pt_dataset *bin = one_vs_rest(train, c);
+            pt_train_params q = p;
+            q.threads = 1;
+            pt_model *mb;
+            ck_assert_int_eq(pt_train(bin, &q, &mb, NULL), PT_OK);
+            ck_assert_uint_gt(mb->n_votes, 1);
+            if (mb->n_votes > most_votes) most_votes = mb->n_votes;
+            ck_assert_int_eq(pt_model_scores(mb, bin, bs), PT_OK);
+            for (size_t i = 0; i < n; i++) {
+                ck_assert_msg(memcmp(&bs[i], &cs[i * K + c], sizeof(float)) == 0,
+                              "threads %d class %zu row %zu: vote %g, binary %g", threads, c, i,
+                              (double)cs[i * K + c], (double)bs[i]);
+                const float *x = pt_dataset_row_const(train, i), *w = m->W + c * pt_stride_for(d);
+                double last = m->Bk[c];
+                for (size_t j = 0; j < d; j++) last += (double)w[j] * x[j];
+                differs_from_last += (last >= 0) != (bs[i] >= 0);
+            }
+            pt_model_free(mb);
+            pt_dataset_free(bin);
+        }
+        ck_assert_uint_gt(differs_from_last, 0); /* so the votes, not W, made the scores */
+        /* saved and loaded: the same scores, in a version-2 file */
+        const char *path = tu_path("ovr-voted", ".model");
+        pt_model *back;
+        ck_assert_int_eq(pt_model_save(m, path), PT_OK);
+        char *text = tu_read_file(path, NULL);
+        ck_assert_ptr_nonnull(text);
+        ck_assert_int_eq(strncmp(text, "ptron-model 2\n", 14), 0);
+        ck_assert_ptr_nonnull(strstr(text, "\novr_votes\nvotes "));
+        free(text);
+        ck_assert_msg(pt_model_load(path, &back) == PT_OK, "%s", pt_last_error());
+        ck_assert_int_eq(pt_model_class_scores(back, train, cs2), PT_OK);
+        ck_assert_mem_eq(cs, cs2, n * K * sizeof(float));
+        pt_model *copy = pt_model_clone(back);
+        ck_assert_int_eq(pt_model_class_scores(copy, train, cs2), PT_OK);
+        ck_assert_mem_eq(cs, cs2, n * K * sizeof(float));
+        pt_model_free(copy);
+        pt_model_free(back);
+        pt_model_free(m);
+    }
+    /* models without class votes stay version 1 */
+    p.variant = PT_VARIANT_AVERAGED;
+    pt_model *m;
+    ck_assert_int_eq(pt_train(train, &p, &m, NULL), PT_OK);
+    const char *path = tu_path("ovr-avg", ".model");
+    ck_assert_int_eq(pt_model_save(m, path), PT_OK);
+    char *text = tu_read_file(path, NULL);
+    ck_assert_int_eq(strncmp(text, "ptron-model 1\n", 14), 0);
+    free(text);
+    pt_model_free(m);
+    /* a budget that holds the vectors of any one class, but not K classes' within 1/K each */
+    p.variant = PT_VARIANT_VOTED;
+    p.threads = 1;
+    p.mem_budget_bytes = most_votes * (pt_stride_for(d) + 2) * sizeof(float);
+    for (size_t c = 0; c < K; c++) {
+        pt_dataset *bin = one_vs_rest(train, c);
+        pt_model *mb;
+        ck_assert_int_eq(pt_train(bin, &p, &mb, NULL), PT_OK);
+        pt_model_free(mb);
+        pt_dataset_free(bin);
+    }
+    ck_assert_int_eq(pt_train(train, &p, &m, NULL), PT_ERR_LIMIT);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "1/K of the budget"));
+    free(cs);
+    free(cs2);
+    free(bs);
+    pt_dataset_free(train);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("multiclass");
@@ -402,6 +494,7 @@ int main(void)
     tcase_add_test(tc, test_text_labels_round_trip);
     tcase_add_test(tc, test_kernel_ovr_equals_online_ovr);
     tcase_add_test(tc, test_kernel_ovr_equals_binary_kernel_runs);
+    tcase_add_test(tc, test_ovr_voted_keeps_votes);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

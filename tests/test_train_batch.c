@@ -630,6 +630,26 @@ START_TEST(test_auto_choice)
 }
 END_TEST
 
+/* The batch path has no averaged or voted variant: asking for one is refused (it would train
+ * the plain iterate under another name); --average-iterates is its averaging. */
+START_TEST(test_variants_refused)
+{
+    pt_dataset *ds = gen(PT_GEN_SEPARABLE, 100, 4, 1);
+    for (int v = PT_VARIANT_AVERAGED; v <= PT_VARIANT_VOTED; v++) {
+        pt_train_params p;
+        batch_params(&p);
+        p.variant = (pt_variant)v;
+        pt_model *m = NULL;
+        ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
+        ck_assert_ptr_null(m);
+        ck_assert_ptr_nonnull(strstr(pt_last_error(), v == PT_VARIANT_VOTED ? "PT_VARIANT_VOTED"
+                                                                             : "PT_VARIANT_AVERAGED"));
+        ck_assert_ptr_nonnull(strstr(pt_last_error(), "pt_train_params.average_iterates"));
+    }
+    pt_dataset_free(ds);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("train_batch");
@@ -645,6 +665,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_minibatch_shuffle_reproducible);
     tcase_add_test(tc, test_tol_and_divergence);
     tcase_add_test(tc, test_auto_choice);
+    tcase_add_test(tc, test_variants_refused);
     suite_add_tcase(s, tc);
     return s;
 }

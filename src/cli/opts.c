@@ -35,8 +35,10 @@ static const struct {
      "  --epochs E               maximum epochs (default 10); stops at an epoch with no mistake\n"
      "  --eta X                  learning rate (default 1)\n"
      "  --margin TAU             update when y w.x <= TAU (0: Rosenblatt; > 0: margin perceptron)\n"
-     "  --averaged               averaged perceptron (average of all iterates)\n"
-     "  --voted                  voted perceptron (Freund and Schapire)\n"
+     "  --averaged               averaged perceptron (average of all iterates; online, kernel)\n"
+     "  --voted                  voted perceptron (Freund and Schapire; online, one-vs-rest\n"
+     "                           too: each class votes with its own vectors, within 1/K of\n"
+     "                           --mem-mb each)\n"
      "  --shuffle                shuffle the order each epoch\n"
      "  --pass auto|sequential|blocked   online: blocked has the other threads score samples\n"
      "                           ahead of the walk (same model, bit for bit; slower than\n"
@@ -139,6 +141,10 @@ static const struct {
     {"pt_train_params.multiclass", "--multiclass"},
     {"pt_train_params.expand", "--expand"},
     {"pt_train_params.expand.mem_budget_bytes", "--mem-mb"},
+    {"pt_train_params.average_iterates", "--average-iterates"},
+    {"pt_train_params.init", "--init MODEL"},
+    {"pt_train_params.init_random", "--init random"},
+    {"pt_train_params.resume", "--resume"},
     {"pt_read_options.max_features", "--max-features"},
     {"pt_read_options.mem_budget_bytes", "--mem-mb"},
     {"pt_expand_params.max_features", "--max-features"},
