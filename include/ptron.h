@@ -365,6 +365,10 @@ typedef struct pt_train_params {
      * row into one buffer; the batch path materialises it within mem_budget_bytes. The model
      * remembers it, so scoring expands too. */
     pt_expand_params expand;
+    /* Warm start (online and batch paths; the kernel path refuses both): start from init's
+     * weights instead of w = 0, or with init_random from seeded random ones (below). */
+    const pt_model *init;
+    int init_random;
 } pt_train_params;
 
 /* Every field to its default (struct_size included): the only way to start a params struct. */
@@ -492,11 +496,56 @@ typedef struct pt_bounds {
     double hinge_mistake_bound; /* R^2 c^2 + 2 L_hinge: min over the scale of the notes' bound */
 } pt_bounds;
 
-/* Bounds of the notes for a reference separator w* (d floats, and wbias for the bias
- * coordinate when bias is on). For the generator's truth, pass pt_dataset_truth() converted
- * to float with wbias = 0. Needs a two-class dataset. */
+/* The notes' bounds as they state them, for a reference separator w* (d floats, and wbias
+ * for the bias coordinate when bias is on) in the input space: the classic perceptron
+ * (tau = 0, any eta) from w = 0, over one pass of the data (the hinge bound). For the
+ * generator's truth, pass pt_dataset_truth() converted to float with wbias = 0. Needs a
+ * two-class dataset. Which bound covers a given run: pt_bounds_for_run. */
 PT_API pt_status pt_bounds_compute(const pt_dataset *ds, const float *wstar, float wbias, int bias,
                                    pt_bounds *out);
+
+/* The bounds that cover one training run: each measured in the space the run trained in and
+ * stated for the quantity it bounds, the run's weight updates (pt_train_report.updates; the
+ * averaged and voted variants make the classic run's updates). For updates w += eta y x when
+ * y w.x <= tau, from w = 0, with R and gamma of w* in the run's space (derivation in
+ * src/bounds.c):
+ *   separable (gamma > 0):  updates <= (R^2 + 2 tau / eta) / gamma^2   ((R/gamma)^2 at tau = 0)
+ *   any data, E passes:     updates <= min over c > 0 of (R^2 + 2 tau / eta) c^2
+ *                                                        + 2 E L_hinge(c w* / |w*|, S)
+ * Covered: the online and kernel paths, two classes, from w = 0. Not covered (covered = 0,
+ * reason says why, and no bound is given): the batch path, more than two classes, a warm start
+ * (init, init_random), and a reference that does not live in the run's space. */
+typedef struct pt_run_bounds {
+    int covered;        /* 1: the bounds below hold for the run's updates */
+    char reason[256];   /* covered = 0: why no bound applies */
+    char space[16];     /* where R and gamma are measured: "input" (x, with the bias
+                         * coordinate if on), "expanded" (phi of the expansion), "kernel" (the
+                         * kernel's phi, with K + 1 for the bias) */
+    double R, gamma;    /* max |phi(x)| and min_i y_i w*.phi(x_i) / |w*|; NAN when the reference
+                         * does not live in the run's space */
+    double tau, eta;    /* the run's margin and step size */
+    int passes;         /* E, as given */
+    int separable;      /* covered and gamma > 0: updates <= separable_bound */
+    double separable_bound; /* (R^2 + 2 tau / eta) / gamma^2 (NAN or INFINITY when it does not apply) */
+    double hinge_bound;     /* covered: the hinge bound over E passes (NAN when not covered) */
+    double hinge_scale;     /* the c that minimises it */
+    double hinge_loss;      /* L_hinge(c w* / |w*|, S) over one pass of S at that c */
+} pt_run_bounds;
+
+/* The bounds covering a run that trained on ds with parameters p for `passes` passes (the
+ * epochs run, plus one for an epoch an interrupt cut short). reference: the separator w*: a
+ * two-class linear model in the run's space (d features, or the expanded dimension with
+ * p->expand; its bias weight counts when p->bias is on), a two-class kernel model with the same
+ * kernel (for the kernel path: w* = sum_j coef_j phi(sv_j)), or NULL for the generator's w*
+ * (pt_dataset_truth; PT_ERR_INVALID when the data has none). A linear model of the input
+ * dimension on an expanded run is accepted and measured nowhere (not covered); any other
+ * dimension is PT_ERR_INVALID with a message. */
+PT_API pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
+                                   const pt_model *reference, int passes, pt_run_bounds *out);
+/* The checks pt_bounds_for_run makes of the reference (or of the generator's w* when it is
+ * NULL), without measuring anything: call it before a long run. */
+PT_API pt_status pt_bounds_check_reference(const pt_dataset *ds, const pt_train_params *p,
+                                           const pt_model *reference);
 
 #ifdef __cplusplus
 }

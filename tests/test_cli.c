@@ -75,12 +75,101 @@ START_TEST(test_human_output_and_bounds)
     free(err);
     ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 100 --bounds", data, model), 0);
     HAS(out, "converged");
-    HAS(out, "(R/gamma)^2 = ");
+    HAS(out, "separable (Novikoff): updates made ");
+    HAS(out, " <= (R/gamma)^2 = ");
     HAS(out, "train accuracy = 100% (500/500)");
     free(out);
     free(err);
     ck_assert_int_eq(run(&out, &err, "predict %s %s", model, data), 0);
     ck_assert_str_eq(out, "Accuracy = 100% (500/500)\n");
+    free(out);
+    free(err);
+}
+END_TEST
+
+/* Every "updates made U <= ... = B" line --bounds prints: U <= B, checked here from the text;
+ * returns how many there were. */
+static int check_bound_lines(const char *out)
+{
+    int lines = 0;
+    for (const char *at = strstr(out, "updates made "); at; at = strstr(at + 1, "updates made ")) {
+        unsigned long long u;
+        ck_assert_msg(sscanf(at, "updates made %llu <=", &u) == 1, "no '<=' claim in: %s", at);
+        const char *eq = strstr(at, " = ");
+        ck_assert_ptr_nonnull(eq);
+        double bound = strtod(eq + 3, NULL);
+        ck_assert_msg((double)u <= bound, "printed %llu <= %g", u, bound);
+        lines++;
+    }
+    return lines;
+}
+
+/* --bounds prints each bound only where it covers the run, with the quantity it bounds: the
+ * margin perceptron's (R^2 + 2 tau/eta)/gamma^2 with --margin (never (R/gamma)^2, which
+ * --margin 20 exceeds), the hinge bound over the passes made; no claim on the batch path or
+ * more than two classes; a --reference of another dimension is an error before training. */
+START_TEST(test_bounds_claims)
+{
+    const char *data = keep(0, tu_path("bc", ".ptd")), *model = keep(1, tu_path("bc", ".model"));
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "gen separable --n 2000 --d 16 --margin 0.1 --seed 1 -o %s", data), 0);
+    free(out);
+    free(err);
+    for (int seed = 1; seed <= 3; seed++) {
+        ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 100000 --margin 20 --shuffle "
+                             "--seed %d --bounds", data, model, seed), 0);
+        HAS(out, "separable, margin perceptron (tau = 20, eta = 1): updates made ");
+        HAS(out, "(R^2 + 2 tau/eta)/gamma^2 = ");
+        ck_assert_msg(strstr(out, "(R/gamma)^2") == NULL, "a classic bound for --margin 20: %s", out);
+        ck_assert_int_eq(check_bound_lines(out), 2);
+        free(out);
+        free(err);
+    }
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 7 --eta 0.5 --bounds", data, model), 0);
+    HAS(out, "hinge, ");
+    ck_assert_int_eq(check_bound_lines(out), 2);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --path batch --bounds", data, model), 0);
+    HAS(out, "no mistake bound applies: ");
+    HAS(out, "batch");
+    ck_assert_int_eq(check_bound_lines(out), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --path batch --bounds --json", data, model), 0);
+    HAS(out, "\"covered\": false");
+    ck_assert_msg(strstr(out, "mistake_bound") == NULL, "%s", out);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --margin 2 --epochs 100000 --bounds --json", data, model), 0);
+    HAS(out, "\"covered\": true");
+    HAS(out, "\"mistake_bound_holds\": true");
+    HAS(out, "\"hinge_mistake_bound_holds\": true");
+    free(out);
+    free(err);
+    /* a reference of another dimension: exit 2 before training, naming both */
+    const char *small = keep(2, tu_path("bc3", ".ptd")), *ref = keep(3, tu_path("bc3", ".model"));
+    ck_assert_int_eq(run(&out, &err, "gen separable --n 50 --d 3 -o %s", small), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --quiet", small, ref), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --bounds --reference %s", data, model, ref), 2);
+    HAS(err, ref);
+    HAS(err, "has 3 features; the run trains on 16");
+    ck_assert_str_eq(out, "");
+    free(out);
+    free(err);
+    /* three classes: no claim, and the model is still written */
+    const char *blobs = keep(4, tu_path("bcb", ".ptd"));
+    ck_assert_int_eq(run(&out, &err, "gen blobs --n 90 --d 3 -o %s", blobs), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --bounds --reference %s", blobs, model, ref), 0);
+    HAS(out, "no mistake bound applies: the bounds are for two classes");
+    HAS(out, "model written to");
+    ck_assert_int_eq(check_bound_lines(out), 0);
     free(out);
     free(err);
 }
@@ -279,6 +368,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_separable_20000x64_converges);
     tcase_add_test(tc, test_human_output_and_bounds);
+    tcase_add_test(tc, test_bounds_claims);
     tcase_add_test(tc, test_convert_round_trip);
     tcase_add_test(tc, test_usage_errors_exit_1);
     tcase_add_test(tc, test_messages_name_flags);

@@ -181,46 +181,70 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     return EXIT_OK;
 }
 
-/* The reference separator for --bounds: --reference MODEL, else the generator's w*. */
-static pt_status bounds_for(const pt_dataset *ds, const train_opts *o, int bias, pt_bounds *b,
-                            bool *have)
+/* --bounds: the reference separator (--reference MODEL, else the generator's w*), checked
+ * against the run before training. Returns EXIT_OK to go on (*want false: no bounds, with a
+ * warning), else the exit status. */
+static int bounds_reference(const pt_dataset *ds, const pt_train_params *p, const train_opts *o,
+                            pt_model **ref, bool *want)
 {
-    *have = false;
-    size_t d = pt_dataset_d(ds);
-    float *w = calloc(d ? d : 1, sizeof *w);
-    float wb = 0.0f;
-    if (!w) return PT_ERR_NOMEM;
-    pt_status s = PT_OK;
+    *want = false;
+    *ref = NULL;
+    pt_status s;
     if (o->reference) {
-        pt_model *ref;
-        s = pt_model_load(o->reference, &ref);
-        if (s == PT_OK) {
-            pt_model_info mi;
-            pt_model_get_info(ref, &mi);
-            const float *rw = pt_model_weights(ref, &wb);
-            if (!rw) {
-                fprintf(stderr, "ptron: warning: --reference %s is not a linear model; no bounds\n",
-                        o->reference);
-            } else {
-                for (size_t j = 0; j < d && j < mi.d; j++) w[j] = rw[j];
-                if (!mi.bias) wb = 0.0f;
-                *have = true;
-            }
-            pt_model_free(ref);
-        }
-    } else {
-        const double *truth = pt_dataset_truth(ds, NULL, NULL);
-        if (truth) {
-            for (size_t j = 0; j < d; j++) w[j] = (float)truth[j];
-            *have = true;
-        } else {
-            fprintf(stderr, "ptron: warning: --bounds needs a reference separator: the data has no "
-                            "generator w* (only .ptd files from `ptron gen` keep it); use --reference MODEL\n");
-        }
+        if ((s = pt_model_load(o->reference, ref)) != PT_OK) return cli_fail(s);
+    } else if (!pt_dataset_truth(ds, NULL, NULL)) {
+        fprintf(stderr, "ptron: warning: --bounds needs a reference separator: the data has no "
+                        "generator w* (only .ptd files from `ptron gen` keep it); use --reference MODEL\n");
+        return EXIT_OK;
     }
-    if (s == PT_OK && *have) s = pt_bounds_compute(ds, w, wb, bias, b);
-    free(w);
-    return s;
+    if ((s = pt_bounds_check_reference(ds, p, *ref)) != PT_OK) {
+        fprintf(stderr, "ptron: --reference %s: %s\n", o->reference ? o->reference : "(w*)",
+                pt_last_error());
+        return EXIT_INPUT;
+    }
+    *want = true;
+    return EXIT_OK;
+}
+
+/* "<=" when the run kept within the bound; a violated bound is said as such, never claimed. */
+static void print_bound(const char *what, const char *formula, double bound, size_t updates)
+{
+    if ((double)updates <= bound)
+        printf("  %s: updates made %zu <= %s = %.6g\n", what, updates, formula, bound);
+    else
+        printf("  %s: updates made %zu EXCEED %s = %.6g (the theorem assumes exact arithmetic; "
+               "please report this run)\n", what, updates, formula, bound);
+}
+
+static void print_bounds(const pt_run_bounds *b, const train_opts *o, int bias, size_t updates)
+{
+    printf("bounds (w*: %s%s; ", o->reference ? "--reference " : "the generator's w*",
+           o->reference ? o->reference : "");
+    if (strcmp(b->space, "input") == 0) printf("input space%s):\n", bias ? " with the bias coordinate" : "");
+    else printf("%s feature space phi):\n", b->space);
+    if (isfinite(b->R)) printf("  R = %.6g, margin of w* gamma = %.6g\n", b->R, b->gamma);
+    if (!b->covered) {
+        printf("  no mistake bound applies: %s\n", b->reason);
+        return;
+    }
+    char what[96], formula[96];
+    if (b->separable) {
+        if (b->tau == 0.0) {
+            snprintf(what, sizeof what, "separable (Novikoff)");
+            snprintf(formula, sizeof formula, "(R/gamma)^2");
+        } else {
+            snprintf(what, sizeof what, "separable, margin perceptron (tau = %g, eta = %g)", b->tau, b->eta);
+            snprintf(formula, sizeof formula, "(R^2 + 2 tau/eta)/gamma^2");
+        }
+        print_bound(what, formula, b->separable_bound, updates);
+    } else {
+        printf("  separable: w* does not separate the data (gamma <= 0): no separable bound\n");
+    }
+    snprintf(what, sizeof what, "hinge, %d pass%s", b->passes, b->passes == 1 ? "" : "es");
+    snprintf(formula, sizeof formula, "min_c %sc^2 + 2 E L_hinge(c w*/|w*|)",
+             b->tau == 0.0 ? "R^2 " : "(R^2 + 2 tau/eta) ");
+    print_bound(what, formula, b->hinge_bound, updates);
+    printf("    (E = %d, c = %.4g, L_hinge per pass %.4g)\n", b->passes, b->hinge_scale, b->hinge_loss);
 }
 
 int cmd_train(int argc, char **argv)
@@ -246,7 +270,8 @@ int cmd_train(int argc, char **argv)
     pt_train_report rep = {0};
     heldout held = {.patience = o.early_stop, .checkpoint = o.checkpoint,
                     .every = o.checkpoint_every ? o.checkpoint_every : 1};
-    pt_model *resume = NULL;
+    pt_model *resume = NULL, *reference = NULL;
+    bool want_bounds = false;
     double load_s = 0.0;
     pt_status s = cli_read_dataset(o.file, o.format, o.max_features, &ds, &load_s);
     if (s != PT_OK) {
@@ -274,6 +299,8 @@ int cmd_train(int argc, char **argv)
         p.pass = kept.pass;
         p.resume = resume;
     }
+    if (o.bounds && (rc = bounds_reference(ds, &p, &o, &reference, &want_bounds)) != EXIT_OK)
+        goto out;
     if (o.test) {
         s = cli_read_dataset(o.test, o.format, o.max_features, &held.data, NULL);
         if (s != PT_OK) {
@@ -335,9 +362,10 @@ int cmd_train(int argc, char **argv)
         rc = cli_fail(s);
         goto out;
     }
-    pt_bounds b;
-    bool have_bounds = false;
-    if (o.bounds && (s = bounds_for(ds, &o, p.bias, &b, &have_bounds)) != PT_OK) {
+    /* the passes the run made: an epoch an interrupt cut short counts as one */
+    pt_run_bounds b;
+    if (want_bounds &&
+        (s = pt_bounds_for_run(ds, &p, reference, rep.epochs_run + (interrupted ? 1 : 0), &b)) != PT_OK) {
         rc = cli_fail(s);
         goto out;
     }
@@ -381,14 +409,31 @@ int cmd_train(int argc, char **argv)
         json_num(&j, "samples_per_second", rep.train_seconds > 0 ? samples / rep.train_seconds : 0.0);
         json_num(&j, "train_accuracy", ev.accuracy);
         json_str(&j, "model", o.model);
-        if (have_bounds) {
+        if (want_bounds) {
+            /* a bound's keys only where it covers the run: mistake_bound is the separable one
+             * ((R^2 + 2 tau/eta)/gamma^2), hinge_mistake_bound the hinge one over passes */
             json_object_begin(&j, "bounds");
-            json_num(&j, "R", b.R);
-            json_num(&j, "gamma", b.gamma);
-            json_num(&j, "mistake_bound", b.mistake_bound);
-            json_num(&j, "hinge_mistake_bound", b.hinge_mistake_bound);
-            json_num(&j, "hinge_loss", b.hinge_loss);
-            json_num(&j, "wstar_norm", b.wstar_norm);
+            json_bool(&j, "covered", b.covered);
+            if (!b.covered) json_str(&j, "reason", b.reason);
+            json_str(&j, "space", b.space);
+            if (isfinite(b.R)) {
+                json_num(&j, "R", b.R);
+                json_num(&j, "gamma", b.gamma);
+            }
+            if (b.covered) {
+                json_num(&j, "margin", b.tau);
+                json_num(&j, "eta", b.eta);
+                json_int(&j, "passes", b.passes);
+                json_int(&j, "updates", (long long)rep.updates);
+                if (b.separable) {
+                    json_num(&j, "mistake_bound", b.separable_bound);
+                    json_bool(&j, "mistake_bound_holds", (double)rep.updates <= b.separable_bound);
+                }
+                json_num(&j, "hinge_mistake_bound", b.hinge_bound);
+                json_bool(&j, "hinge_mistake_bound_holds", (double)rep.updates <= b.hinge_bound);
+                json_num(&j, "hinge_loss", b.hinge_loss);
+                json_num(&j, "wstar_norm", b.hinge_scale);
+            }
             json_object_end(&j);
         }
         json_end(&j);
@@ -421,13 +466,7 @@ int cmd_train(int argc, char **argv)
         }
         printf("load %.3f s, train %.3f s (%.3g samples/s)\n", load_s, rep.train_seconds,
                rep.train_seconds > 0 ? samples / rep.train_seconds : 0.0);
-        if (have_bounds) {
-            printf("bounds: R = %.6g, margin of w* = %.6g\n", b.R, b.gamma);
-            if (isfinite(b.mistake_bound))
-                printf("  (R/gamma)^2 = %.6g  >= updates made %zu\n", b.mistake_bound, rep.updates);
-            printf("  min_c R^2 |c w*|^2 + 2 L_hinge(c w*) = %.6g (c = %.4g, hinge loss %.4g)"
-                   "  vs updates %zu\n", b.hinge_mistake_bound, b.wstar_norm, b.hinge_loss, rep.updates);
-        }
+        if (want_bounds) print_bounds(&b, &o, p.bias, rep.updates);
         printf("model written to %s\n", o.model);
     }
     rc = interrupted ? (got_signal == SIGTERM ? EXIT_SIGTERM : EXIT_SIGINT) : EXIT_OK;
@@ -435,6 +474,7 @@ out:
     pt_train_report_clear(&rep);
     pt_model_free(held.best_model);
     pt_model_free(resume);
+    pt_model_free(reference);
     pt_dataset_free(held.data);
     free(held.acc);
     pt_model_free(m);
