@@ -365,8 +365,24 @@ typedef struct pt_train_params {
      * row into one buffer; the batch path materialises it within mem_budget_bytes. The model
      * remembers it, so scoring expands too. */
     pt_expand_params expand;
-    /* Warm start (online and batch paths; the kernel path refuses both): start from init's
-     * weights instead of w = 0, or with init_random from seeded random ones (below). */
+    /* Warm start (online and batch paths, binary and more classes; the kernel path refuses
+     * both: its model is the dual coefficients of the samples it corrected, from alpha = 0).
+     * Default: w = 0, as the notes' perceptron.
+     *  - init: start from this model's weights and bias weights (the last iterate for voted
+     *    models, the average for averaged ones). It must be a linear model (online or batch
+     *    path) of the same features (the expanded dimension and the same expansion with
+     *    `expand`), the same classes (values, or names for text labels) and the same bias
+     *    setting; pt_train (and pt_train_check) refuse it otherwise with PT_ERR_INVALID. The
+     *    caller keeps it alive during pt_train; the trained model does not keep it. Exact: from
+     *    the classic model of epoch k, E - k more epochs without shuffle give the weights of the
+     *    E-epoch run bit for bit (with shuffle, the orders start over from seed). The averaged
+     *    variant's average, the voted variant's vectors, the batch path's step counter (the
+     *    invsqrt and pegasos schedules) and its average of iterates start over.
+     *  - init_random: start from random weights drawn from seed, each weight and bias weight
+     *    uniform in [0, 1) as the notes' notebook does (np.random.random_sample), class after
+     *    class for more than two classes (a stream apart from shuffle's).
+     * The bounds of pt_bounds_for_run start from w = 0 and do not cover a warm start. Neither
+     * field is kept in model files. */
     const pt_model *init;
     int init_random;
 } pt_train_params;
@@ -376,6 +392,10 @@ PT_API void pt_train_params_init(pt_train_params *p);
 /* Check parameters without training: PT_OK or PT_ERR_INVALID with a message naming the field
  * ("pt_train_params.eta must be a positive number (got -1)"). */
 PT_API pt_status pt_train_params_check(const pt_train_params *p);
+/* Check parameters against the data without training: what pt_train checks before it starts
+ * (the parameters, the classes for the path, init against the data: PT_ERR_INVALID or
+ * PT_ERR_LABELS with a message). */
+PT_API pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p);
 
 PT_API const char *pt_path_name(pt_path p);
 PT_API pt_status pt_path_parse(const char *name, pt_path *out);

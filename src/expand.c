@@ -550,6 +550,7 @@ pt_status pt_train_expanded(const pt_dataset *ds, const pt_train_params *p, cons
         /* before training, so an epoch hook can score with the model as it stands */
         pt_model_set_meta(m, ds, p);
         m->expand_d_in = ds->d;
+        s = pt_model_start(m, p);
     }
     if (s == PT_OK && p->path == PT_PATH_ONLINE) {
         /* streamed: each row expanded into one reused buffer, never the whole matrix */

@@ -200,8 +200,16 @@ struct pt_model {
 };
 
 pt_model *pt_model_alloc_linear(size_t d);
-/* Record what a model was trained on and with (path, labels, parameters; callbacks cleared). */
+/* Record what a model was trained on and with (path, labels, parameters; callbacks and the
+ * caller's models, resume and init, cleared). */
 void pt_model_set_meta(pt_model *m, const pt_dataset *ds, const pt_train_params *p);
+/* The warm start of a freshly allocated linear model (w, b or W, Bk of m->d features): p->init's
+ * weights, or random ones (p->init_random), or left at zero (train.c; pt_train has checked
+ * init against the run). */
+pt_status pt_model_start(pt_model *m, const pt_train_params *p);
+/* The random start from seed: K classes of d weights (rows ld floats apart in W) and biases B
+ * (0 without the bias), each uniform in [0, 1). */
+void pt_random_start(uint64_t seed, size_t K, size_t d, int bias, float *W, size_t ld, float *B);
 /* A linear model of nclass > 2 classes (W, Bk zeroed, labels copied). */
 pt_model *pt_model_alloc_multiclass(size_t d, size_t nclass, const double *labels);
 /* Scores of every class for every row: out is n x nclass. */

@@ -113,6 +113,11 @@ static pt_status train_ovr(const pt_dataset *ds, const pt_train_params *p, const
             pt_dataset_binary_view(ds, c, ys + c * ds->n, &view);
             pt_model *mc = pt_model_alloc_linear(ds->d);
             pt_status s = mc ? PT_OK : PT_ERR_NOMEM;
+            if (mc) {
+                /* the class's start: its row of W (zero, or the warm start) */
+                memcpy(mc->w, m->W + c * len, len * sizeof(float));
+                mc->b = m->Bk[c];
+            }
             if (s == PT_OK)
                 s = p->path == PT_PATH_BATCH ? pt_train_batch(&view, &inner, k, mc, &reps[c])
                                              : pt_train_online(&view, &inner, k, mc, &reps[c]);
@@ -343,8 +348,9 @@ pt_status pt_train_multiclass(const pt_dataset *ds, const pt_train_params *p, co
     pt_model *m = pt_model_alloc_multiclass(ds->d, ds->nclass, ds->class_values);
     if (!m) return PT_ERR_NOMEM;
     pt_model_set_meta(m, ds, p);
-    pt_status s = p->multiclass == PT_MULTI_DIRECT ? train_direct(ds, p, k, m, r)
-                                                   : train_ovr(ds, p, k, m, r);
+    pt_status s = pt_model_start(m, p);
+    if (s == PT_OK)
+        s = p->multiclass == PT_MULTI_DIRECT ? train_direct(ds, p, k, m, r) : train_ovr(ds, p, k, m, r);
     if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
         pt_model_free(m);
         return s;

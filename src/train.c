@@ -162,6 +162,16 @@ pt_status pt_train_params_check(const pt_train_params *p)
                        (double)p->coef0);
     if (p->tol < 0.0 || !isfinite(p->tol))
         return pt_fail(PT_ERR_INVALID, "pt_train_params.tol must be >= 0");
+    if (p->init && p->init_random)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.init and pt_train_params.init_random both "
+                       "given: start from one");
+    if ((p->init || p->init_random) && p->path == PT_PATH_KERNEL)
+        return pt_fail(PT_ERR_INVALID, "the kernel path cannot start from given weights "
+                       "(pt_train_params.init): its model is the dual coefficients of the samples it "
+                       "corrected, from alpha = 0; warm start the online or batch path");
+    if ((p->init || p->init_random) && p->resume)
+        return pt_fail(PT_ERR_INVALID, "a resumed run (pt_train_params.resume) continues its own "
+                       "weights: pt_train_params.init does not apply");
     return PT_OK;
 }
 
@@ -217,16 +227,92 @@ void pt_model_set_meta(pt_model *m, const pt_dataset *ds, const pt_train_params 
     m->params.epoch_hook = NULL;
     m->params.epoch_user = NULL;
     m->params.stop = NULL;
+    m->params.resume = NULL; /* the caller's models: never kept past the call */
+    m->params.init = NULL;
 }
 
-pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
-                   pt_train_report *report)
+/* ------------------------------------------------------------------------- warm start */
+
+/* The random start: per class (one for a binary model), d weights then the bias weight
+ * (when on), each uniform in [0, 1) as the notes' notebook draws its start
+ * (np.random.random_sample). From a stream of its own, so the shuffle's orders are the same
+ * with or without it. */
+#define INIT_STREAM 0x696e6974ULL /* "init" */
+
+void pt_random_start(uint64_t seed, size_t K, size_t d, int bias, float *W, size_t ld, float *B)
+{
+    pt_rng rng;
+    pt_rng_seed(&rng, seed ^ INIT_STREAM);
+    for (size_t c = 0; c < K; c++) {
+        for (size_t j = 0; j < d; j++) W[c * ld + j] = (float)pt_rng_uniform(&rng);
+        B[c] = bias ? (float)pt_rng_uniform(&rng) : 0.0f;
+    }
+}
+
+static bool same_expansion(const pt_expand_params *a, const pt_expand_params *b)
+{
+    if (a->kind != b->kind) return false;
+    switch (a->kind) {
+    case PT_EXPAND_POLY: return a->degree == b->degree && a->coef0 == b->coef0;
+    case PT_EXPAND_RFF: return a->rff_dim == b->rff_dim && a->gamma == b->gamma && a->seed == b->seed;
+    default: return true;
+    }
+}
+
+/* p->init against the data and the run, before anything is trained. */
+static pt_status check_init(const pt_dataset *ds, const pt_train_params *p)
+{
+    const pt_model *m = p->init;
+    if (!m) return PT_OK;
+    size_t d = ds->d;
+    if (p->expand.kind != PT_EXPAND_NONE) d = pt_expand_dim(&p->expand, ds->d);
+    if (!pt_model_weights(m, NULL) && !m->W)
+        return pt_fail(PT_ERR_INVALID, "the init model is a %s model, with no weight vector to start "
+                       "from (a linear model of the online or batch path has one)", pt_path_name(m->path));
+    if (!same_expansion(&m->params.expand, &p->expand))
+        return pt_fail(PT_ERR_INVALID, "the init model (pt_train_params.init) was trained %s, this run %s",
+                       m->params.expand.kind == PT_EXPAND_NONE ? "without an expansion" : "on another expansion",
+                       p->expand.kind == PT_EXPAND_NONE ? "has none" : "expands (pt_train_params.expand)");
+    if (m->d != d)
+        return pt_fail(PT_ERR_INVALID, "the init model has %zu features, the run trains on %zu", m->d, d);
+    if (m->nclass != ds->nclass)
+        return pt_fail(PT_ERR_INVALID, "the init model has %zu classes, the data %zu", m->nclass,
+                       ds->nclass);
+    if ((m->label_names != NULL) != (ds->class_names != NULL))
+        return pt_fail(PT_ERR_INVALID, "the init model's labels are %s, the data's %s",
+                       m->label_names ? "text" : "numbers", ds->class_names ? "text" : "numbers");
+    for (size_t c = 0; c < ds->nclass; c++) {
+        if (m->label_names && strcmp(m->label_names[c], ds->class_names[c]) != 0)
+            return pt_fail(PT_ERR_INVALID, "the init model's class %zu is '%s', the data's '%s'", c,
+                           m->label_names[c], ds->class_names[c]);
+        if (!m->label_names && pt_model_class_value(m, c) != ds->class_values[c])
+            return pt_fail(PT_ERR_INVALID, "the init model's class %zu is %g, the data's %g", c,
+                           pt_model_class_value(m, c), ds->class_values[c]);
+    }
+    if ((m->bias != 0) != (p->bias != 0))
+        return pt_fail(PT_ERR_INVALID, "the init model was trained with the bias %s, this run has it %s",
+                       m->bias ? "on" : "off", p->bias ? "on" : "off");
+    return PT_OK;
+}
+
+pt_status pt_model_start(pt_model *m, const pt_train_params *p)
+{
+    const size_t len = pt_stride_for(m->d), K = m->W ? m->nclass : 1;
+    float *W = m->W ? m->W : m->w, *B = m->W ? m->Bk : &m->b;
+    if (p->init_random) {
+        pt_random_start(p->seed, K, m->d, p->bias, W, len, B);
+    } else if (p->init) {
+        const pt_model *from = p->init;
+        if (m->W && !from->W) return pt_fail(PT_ERR_INVALID, "the init model is not a model of %zu classes", K);
+        memcpy(W, from->W ? from->W : from->w, K * len * sizeof(float));
+        memcpy(B, from->W ? from->Bk : &from->b, K * sizeof(float));
+    }
+    return PT_OK;
+}
+
+pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
 {
     pt_clear_error();
-    *model = NULL;
-    pt_train_report local;
-    pt_train_report *r = report ? report : &local;
-    memset(r, 0, sizeof *r);
     PT_TRY(pt_train_params_check(p));
     if (ds->nclass < 2)
         return pt_fail(PT_ERR_LABELS, "training needs two classes; the data has %zu (label %g)",
@@ -237,6 +323,18 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
                        "path; the %s path trains one-vs-rest (pt_train_params.multiclass "
                        "PT_MULTI_OVR)",
                        ds->nclass, pt_path_name(p->path));
+    return check_init(ds, p);
+}
+
+pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
+                   pt_train_report *report)
+{
+    pt_clear_error();
+    *model = NULL;
+    pt_train_report local;
+    pt_train_report *r = report ? report : &local;
+    memset(r, 0, sizeof *r);
+    PT_TRY(pt_train_check(ds, p));
     const pt_kernels *k;
     PT_TRY(pt_kernels_get(p->isa, &k));
     r->isa = k->isa;
@@ -262,8 +360,10 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
         s = PT_ERR_NOMEM;
     } else {
         pt_model_set_meta(m, ds, p);
-        s = p->path == PT_PATH_BATCH ? pt_train_batch(ds, &call, k, m, r)
-                                     : pt_train_online(ds, &call, k, m, r);
+        s = pt_model_start(m, p);
+        if (s == PT_OK)
+            s = p->path == PT_PATH_BATCH ? pt_train_batch(ds, &call, k, m, r)
+                                         : pt_train_online(ds, &call, k, m, r);
     }
     pt_threads_leave(saved);
     r->train_seconds = pt_now() - t0;

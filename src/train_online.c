@@ -229,6 +229,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         .voted = p->variant == PT_VARIANT_VOTED,
         .w = m->w,
         .stop = p->stop,
+        .b = m->b, /* 0, or a warm start's */
     };
     size_t row_bytes = (map ? pt_stride_for(map->d_out) : ds->stride) * sizeof(float) + 2 * sizeof(float);
     o.max_vectors = p->mem_budget_bytes / row_bytes;
@@ -407,7 +408,8 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
     for (size_t c = 0; c < K; c++) {
         o[c] = (online){.k = k, .len = len, .tau = p->margin, .eta = p->eta,
                         .bias = p->bias ? 1.0f : 0.0f,
-                        .averaged = p->variant == PT_VARIANT_AVERAGED, .w = W + c * len};
+                        .averaged = p->variant == PT_VARIANT_AVERAGED, .w = W + c * len,
+                        .b = B[c]};
         if (o[c].averaged && !(o[c].u = pt_calloc(len * sizeof(float), "averaging buffer"))) {
             s = PT_ERR_NOMEM;
             goto out;

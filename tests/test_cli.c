@@ -175,6 +175,80 @@ START_TEST(test_bounds_claims)
 }
 END_TEST
 
+/* The weights of a model file: from its "b" line to the checksum. */
+static char *weights_text(const char *path)
+{
+    char *t = tu_read_file(path, NULL);
+    ck_assert_ptr_nonnull(t);
+    char *b = strstr(t, "\nb "), *end = strstr(t, "\nchecksum ");
+    ck_assert(b && end);
+    *end = 0;
+    char *w = strdup(b);
+    free(t);
+    return w;
+}
+
+/* --init MODEL continues a run: 3 epochs, then 5 from that model, is the 8-epoch model;
+ * --init random starts from seeded weights; a model that does not fit is refused (exit 2),
+ * and --init with --resume is a usage error. */
+START_TEST(test_init_option)
+{
+    const char *data = keep(0, tu_path("in", ".svm")), *m3 = keep(1, tu_path("in3", ".model")),
+               *m8 = keep(2, tu_path("in8", ".model")), *m35 = keep(3, tu_path("in35", ".model"));
+    FILE *f = fopen(data, "w");
+    for (int i = 0; i < 400; i++)
+        fprintf(f, "%d 1:%d 2:%d 3:%d\n", (i * 7 + i / 3) % 5 < 3 ? 1 : -1, i % 9 - 4, (i * 5) % 7 - 3, (i * 3) % 11 - 5);
+    fclose(f);
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 8 --quiet", data, m8), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 3 --quiet", data, m3), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 5 --init %s", data, m35, m3), 0);
+    HAS(out, "started from the weights of ");
+    HAS(out, "5 epochs");
+    free(out);
+    free(err);
+    char *a = weights_text(m8), *b = weights_text(m35);
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 2 --init random --seed 9 --json", data, m35), 0);
+    HAS(out, "\"init\": \"random\"");
+    free(out);
+    free(err);
+    a = weights_text(m35);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 2 --init random --seed 9 --quiet", data, m35), 0);
+    free(out);
+    free(err);
+    b = weights_text(m35);
+    ck_assert_str_eq(a, b);
+    free(b);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 2 --quiet", data, m35), 0);
+    free(out);
+    free(err);
+    b = weights_text(m35);
+    ck_assert_str_ne(a, b);
+    free(a);
+    free(b);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --init %s --no-bias", data, m35, m3), 2);
+    HAS(err, m3);
+    HAS(err, "bias");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --init %s --resume %s", data, m35, m3, m3), 1);
+    HAS(err, "--resume");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --init random --path kernel", data, m35), 1);
+    HAS(err, "kernel path");
+    free(out);
+    free(err);
+}
+END_TEST
+
 START_TEST(test_convert_round_trip)
 {
     const char *ptd = keep(0, tu_path("c", ".ptd")), *svm = keep(1, tu_path("c", ".svm")),
@@ -312,7 +386,7 @@ START_TEST(test_help_lists_every_option)
     const char *opts[] = {"--path", "--epochs", "--eta", "--margin", "--averaged", "--shuffle", "--seed",
                           "--loss", "--lambda", "--batch-size", "--schedule", "--kernel", "--degree",
                           "--gamma", "--coef0", "--cache-mb", "--threads", "--isa", "--json", "--quiet",
-                          "--no-bias", "--bounds", "--pass", "--mem-mb"};
+                          "--no-bias", "--bounds", "--pass", "--mem-mb", "--init", "--reference"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) HAS(out, opts[i]);
     free(out);
     free(err);
@@ -369,6 +443,7 @@ int main(void)
     tcase_add_test(tc, test_separable_20000x64_converges);
     tcase_add_test(tc, test_human_output_and_bounds);
     tcase_add_test(tc, test_bounds_claims);
+    tcase_add_test(tc, test_init_option);
     tcase_add_test(tc, test_convert_round_trip);
     tcase_add_test(tc, test_usage_errors_exit_1);
     tcase_add_test(tc, test_messages_name_flags);

@@ -650,6 +650,65 @@ START_TEST(test_variants_refused)
 }
 END_TEST
 
+/* Warm start on the batch path: from the model of epoch k, E - k more epochs (constant step,
+ * in order) give the E-epoch run's weights bit for bit, full batch and mini-batches, both
+ * implementations, perceptron and regularised hinge loss; init_random equals a start from a
+ * model holding pt_random_start's weights. */
+START_TEST(test_init_continues_run)
+{
+    pt_dataset *ds = gen(PT_GEN_NOISY, 2000, 10, 6);
+    const int E = 7, k = 3;
+    for (int impl = PT_BATCH_GEMV; impl <= PT_BATCH_FUSED; impl++)
+        for (int li = 0; li < 2; li++)
+            for (size_t bs = 0; bs <= 300; bs += 300) {
+                pt_train_params p;
+                batch_params(&p);
+                p.batch_impl = (pt_batch_impl)impl;
+                p.loss = losses[li];
+                p.lambda = li ? 0.01f : 0.0f;
+                p.eta = 0.5f;
+                p.batch_size = bs;
+                p.epochs = E;
+                pt_train_report r;
+                pt_model *full = train(ds, &p, &r);
+                ck_assert_int_eq(r.epochs_run, E);
+                pt_train_report_clear(&r);
+                p.epochs = k;
+                pt_model *part = train(ds, &p, NULL);
+                ck_assert(part->b != 0.0f);
+                p.init = part;
+                p.epochs = E - k;
+                pt_model *cont = train(ds, &p, NULL);
+                ck_assert_msg(memcmp(cont->w, full->w, ds->stride * sizeof(float)) == 0,
+                              "impl %d loss %d batch %zu: w differs", impl, li, bs);
+                ck_assert(memcmp(&cont->b, &full->b, sizeof(float)) == 0);
+                pt_model_free(cont);
+                pt_model_free(part);
+                pt_model_free(full);
+            }
+    /* the random start */
+    pt_train_params p;
+    batch_params(&p);
+    p.seed = 5;
+    p.epochs = 4;
+    p.init_random = 1;
+    pt_model *a = train(ds, &p, NULL);
+    pt_model *hand = pt_model_alloc_linear(10);
+    hand->bias = 1;
+    hand->class_values[0] = pt_dataset_class_value(ds, 0);
+    hand->class_values[1] = pt_dataset_class_value(ds, 1);
+    pt_random_start(5, 1, 10, 1, hand->w, ds->stride, &hand->b);
+    p.init_random = 0;
+    p.init = hand;
+    pt_model *b = train(ds, &p, NULL);
+    ck_assert(memcmp(a->w, b->w, ds->stride * sizeof(float)) == 0 && a->b == b->b);
+    pt_model_free(a);
+    pt_model_free(b);
+    pt_model_free(hand);
+    pt_dataset_free(ds);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("train_batch");
@@ -666,6 +725,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_tol_and_divergence);
     tcase_add_test(tc, test_auto_choice);
     tcase_add_test(tc, test_variants_refused);
+    tcase_add_test(tc, test_init_continues_run);
     suite_add_tcase(s, tc);
     return s;
 }

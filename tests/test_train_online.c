@@ -691,6 +691,222 @@ START_TEST(test_sign_of_zero_is_positive)
 }
 END_TEST
 
+static pt_dataset *generated(pt_gen_kind kind, size_t n, size_t d, size_t classes, uint64_t seed)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = kind;
+    g.n = n;
+    g.d = d;
+    g.classes = classes;
+    g.seed = seed;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    return ds;
+}
+
+/* Two models (binary or K classes) have the same weights and biases, bit for bit. */
+static void assert_same_model(const pt_model *a, const pt_model *b, const char *what)
+{
+    size_t len = pt_stride_for(b->d);
+    ck_assert_uint_eq(a->d, b->d);
+    if (b->W) {
+        ck_assert_msg(memcmp(a->W, b->W, b->nclass * len * sizeof(float)) == 0, "%s: W differs", what);
+        ck_assert_msg(memcmp(a->Bk, b->Bk, b->nclass * sizeof(float)) == 0, "%s: biases differ", what);
+    } else {
+        ck_assert_msg(memcmp(a->w, b->w, len * sizeof(float)) == 0, "%s: w differs", what);
+        ck_assert_msg(memcmp(&a->b, &b->b, sizeof a->b) == 0, "%s: b differs", what);
+    }
+}
+
+/* Warm start, exactly: training from the model of epoch k (init) for E - k more epochs, in
+ * order, gives the E-epoch run's weights bit for bit (classic variant): both passes, a
+ * margin and a step size, bias or not, an expansion, one-vs-rest and the multiclass
+ * perceptron; from the model in memory and from its file. */
+START_TEST(test_init_continues_run)
+{
+    pt_dataset *bin = integer_dataset(3000, 12, 4), *four = generated(PT_GEN_BLOBS, 800, 2, 4, 9);
+    const struct { pt_dataset *ds; int pass, bias, expand; pt_multiclass multi; float tau, eta; } runs[] = {
+        {bin, PT_PASS_SEQUENTIAL, 1, 0, PT_MULTI_OVR, 0.0f, 1.0f},
+        {bin, PT_PASS_BLOCKED, 1, 0, PT_MULTI_OVR, 0.5f, 0.25f},
+        {bin, PT_PASS_SEQUENTIAL, 0, 0, PT_MULTI_OVR, 0.0f, 2.0f},
+        {bin, PT_PASS_SEQUENTIAL, 1, 1, PT_MULTI_OVR, 0.0f, 1.0f},
+        {four, PT_PASS_SEQUENTIAL, 1, 0, PT_MULTI_OVR, 0.0f, 1.0f},
+        {four, PT_PASS_SEQUENTIAL, 1, 0, PT_MULTI_DIRECT, 0.25f, 1.0f},
+    };
+    const int E = 9, k = 3;
+    for (size_t q = 0; q < sizeof runs / sizeof runs[0]; q++) {
+        pt_train_params p;
+        pt_train_params_init(&p);
+        p.pass = (pt_online_pass)runs[q].pass;
+        p.threads = 2;
+        p.bias = runs[q].bias;
+        p.multiclass = runs[q].multi;
+        p.margin = runs[q].tau;
+        p.eta = runs[q].eta;
+        if (runs[q].expand) p.expand.kind = PT_EXPAND_POLY;
+        p.epochs = E;
+        pt_train_report r;
+        pt_model *full = train(runs[q].ds, &p, &r);
+        ck_assert_int_eq(r.epochs_run, E); /* mistakes in every epoch: no early stop */
+        pt_train_report_clear(&r);
+        p.epochs = k;
+        pt_model *part = train(runs[q].ds, &p, NULL);
+        /* a start with a bias weight too (so that the continuation must take it) */
+        ck_assert_msg(!runs[q].bias || (part->W ? part->Bk[0] != 0.0f : part->b != 0.0f), "run %zu: no bias weight", q);
+        const char *path = tu_path("init", ".model");
+        ck_assert_int_eq(pt_model_save(part, path), PT_OK);
+        pt_model *loaded;
+        ck_assert_msg(pt_model_load(path, &loaded) == PT_OK, "%s", pt_last_error());
+        for (int from_file = 0; from_file <= 1; from_file++) {
+            p.init = from_file ? loaded : part;
+            p.epochs = E - k;
+            pt_model *cont = train(runs[q].ds, &p, &r);
+            ck_assert_int_eq(r.epochs_run, E - k);
+            char what[64];
+            snprintf(what, sizeof what, "run %zu (%s)", q, from_file ? "file" : "memory");
+            assert_same_model(cont, full, what);
+            pt_train_report_clear(&r);
+            pt_model_free(cont);
+        }
+        pt_model_free(loaded);
+        pt_model_free(part);
+        pt_model_free(full);
+    }
+    pt_dataset_free(bin);
+    pt_dataset_free(four);
+}
+END_TEST
+
+/* init_random starts from the weights pt_random_start draws from the seed (each uniform in
+ * [0, 1), as the notes' notebook): the run equals one from a model holding those weights,
+ * another seed starts elsewhere, and the perceptron still separates separable data from there
+ * (binary and one-vs-rest, which draws class after class). */
+START_TEST(test_init_random)
+{
+    pt_dataset *ds = generated(PT_GEN_SEPARABLE, 500, 6, 2, 2);
+    const size_t d = 6, len = pt_stride_for(d);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.seed = 77;
+    p.shuffle = 1;
+    p.epochs = 100000;
+    pt_model *hand = pt_model_alloc_linear(d);
+    hand->bias = 1;
+    hand->class_values[0] = pt_dataset_class_value(ds, 0);
+    hand->class_values[1] = pt_dataset_class_value(ds, 1);
+    pt_random_start(77, 1, d, 1, hand->w, len, &hand->b);
+    for (size_t j = 0; j < d; j++) ck_assert(hand->w[j] >= 0.0f && hand->w[j] < 1.0f);
+    ck_assert(hand->b >= 0.0f && hand->b < 1.0f && hand->b != hand->w[0]);
+    for (size_t j = d; j < len; j++) ck_assert_float_eq(hand->w[j], 0.0f);
+    pt_train_report r1, r2;
+    p.init_random = 1;
+    pt_model *a = train(ds, &p, &r1);
+    ck_assert_int_eq(r1.converged, 1);
+    p.init_random = 0;
+    p.init = hand;
+    pt_model *b = train(ds, &p, &r2);
+    assert_same_model(a, b, "init_random vs its weights");
+    assert_same_mistakes(&r1, &r2, "init_random vs its weights");
+    pt_train_report_clear(&r1);
+    pt_train_report_clear(&r2);
+    pt_model_free(b);
+    /* from w = 0 the first epoch differs */
+    p.init = NULL;
+    pt_model *z = train(ds, &p, &r2);
+    ck_assert(memcmp(z->w, a->w, len * sizeof(float)) != 0);
+    pt_train_report_clear(&r2);
+    pt_model_free(z);
+    float w2[16], b2;
+    pt_random_start(78, 1, d, 1, w2, len, &b2);
+    ck_assert(memcmp(w2, hand->w, d * sizeof(float)) != 0);
+    pt_model_free(a);
+    pt_model_free(hand);
+    pt_dataset_free(ds);
+    /* one-vs-rest: class after class, d weights then the bias */
+    ds = generated(PT_GEN_BLOBS, 300, 3, 3, 5);
+    const double labels[] = {0, 1, 2};
+    pt_model *hm = pt_model_alloc_multiclass(3, 3, labels);
+    hm->bias = 1;
+    pt_random_start(77, 3, 3, 1, hm->W, pt_stride_for(3), hm->Bk);
+    pt_train_params_init(&p);
+    p.seed = 77;
+    p.epochs = 5;
+    p.init_random = 1;
+    a = train(ds, &p, NULL);
+    p.init_random = 0;
+    p.init = hm;
+    b = train(ds, &p, NULL);
+    assert_same_model(a, b, "one-vs-rest init_random vs its weights");
+    pt_model_free(a);
+    pt_model_free(b);
+    pt_model_free(hm);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* A warm start that does not fit the run is refused before training, saying what differs. */
+START_TEST(test_init_refused)
+{
+    pt_dataset *ds = generated(PT_GEN_SEPARABLE, 200, 4, 2, 1);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    pt_model *m0 = train(ds, &p, NULL);
+    pt_model *m = NULL;
+    /* both, kernel path, resume: parameters alone */
+    p.init = m0;
+    p.init_random = 1;
+    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "both"));
+    p.init_random = 0;
+    p.path = PT_PATH_KERNEL;
+    ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "kernel path"));
+    p.init = NULL;
+    p.init_random = 1;
+    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
+    p.path = PT_PATH_ONLINE;
+    p.resume = m0;
+    ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
+    p.resume = NULL;
+    p.init_random = 0;
+    /* against the data: features, bias, classes, labels, kind of model, expansion */
+    pt_dataset *wide = generated(PT_GEN_SEPARABLE, 200, 5, 2, 1);
+    p.init = m0;
+    ck_assert_int_eq(pt_train(wide, &p, &m, NULL), PT_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "the init model has 4 features, the run trains on 5"));
+    p.bias = 0;
+    ck_assert_int_eq(pt_train_check(ds, &p), PT_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "bias"));
+    p.bias = 1;
+    p.expand.kind = PT_EXPAND_POLY;
+    ck_assert_int_eq(pt_train_check(ds, &p), PT_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "expansion"));
+    p.expand.kind = PT_EXPAND_NONE;
+    pt_dataset *three = generated(PT_GEN_BLOBS, 90, 4, 3, 1);
+    ck_assert_int_eq(pt_train_check(three, &p), PT_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "2 classes, the data 3"));
+    const float x[] = {1, 0, 0, 0, 0, 1, 0, 0};
+    pt_dataset *other = tu_dataset(2, 4, x, (const double[]){5, 9});
+    ck_assert_int_eq(pt_train_check(other, &p), PT_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "class 0 is"));
+    pt_train_params kp;
+    pt_train_params_init(&kp);
+    kp.path = PT_PATH_KERNEL;
+    pt_model *km = train(ds, &kp, NULL);
+    p.init = km;
+    ck_assert_int_eq(pt_train_check(ds, &p), PT_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "no weight vector"));
+    ck_assert_ptr_null(m);
+    pt_model_free(km);
+    pt_dataset_free(other);
+    pt_dataset_free(three);
+    pt_dataset_free(wide);
+    pt_model_free(m0);
+    pt_dataset_free(ds);
+}
+END_TEST
+
 /* The blocked pass (online_blocked.c) on float data, with 1 to 4 threads (more threads than
  * this machine's cores, too): helper threads score chunks ahead with the w of their time, and
  * again after an update; the walk must never take a decision from a score computed before an
@@ -782,6 +998,9 @@ int main(void)
     tcase_add_test(tc, test_resume_from_checkpoint);
     tcase_add_test(tc, test_blocked_float_identical);
     tcase_add_test(tc, test_sign_of_zero_is_positive);
+    tcase_add_test(tc, test_init_continues_run);
+    tcase_add_test(tc, test_init_random);
+    tcase_add_test(tc, test_init_refused);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -15,7 +15,7 @@ static void on_signal(int sig)
 }
 
 typedef struct train_opts {
-    const char *file, *model, *format, *reference, *test, *checkpoint, *resume;
+    const char *file, *model, *format, *reference, *test, *checkpoint, *resume, *init;
     size_t max_features;
     long early_stop, checkpoint_every;
     bool epochs_given;
@@ -104,6 +104,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (IS("--checkpoint")) o->checkpoint = cli_value(&a, arg);
         else if (IS("--checkpoint-every")) cli_int(&a, arg, 1, 1000000000, &o->checkpoint_every);
         else if (IS("--resume")) o->resume = cli_value(&a, arg);
+        else if (IS("--init")) o->init = cli_value(&a, arg);
         else if (IS("--pass")) {
             const char *v = cli_value(&a, arg);
             if (v && pt_online_pass_parse(v, &p->pass)) return cli_usage_error("train", "%s", pt_last_error());
@@ -177,6 +178,10 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     if (o->early_stop && !o->test) return cli_usage_error("train", "--early-stop needs --test FILE");
     if (o->checkpoint_every && !o->checkpoint)
         return cli_usage_error("train", "--checkpoint-every needs --checkpoint FILE");
+    /* --init random (a model file named "random": ./random) */
+    p->init_random = o->init && strcmp(o->init, "random") == 0;
+    if (o->init && o->resume)
+        return cli_usage_error("train", "--init and --resume: a resumed run continues its own weights");
     if (pt_train_params_check(p) != PT_OK) return cli_usage_error("train", "%s", pt_last_error());
     return EXIT_OK;
 }
@@ -270,7 +275,7 @@ int cmd_train(int argc, char **argv)
     pt_train_report rep = {0};
     heldout held = {.patience = o.early_stop, .checkpoint = o.checkpoint,
                     .every = o.checkpoint_every ? o.checkpoint_every : 1};
-    pt_model *resume = NULL, *reference = NULL;
+    pt_model *resume = NULL, *reference = NULL, *init = NULL;
     bool want_bounds = false;
     double load_s = 0.0;
     pt_status s = cli_read_dataset(o.file, o.format, o.max_features, &ds, &load_s);
@@ -298,6 +303,22 @@ int cmd_train(int argc, char **argv)
         p.isa = kept.isa;
         p.pass = kept.pass;
         p.resume = resume;
+    }
+    if (o.init && !p.init_random) {
+        if ((s = pt_model_load(o.init, &init)) != PT_OK) {
+            rc = cli_fail(s);
+            goto out;
+        }
+        p.init = init;
+        if (pt_train_params_check(&p) != PT_OK) {
+            rc = cli_usage_error("train", "%s", pt_last_error());
+            goto out;
+        }
+        if (pt_train_check(ds, &p) != PT_OK) { /* the model does not fit the data */
+            fprintf(stderr, "ptron: --init %s: %s\n", o.init, pt_last_error());
+            rc = EXIT_INPUT;
+            goto out;
+        }
     }
     if (o.bounds && (rc = bounds_reference(ds, &p, &o, &reference, &want_bounds)) != EXIT_OK)
         goto out;
@@ -387,6 +408,7 @@ int cmd_train(int argc, char **argv)
         json_int(&j, "d", (long long)pt_dataset_d(ds));
         if (p.expand.kind != PT_EXPAND_NONE)
             json_int(&j, "expanded_d", (long long)pt_expand_dim(&p.expand, pt_dataset_d(ds)));
+        if (o.init) json_str(&j, "init", p.init_random ? "random" : o.init);
         json_int(&j, "epochs_run", rep.epochs_run);
         json_size_array(&j, "mistakes_per_epoch", rep.mistakes_per_epoch, (size_t)rep.epochs_run);
         if (rep.objective_per_epoch)
@@ -451,6 +473,11 @@ int cmd_train(int argc, char **argv)
             printf("expansion: %zu random Fourier features, gamma %g, seed %llu (%s)\n",
                    p.expand.rff_dim, (double)p.expand.gamma, (unsigned long long)p.expand.seed,
                    p.path == PT_PATH_ONLINE ? "streamed" : "materialised");
+        if (p.init_random)
+            printf("started from random weights (uniform in [0, 1), seed %llu)\n",
+                   (unsigned long long)p.seed);
+        else if (o.init)
+            printf("started from the weights of %s\n", o.init);
         printf("mistakes per epoch:");
         for (int e = 0; e < rep.epochs_run && e < 20; e++) printf(" %zu", rep.mistakes_per_epoch[e]);
         printf(rep.epochs_run > 20 ? " ...\n" : "\n");
@@ -475,6 +502,7 @@ out:
     pt_model_free(held.best_model);
     pt_model_free(resume);
     pt_model_free(reference);
+    pt_model_free(init);
     pt_dataset_free(held.data);
     free(held.acc);
     pt_model_free(m);
