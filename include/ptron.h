@@ -263,7 +263,8 @@ typedef enum pt_variant {
 
 typedef enum pt_batch_impl {
     PT_BATCH_AUTO = 0,  /* the faster of the two (fused) */
-    PT_BATCH_GEMV = 1,  /* two OpenBLAS sgemv calls per iteration */
+    PT_BATCH_GEMV = 1,  /* two OpenBLAS sgemv calls per chunk of rows (fixed chunks, each on
+                           one thread, summed in order: the same model at any thread count) */
     PT_BATCH_FUSED = 2  /* one streaming pass over X: margins and X^T g together */
 } pt_batch_impl;
 typedef enum pt_gram_storage {

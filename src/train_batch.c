@@ -14,10 +14,13 @@
  * Two implementations of the pass over a block, giving the same iterates up to rounding:
  *   GEMV   m = X w, then X^T g: two OpenBLAS sgemv calls, so X is read twice.
  *   FUSED  one streaming pass: per row m_i = dot(w, x_i) and, if g_i != 0, acc += g_i x_i
- *          while x_i is still in L1. The block is cut into chunks whose size depends only on
- *          the block (never on the thread count); each chunk accumulates into its own buffer
- *          and the buffers are summed in chunk order, so w is bit-identical for any number
- *          of threads.
+ *          while x_i is still in L1.
+ * Both cut the block into chunks whose size depends only on the block and the row length
+ * (never on the thread count); each chunk's X^T g goes into its own buffer, and the buffers
+ * are summed in chunk order, so w is bit-identical for any number of threads. GEMV runs each
+ * chunk's two sgemv calls on one thread (inside the parallel region OpenBLAS does not split
+ * them): a threaded sgemv splits its sums by the thread count, so its last bits would depend
+ * on it.
  *
  * An epoch is one pass over all blocks, in order or in an order shuffled from the seed. The
  * epoch's mistakes (y m <= 0) and objective are counted at the iterate each block saw:
@@ -63,10 +66,9 @@ typedef struct batch_run {
     const float *X, *Y;
     float *w;
     float b;
-    float *part;          /* fused: one X^T g accumulator of len floats per chunk */
-    pt_batch_eval *cst;   /* fused: per-chunk counts */
+    float *part;          /* one X^T g accumulator of len floats per chunk */
+    pt_batch_eval *cst;   /* per-chunk counts */
     float *mg;            /* gemv: the block's margins, then its g */
-    float *grad;          /* gemv: X^T g (len floats, zero past d) */
     float *avg;           /* average_iterates: mean of the iterates */
     double avg_b;
 } batch_run;
@@ -185,25 +187,44 @@ static const float *pass_fused(batch_run *run, size_t r0, size_t rows, pt_batch_
     return run->part;
 }
 
-static const float *pass_gemv(batch_run *run, size_t r0, size_t rows, pt_batch_eval *ev)
+/* GEMV on the rows of one chunk, on the calling thread: m = X w, g in place of m, then
+ * acc = X^T g (len floats, zero past d). */
+static void gemv_chunk(const batch_run *run, const float *X, const float *Y, size_t rows,
+                       float *mg, float *acc, pt_batch_eval *ev)
 {
     const size_t len = run->len;
-    const float *X = run->X + r0 * len, *Y = run->Y + r0;
     const float bb = run->p->bias ? run->b : 0.0f;
     const pt_loss loss = run->p->loss;
-    float *mg = run->mg;
+    pt_batch_eval e = {0};
     cblas_sgemv(CblasRowMajor, CblasNoTrans, (blasint)rows, (blasint)run->d, 1.0f, X,
                 (blasint)len, run->w, 1, 0.0f, mg, 1);
-    /* margins -> g in place. One thread: it is ~2% of the two sgemv calls, and a third
-     * parallel region per step cost more than that on a busy machine (measured). */
-    memset(ev, 0, sizeof *ev);
-    for (size_t i = 0; i < rows; i++) mg[i] = subgradient(loss, mg[i] + bb, Y[i], ev);
-    if (ev->active == 0)
-        memset(run->grad, 0, run->d * sizeof(float)); /* a zero gradient needs no pass */
+    for (size_t i = 0; i < rows; i++) mg[i] = subgradient(loss, mg[i] + bb, Y[i], &e);
+    if (e.active == 0)
+        memset(acc, 0, run->d * sizeof(float)); /* a zero gradient needs no pass */
     else
         cblas_sgemv(CblasRowMajor, CblasTrans, (blasint)rows, (blasint)run->d, 1.0f, X,
-                    (blasint)len, mg, 1, 0.0f, run->grad, 1);
-    return run->grad;
+                    (blasint)len, mg, 1, 0.0f, acc, 1);
+    memset(acc + run->d, 0, (len - run->d) * sizeof(float));
+    *ev = e;
+}
+
+static const float *pass_gemv(batch_run *run, size_t r0, size_t rows, pt_batch_eval *ev)
+{
+    const size_t len = run->len, cr = chunk_rows(rows, len), nch = (rows + cr - 1) / cr;
+    const float *X = run->X + r0 * len, *Y = run->Y + r0;
+    /* With two threads or more, every chunk runs inside the parallel region, even a lone one,
+     * so OpenBLAS sees omp_in_parallel() and stays on the calling thread; one thread has set
+     * OpenBLAS to one thread (pt_threads_enter). */
+#pragma omp parallel for num_threads(run->threads) schedule(dynamic, 1) if (run->threads > 1)
+    for (long c = 0; c < (long)nch; c++) {
+        size_t i0 = (size_t)c * cr, m = rows - i0 < cr ? rows - i0 : cr;
+        gemv_chunk(run, X + i0 * len, Y + i0, m, run->mg + i0, run->part + (size_t)c * len,
+                   &run->cst[c]);
+    }
+    reduce_parts(run, nch);
+    memset(ev, 0, sizeof *ev);
+    for (size_t c = 0; c < nch; c++) add_eval(ev, &run->cst[c]);
+    return run->part;
 }
 
 /* X^T g over rows [r0, r0 + rows) at the current (w, b); counts into ev. */
@@ -286,16 +307,14 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
     if (run->impl == PT_BATCH_GEMV && (max_rows > INT_MAX || len > INT_MAX))
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.batch_impl PT_BATCH_GEMV: %zu rows x %zu "
                        "columns exceed BLAS's int", max_rows, len);
-    if (run->impl == PT_BATCH_GEMV) {
-        if (!(run->mg = pt_alloc(max_rows * sizeof(float), "batch margins"))) return PT_ERR_NOMEM;
-        if (!(run->grad = pt_calloc(len * sizeof(float), "batch gradient"))) return PT_ERR_NOMEM;
-    } else {
-        /* each chunk zeroes its own buffer, on the thread that will use it */
-        if (!(run->part = pt_alloc(nch * len * sizeof(float), "batch chunk gradients")))
-            return PT_ERR_NOMEM;
-        if (!(run->cst = pt_calloc(nch * sizeof *run->cst, "batch chunk counts")))
-            return PT_ERR_NOMEM;
-    }
+    if (run->impl == PT_BATCH_GEMV &&
+        !(run->mg = pt_alloc((max_rows ? max_rows : 1) * sizeof(float), "batch margins")))
+        return PT_ERR_NOMEM;
+    /* each chunk writes its whole buffer, on the thread that will use it */
+    if (!(run->part = pt_alloc(nch * len * sizeof(float), "batch chunk gradients")))
+        return PT_ERR_NOMEM;
+    if (!(run->cst = pt_calloc(nch * sizeof *run->cst, "batch chunk counts")))
+        return PT_ERR_NOMEM;
     if (p->average_iterates && !(run->avg = pt_calloc(len * sizeof(float), "averaged iterate")))
         return PT_ERR_NOMEM;
     return PT_OK;
@@ -305,7 +324,6 @@ static void run_free(batch_run *run)
 {
     pt_free(run->cst);
     pt_free(run->mg);
-    pt_free(run->grad);
     pt_free(run->part);
     pt_free(run->avg);
 }

@@ -497,48 +497,83 @@ START_TEST(test_gemv_fused_agree)
 }
 END_TEST
 
-/* Fused is bit-identical for 1, 2 and 3 threads: the data is cut into many chunks (20,000
- * rows of 192 bytes: about 15), whose buffers are summed in chunk order. */
-START_TEST(test_fused_threads_bit_identical)
+/* Both implementations are bit-identical for 1, 2 and 3 threads: the data is cut into chunks
+ * (20,000 rows of 192 bytes: about 15; 1,000 features: 64) whose buffers are summed in chunk
+ * order, and gemv runs each chunk's sgemv on one thread. */
+START_TEST(test_threads_bit_identical)
 {
-    pt_dataset *ds = gen(PT_GEN_NOISY, 20000, 40, 4);
-    const size_t bs[] = {0, 3000};
-    for (int li = 0; li < 3; li++)
-        for (int ib = 0; ib < 2; ib++) {
-            pt_train_params p;
-            batch_params(&p);
-            p.loss = losses[li];
-            p.lambda = 0.001f;
-            p.eta = 0.1f;
-            p.epochs = 6;
-            p.batch_size = bs[ib];
-            p.average_iterates = 1;
-            p.batch_impl = PT_BATCH_FUSED;
-            pt_model *m[3];
-            pt_train_report r[3];
-            for (int t = 0; t < 3; t++) {
-                p.threads = t + 1;
-                m[t] = train(ds, &p, &r[t]);
-                ck_assert_int_eq(r[t].threads, t + 1);
-            }
-            float b0, b;
-            const float *w0 = pt_model_weights(m[0], &b0);
-            for (int t = 1; t < 3; t++) {
-                const float *w = pt_model_weights(m[t], &b);
-                ck_assert_msg(memcmp(w, w0, ds->stride * sizeof *w) == 0,
-                              "loss %d bs %zu: %d threads differ from 1", li, bs[ib], t + 1);
-                ck_assert(memcmp(&b, &b0, sizeof b) == 0);
-                ck_assert_int_eq(r[t].epochs_run, r[0].epochs_run);
-                ck_assert(memcmp(r[t].objective_per_epoch, r[0].objective_per_epoch,
-                                 (size_t)r[0].epochs_run * sizeof(double)) == 0);
-                ck_assert(memcmp(r[t].mistakes_per_epoch, r[0].mistakes_per_epoch,
-                                 (size_t)r[0].epochs_run * sizeof(size_t)) == 0);
-            }
-            for (int t = 0; t < 3; t++) {
-                pt_train_report_clear(&r[t]);
-                pt_model_free(m[t]);
-            }
-        }
+    const struct { size_t n, d; } shapes[] = {{20000, 40}, {3000, 1000}};
+    const size_t bs[] = {0, 1500};
+    for (size_t sh = 0; sh < 2; sh++) {
+        pt_dataset *ds = gen(PT_GEN_NOISY, shapes[sh].n, shapes[sh].d, 4);
+        for (int impl = PT_BATCH_GEMV; impl <= PT_BATCH_FUSED; impl++)
+            for (int li = 0; li < 3; li++)
+                for (int ib = 0; ib < 2; ib++) {
+                    pt_train_params p;
+                    batch_params(&p);
+                    p.loss = losses[li];
+                    p.lambda = 0.001f;
+                    p.eta = 0.1f;
+                    p.epochs = 6;
+                    p.batch_size = bs[ib];
+                    p.average_iterates = 1;
+                    p.batch_impl = (pt_batch_impl)impl;
+                    pt_model *m[3];
+                    pt_train_report r[3];
+                    for (int t = 0; t < 3; t++) {
+                        p.threads = t + 1;
+                        m[t] = train(ds, &p, &r[t]);
+                        ck_assert_int_eq(r[t].threads, t + 1);
+                    }
+                    float b0, b;
+                    const float *w0 = pt_model_weights(m[0], &b0);
+                    for (int t = 1; t < 3; t++) {
+                        const float *w = pt_model_weights(m[t], &b);
+                        ck_assert_msg(memcmp(w, w0, ds->stride * sizeof *w) == 0,
+                                      "%s d %zu loss %d bs %zu: %d threads differ from 1",
+                                      pt_batch_impl_name(p.batch_impl), ds->d, li, bs[ib], t + 1);
+                        ck_assert(memcmp(&b, &b0, sizeof b) == 0);
+                        ck_assert_int_eq(r[t].epochs_run, r[0].epochs_run);
+                        ck_assert(memcmp(r[t].objective_per_epoch, r[0].objective_per_epoch,
+                                         (size_t)r[0].epochs_run * sizeof(double)) == 0);
+                        ck_assert(memcmp(r[t].mistakes_per_epoch, r[0].mistakes_per_epoch,
+                                         (size_t)r[0].epochs_run * sizeof(size_t)) == 0);
+                    }
+                    for (int t = 0; t < 3; t++) {
+                        pt_train_report_clear(&r[t]);
+                        pt_model_free(m[t]);
+                    }
+                }
+        pt_dataset_free(ds);
+    }
+}
+END_TEST
+
+/* Rows wider than the fused pass takes (d > 65,536 floats of 64-byte rows) go to gemv under
+ * AUTO; its model is the same at 1, 2 and 3 threads, bit for bit (few rows keep it fast). */
+START_TEST(test_wide_auto_gemv_threads_bit_identical)
+{
+    pt_dataset *ds = gen(PT_GEN_NOISY, 96, 70000, 8);
+    const pt_kernels *k;
+    ck_assert_int_eq(pt_kernels_get(PT_ISA_AUTO, &k), PT_OK);
+    ck_assert_int_eq(pt_batch_impl_resolve(PT_BATCH_AUTO, k, ds->stride), PT_BATCH_GEMV);
+    pt_train_params p;
+    batch_params(&p);
+    p.loss = PT_LOSS_HINGE;
+    p.lambda = 1e-3f;
+    p.eta = 0.5f;
+    p.epochs = 4;
+    pt_model *m[3];
+    for (int t = 0; t < 3; t++) {
+        p.threads = t + 1;
+        m[t] = train(ds, &p, NULL);
+    }
+    for (int t = 1; t < 3; t++) {
+        ck_assert_msg(memcmp(m[t]->w, m[0]->w, ds->stride * sizeof(float)) == 0,
+                      "%d threads differ from 1", t + 1);
+        ck_assert(memcmp(&m[t]->b, &m[0]->b, sizeof(float)) == 0);
+    }
+    for (int t = 0; t < 3; t++) pt_model_free(m[t]);
     pt_dataset_free(ds);
 }
 END_TEST
@@ -720,7 +755,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_separable_converges);
     tcase_add_test(tc, test_pegasos_reaches_svm_minimum);
     tcase_add_test(tc, test_gemv_fused_agree);
-    tcase_add_test(tc, test_fused_threads_bit_identical);
+    tcase_add_test(tc, test_threads_bit_identical);
+    tcase_add_test(tc, test_wide_auto_gemv_threads_bit_identical);
     tcase_add_test(tc, test_minibatch_shuffle_reproducible);
     tcase_add_test(tc, test_tol_and_divergence);
     tcase_add_test(tc, test_auto_choice);
