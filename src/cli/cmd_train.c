@@ -203,8 +203,8 @@ static int bounds_reference(const pt_dataset *ds, const pt_train_params *p, cons
         return EXIT_OK;
     }
     if ((s = pt_bounds_check_reference(ds, p, *ref)) != PT_OK) {
-        fprintf(stderr, "ptron: --reference %s: %s\n", o->reference ? o->reference : "(w*)",
-                pt_last_error());
+        if (o->reference) fprintf(stderr, "ptron: --reference %s: %s\n", o->reference, pt_last_error());
+        else fprintf(stderr, "ptron: --bounds: %s\n", pt_last_error());
         return EXIT_INPUT;
     }
     *want = true;
