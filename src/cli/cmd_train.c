@@ -203,8 +203,9 @@ static int bounds_reference(const pt_dataset *ds, const pt_train_params *p, cons
         return EXIT_OK;
     }
     if ((s = pt_bounds_check_reference(ds, p, *ref)) != PT_OK) {
-        if (o->reference) fprintf(stderr, "ptron: --reference %s: %s\n", o->reference, pt_last_error());
-        else fprintf(stderr, "ptron: --bounds: %s\n", pt_last_error());
+        const char *msg = cli_message(pt_last_error());
+        if (o->reference) fprintf(stderr, "ptron: --reference %s: %s\n", o->reference, msg);
+        else fprintf(stderr, "ptron: --bounds: %s\n", msg);
         return EXIT_INPUT;
     }
     *want = true;
@@ -315,7 +316,7 @@ int cmd_train(int argc, char **argv)
             goto out;
         }
         if (pt_train_check(ds, &p) != PT_OK) { /* the model does not fit the data */
-            fprintf(stderr, "ptron: --init %s: %s\n", o.init, pt_last_error());
+            fprintf(stderr, "ptron: --init %s: %s\n", o.init, cli_message(pt_last_error()));
             rc = EXIT_INPUT;
             goto out;
         }
