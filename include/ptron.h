@@ -454,7 +454,8 @@ PT_API void pt_model_free(pt_model *m);
 /* 1 if the model records where an online run stands (it was interrupted, or is a snapshot
  * passed to the epoch hook), so that pt_train_params.resume can continue it. */
 PT_API int pt_model_resumable(const pt_model *m);
-/* The training parameters the model was trained with (callbacks cleared). */
+/* The training parameters the model was trained with (callbacks, the stop token and the
+ * caller's models, resume and init, cleared; init_random kept only in memory). */
 PT_API void pt_model_get_params(const pt_model *m, pt_train_params *p);
 /* A deep copy (NULL on allocation failure). */
 PT_API pt_model *pt_model_clone(const pt_model *m);

@@ -59,7 +59,9 @@ static void class_model_meta(pt_model *mc, const pt_train_params *p)
     mc->params.progress_user = NULL;
     mc->params.epoch_hook = NULL;
     mc->params.epoch_user = NULL;
+    mc->params.stop = NULL;
     mc->params.resume = NULL;
+    mc->params.init = NULL;
 }
 
 static pt_status train_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
