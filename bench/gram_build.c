@@ -51,14 +51,14 @@ static float gamma_for(size_t d) { return 1.0f / (float)d; }
 
 /* exp(-gamma (xn_i + xn_j - 2 G_ij)) over row i's entries j >= i (from i rounded down to 16,
  * so the vector transform sees whole blocks). */
-static void rbf_transform(float *G, size_t ld, size_t n, const float *norm, float gamma)
+static void rbf_transform(const pt_kernels *k, float *G, size_t ld, size_t n, const float *norm,
+                          float gamma)
 {
     pt_kfun kf = {.kind = PT_KERNEL_RBF, .degree = 1, .gamma = gamma, .coef0 = 0.0f, .add = 0.0f};
-    const pt_isa isa = pt_gram_isa(PT_ISA_AUTO); /* the transform's widest vector code */
     for (size_t i = 0; i < n; i++) {
         size_t j0 = i / 16 * 16, len = (n - j0 + 15) / 16 * 16;
         float *row = G + i * ld + j0;
-        pt_kfun_apply(&kf, isa, row, norm[i], norm + j0, row, len);
+        k->gram->kfun(&kf, row, norm[i], norm + j0, row, len); /* the table's vector code */
     }
 }
 
@@ -71,7 +71,7 @@ static void build_ssyrk(const pt_dataset *ds, const pt_kernels *k, size_t n, siz
                 (blasint)stride, 0.0f, G, (blasint)ld);
     if (kern == PT_KERNEL_RBF) {
         for (size_t i = 0; i < n; i++) norm[i] = k->dot(X + i * stride, X + i * stride, d);
-        rbf_transform(G, ld, n, norm, gamma_for(d));
+        rbf_transform(k, G, ld, n, norm, gamma_for(d));
     }
 }
 
@@ -112,7 +112,7 @@ static void bm_gram(bs_state *st, const void *arg)
     pt_status s = PT_OK;
     if (c->impl == IMPL_TILED &&
         (s = pt_gram_rows_init(&rows, pt_dataset_row_const(ds, 0), n, d, pt_dataset_stride(ds), d,
-                               c->kernel, PT_ISA_AUTO, c->threads)) != PT_OK) {
+                               c->kernel, k, c->threads)) != PT_OK) {
         while (bs_keep_running(st)) {}
         bt_skip(st, s, "pt_gram_rows_init");
         bt_threads_restore(old);
@@ -125,7 +125,7 @@ static void bm_gram(bs_state *st, const void *arg)
         case IMPL_SSYRK: build_ssyrk(ds, k, n, d, c->kernel, G, ld, norm); break;
         case IMPL_NAIVE: build_naive(ds, k, n, d, G, ld); break;
         case IMPL_TILED:
-            if ((s = pt_gram_full(&rows, &kf, PT_ISA_AUTO, G, ld, c->threads)) != PT_OK)
+            if ((s = pt_gram_full(&rows, &kf, k, G, ld, c->threads)) != PT_OK)
                 bt_skip(st, s, "pt_gram_full");
             break;
         }

@@ -7,12 +7,15 @@
  * "B" operand (16 lanes per feature) and 16 contiguous broadcasts of an "A" operand.
  *
  * Determinism. Every inner product, wherever it is computed (Gram tile, kernel row,
- * prediction block; AVX-512, AVX2 or portable C), is one fused multiply-add chain over the
- * features in ascending order starting from 0, and the kernel function is the same sequence of
- * IEEE operations in every variant (the exp below included). So a kernel value does not depend
- * on where or how it was computed: the full Gram, the rows computed on demand and the scores
- * of the training rows agree bit for bit, which is what lets the kernel path switch storage
- * without changing the model, and K is exactly symmetric.
+ * prediction block; by any ISA's micro-kernels, src/kernels/gram_*.c), is one fused
+ * multiply-add chain over the features in ascending order starting from 0, and the kernel
+ * function is the same sequence of IEEE operations in every ISA (the exp below included). So a
+ * kernel value does not depend on where or how it was computed: the full Gram, the rows
+ * computed on demand and the scores of the training rows agree bit for bit, which is what lets
+ * the kernel path switch storage without changing the model, and K is exactly symmetric.
+ *
+ * The arithmetic is the micro-kernels' (k->gram of the pt_kernels table each call is given:
+ * the path's, from pt_kernels_get); this file packs, tiles and threads.
  *
  * Kernels (x.z over the first d features; the bias adds the constant-1 coordinate, K + 1):
  *   linear  x.z
@@ -40,13 +43,6 @@
 #define PT_GRAM_PANEL 16
 #define PT_GRAM_TILE 240
 
-typedef struct pt_kfun {
-    pt_kernel kind;
-    int degree;
-    float gamma, coef0;
-    float add; /* 1 with the bias (K + 1), else 0 */
-} pt_kfun;
-
 /* Packed rows: a view the tile code reads. */
 typedef struct pt_gram_rows {
     size_t n, d;       /* rows, features used in inner products */
@@ -57,10 +53,6 @@ typedef struct pt_gram_rows {
     size_t stride;
 } pt_gram_rows;
 
-/* The variant the tile code runs for a requested ISA: PT_ISA_AVX512, PT_ISA_AVX2 or
- * PT_ISA_SCALAR (portable C: any other ISA, or a CPU without AVX2 and FMA). */
-pt_isa pt_gram_isa(pt_isa requested);
-
 void pt_kfun_from_params(pt_kfun *kf, const pt_train_params *p);
 
 /* Bytes pt_gram_rows_init allocates for n rows of d features. SIZE_MAX on overflow. */
@@ -70,49 +62,39 @@ size_t pt_gram_rows_bytes(size_t n, size_t d, pt_kernel kind);
  * norms run over the first d_norm >= d features (prediction: a model's support vectors keep
  * their full norm when the data has fewer features). threads: OpenMP threads. */
 pt_status pt_gram_rows_init(pt_gram_rows *r, const float *X, size_t n, size_t d, size_t stride,
-                            size_t d_norm, pt_kernel kind, pt_isa isa, int threads);
+                            size_t d_norm, pt_kernel kind, const pt_kernels *k, int threads);
 void pt_gram_rows_free(pt_gram_rows *r);
 /* The same into caller memory (P: round_up(n, 16) d floats; norm: round_up(n, 16) floats,
  * used for RBF only), single-threaded, nothing allocated: r does not own them. */
 void pt_gram_rows_pack(pt_gram_rows *r, const float *X, size_t n, size_t d, size_t stride,
-                       size_t d_norm, pt_kernel kind, pt_isa isa, float *P, float *norm);
+                       size_t d_norm, pt_kernel kind, const pt_kernels *k, float *P, float *norm);
 
 /* The full n x n matrix K(x_i, x_j) into G (row i at G + i ldg, ldg >= n), built by OpenMP
  * over the PT_GRAM_TILE tiles of the upper triangle and mirrored (streaming stores when G is
  * 64-byte aligned and ldg a multiple of 16). Needs two tile buffers of PT_GRAM_TILE^2 floats a
  * thread (pt_gram_full_scratch_bytes); fails only if they cannot be had. */
 size_t pt_gram_full_scratch_bytes(int threads);
-pt_status pt_gram_full(const pt_gram_rows *r, const pt_kfun *kf, pt_isa isa, float *G, size_t ldg,
-                       int threads);
+pt_status pt_gram_full(const pt_gram_rows *r, const pt_kfun *kf, const pt_kernels *k, float *G,
+                       size_t ldg, int threads);
 
 /* Kernel row i: out[j] = K(x_i, x_j) for j < n; out needs r->npad floats (entries past n are
- * zeros). If f is not NULL, also f[j] += a out[j] for j < n, by axpy on each chunk while it is
- * hot (element-wise, so the result does not depend on the chunking). OpenMP over chunks of
+ * zeros). If f is not NULL, also f[j] += a out[j] for j < n, by k->axpy on each chunk while it
+ * is hot (element-wise, so the result does not depend on the chunking). OpenMP over chunks of
  * 128 columns with up to threads threads, when the row is large enough to pay a fork. */
-typedef void (*pt_axpy_fn)(float alpha, const float *x, float *y, size_t n);
-void pt_gram_row(const pt_gram_rows *r, const pt_kfun *kf, pt_isa isa, size_t i, float *out,
-                 float a, float *f, pt_axpy_fn axpy, int threads);
+void pt_gram_row(const pt_gram_rows *r, const pt_kfun *kf, const pt_kernels *k, size_t i,
+                 float *out, float a, float *f, int threads);
 
 /* Kernel values of one row x (its squared norm xn, for RBF) against all rows of r:
  * out[j] = K(x, x_j), out needs r->npad floats. Single-threaded (small r: the kernel path's
  * pending updates). */
-void pt_gram_kvec(const pt_gram_rows *r, const pt_kfun *kf, pt_isa isa, const float *x, float xn,
-                  float *out);
+void pt_gram_kvec(const pt_gram_rows *r, const pt_kfun *kf, const pt_kernels *k, const float *x,
+                  float xn, float *out);
 
 /* A block of kernel values between rows [i0, i0 + ni) of a and [j0, j0 + nj) of b (same d),
  * single-threaded: C[i ldc + j]. i0 a multiple of 8, j0 a multiple of 16; C needs
  * round_up(ni, 8) rows of ldc >= round_up(nj, 16) floats (the padding is scratch). */
 void pt_gram_block(const pt_gram_rows *a, size_t i0, size_t ni, const pt_gram_rows *b, size_t j0,
-                   size_t nj, const pt_kfun *kf, pt_isa isa, float *C, size_t ldc);
-
-/* The kernel function applied to inner products: out[j] = k(dot[j]) with squared norms xn of
- * the row and zn[j] of the columns (RBF); n a multiple of 16 (the padding is scratch). */
-void pt_kfun_apply(const pt_kfun *kf, pt_isa isa, const float *dot, float xn, const float *zn,
-                   float *out, size_t n);
-
-/* exp(x) as the RBF kernel computes it, defined for x <= 0 (the kernel passes nothing else);
- * n a multiple of 16. For the tests of its accuracy and of the variants' agreement. */
-void pt_gram_exp(pt_isa isa, const float *x, float *y, size_t n);
+                   size_t nj, const pt_kfun *kf, const pt_kernels *k, float *C, size_t ldc);
 
 /* The kernel path's AUTO storage (train_kernel.c) switches from rows to the full Gram when
  * the seconds spent on rows reach the Gram's estimated cost; seconds >= 0 replaces that

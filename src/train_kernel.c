@@ -63,7 +63,6 @@ typedef struct kstate {
     const pt_kernels *k;
     const pt_dataset *ds;
     pt_kfun kf;
-    pt_isa isa;
     int threads;
     size_t n, ld;        /* samples; floats per kernel row (n rounded up to 16) */
     pt_gram_rows rows;   /* packed training rows */
@@ -131,7 +130,7 @@ static float margin(kstate *s, size_t j, const float *f)
     if (s->np == 0) return v;
     pt_gram_rows pend = {.n = s->np, .d = s->rows.d, .npad = pt_round_up(s->np, 16), .P = s->pP,
                          .norm = s->rows.norm ? s->pnorm : NULL};
-    pt_gram_kvec(&pend, &s->kf, s->isa, s->ds->X + j * s->ds->stride,
+    pt_gram_kvec(&pend, &s->kf, s->k, s->ds->X + j * s->ds->stride,
                  s->rows.norm ? s->rows.norm[j] : 0.0f, s->kv);
     for (size_t u = 0; u < s->np; u++) v = v + s->pa[u] * s->kv[u];
     return v;
@@ -209,7 +208,7 @@ static void flush(kstate *s, float *f)
 #pragma omp for schedule(static)
         for (ptrdiff_t c = 0; c < nc; c++) {
             size_t j0 = (size_t)c * FLUSH_COLS, nj = n - j0 < FLUSH_COLS ? n - j0 : FLUSH_COLS;
-            if (nu) pt_gram_block(&sub, 0, nu, &s->rows, j0, nj, &s->kf, s->isa, C, FLUSH_COLS);
+            if (nu) pt_gram_block(&sub, 0, nu, &s->rows, j0, nj, &s->kf, s->k, C, FLUSH_COLS);
             for (size_t u = 0; u < np; u++) {
                 const float *row;
                 if (comp[u] >= 0) {
@@ -312,7 +311,7 @@ static pt_status build_full(kstate *s)
 {
     double t0 = pt_now();
     if (!(s->G = pt_alloc(s->n * s->ld * sizeof(float), "Gram matrix"))) return PT_ERR_NOMEM;
-    PT_TRY(pt_gram_full(&s->rows, &s->kf, s->isa, s->G, s->ld, s->threads));
+    PT_TRY(pt_gram_full(&s->rows, &s->kf, s->k, s->G, s->ld, s->threads));
     pt_log(PT_LOG_INFO, "kernel path: Gram matrix %zu x %zu (%.1f MiB) built in %.3f s", s->n, s->n,
            (double)s->n * s->ld * sizeof(float) / MIB, pt_now() - t0);
     return PT_OK;
@@ -381,7 +380,6 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
     *s = (kstate){.p = p, .k = k, .ds = ds, .n = n, .ld = pt_round_up(n ? n : 1, 16), .head = -1, .tail = -1};
     if (n > INT32_MAX) return pt_fail(PT_ERR_LIMIT, "the kernel path supports up to 2^31 rows (got %zu)", n);
     pt_kfun_from_params(&s->kf, p);
-    s->isa = pt_gram_isa(k->isa);
     s->threads = pt_threads_resolve(p->threads);
 
     const size_t budget = p->mem_budget_bytes ? p->mem_budget_bytes : pt_default_mem_budget();
@@ -441,7 +439,7 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
         if (forced >= 0.0) s->gram_estimate = forced;
     }
 
-    PT_TRY(pt_gram_rows_init(&s->rows, ds->X, n, d, ds->stride, d, p->kernel, s->isa, s->threads));
+    PT_TRY(pt_gram_rows_init(&s->rows, ds->X, n, d, ds->stride, d, p->kernel, s->k, s->threads));
     dv->f = pt_calloc(s->ld * sizeof(float), "margins");
     dv->alpha = calloc(n ? n : 1, sizeof *dv->alpha);
     dv->order = malloc((n ? n : 1) * sizeof *dv->order);
@@ -593,13 +591,12 @@ pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float 
     pt_kfun kf;
     pt_kfun_from_params(&kf, &m->params);
     kf.add = m->bias ? 1.0f : 0.0f;
-    const pt_isa isa = pt_gram_isa(k->isa);
     const int threads = pt_threads_resolve(0);
     /* Features the model and the data share; the data's extra ones are ignored, missing ones
      * are zero (so they drop out of x.z, and the support vectors keep their whole norm). */
     const size_t dm = m->d < ds->d ? m->d : ds->d;
     pt_gram_rows sv;
-    PT_TRY(pt_gram_rows_init(&sv, m->sv, nsv, dm, pt_stride_for(m->d), m->d, kf.kind, isa, threads));
+    PT_TRY(pt_gram_rows_init(&sv, m->sv, nsv, dm, pt_stride_for(m->d), m->d, kf.kind, k, threads));
     /* test rows a block: 240, fewer for very wide data (the packed block stays under 8 MiB) */
     size_t rows = (8u << 20) / ((dm ? dm : 1) * sizeof(float)) / 16 * 16;
     rows = rows < 16 ? 16 : rows > PRED_ROWS ? PRED_ROWS : rows;
@@ -623,11 +620,11 @@ pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float 
         for (ptrdiff_t b = 0; b < nb; b++) {
             size_t i0 = (size_t)b * rows, ni = n - i0 < rows ? n - i0 : rows;
             pt_gram_rows tr;
-            pt_gram_rows_pack(&tr, ds->X + i0 * ds->stride, ni, dm, ds->stride, dm, kf.kind, isa, P, norm);
+            pt_gram_rows_pack(&tr, ds->X + i0 * ds->stride, ni, dm, ds->stride, dm, kf.kind, k, P, norm);
             double acc[PRED_ROWS] = {0};
             for (size_t j0 = 0; j0 < nsv; j0 += PRED_SV) {
                 size_t nj = nsv - j0 < PRED_SV ? nsv - j0 : PRED_SV;
-                pt_gram_block(&tr, 0, ni, &sv, j0, nj, &kf, isa, C, PRED_SV);
+                pt_gram_block(&tr, 0, ni, &sv, j0, nj, &kf, k, C, PRED_SV);
                 for (size_t i = 0; i < ni; i++) acc[i] += k->dot(C + i * PRED_SV, m->coef + j0, nj);
             }
             for (size_t i = 0; i < ni; i++) scores[i0 + i] = (float)acc[i];

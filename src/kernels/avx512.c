@@ -206,4 +206,5 @@ const pt_kernels pt_kernels_avx512 = {
     .axpy2 = avx512_axpy2,
     .scale_add = avx512_scale_add,
     .dot_many = avx512_dot_many,
+    .gram = &pt_gram_kernels_avx512,
 };

@@ -1,10 +1,12 @@
 /*
- * The SIMD kernel table: one instance per ISA (scalar.c, avx2.c, avx512.c, neon.c), all with
- * the same signatures; dispatch.c picks one once. scalar.c is the reference the others are
- * tested against. Kernels never allocate, never thread, never call BLAS: the paths do that.
+ * The SIMD kernel table: one instance per ISA (scalar.c, avx2.c, avx512.c, neon.c, each with
+ * its Gram micro-kernels in gram_<isa>.c), all with the same signatures; dispatch.c picks one
+ * once. scalar.c and gram_scalar.c are the reference the others are tested against. Kernels
+ * never allocate, never thread, never call BLAS: the paths (and src/gram.c) do that.
  *
  * Lengths are in floats and may be any value >= 0 (the hot paths pass the padded stride, a
- * multiple of 16, but tests pass 0..257 and misaligned pointers).
+ * multiple of 16, but tests pass 0..257 and misaligned pointers), except where an entry
+ * states otherwise (the Gram micro-kernels work on whole panels of 16).
  */
 #ifndef PT_KERNELS_H
 #define PT_KERNELS_H
@@ -12,6 +14,69 @@
 #include <stddef.h>
 
 #include "ptron.h"
+
+/* A kernel function of inner products v = x.z (the kernel path; src/gram.h states the kernels,
+ * their accuracy and the rule that makes every ISA agree bit for bit). */
+typedef struct pt_kfun {
+    pt_kernel kind;
+    int degree;
+    float gamma, coef0;
+    float add; /* 1 with the bias (K + 1), else 0 */
+} pt_kfun;
+
+/*
+ * The Gram micro-kernels, one signature for every ISA (BLIS's micro-kernel style): src/gram.c
+ * packs the rows, tiles, threads and chooses the storage, and calls these for the arithmetic.
+ *
+ * Packed rows: panels of 16 rows, k-major, P[(p d + k) 16 + l] is feature k of row 16 p + l.
+ * Every inner product is one fused multiply-add chain over the features in ascending order,
+ * starting from 0, and the kernel function the same IEEE operations as gram_scalar.c's (its
+ * exp included), so every ISA gives scalar's bits: gram_scalar.c is the reference.
+ */
+
+/* The tile micro-kernel: C[r][16 q + l] for r < mr, q < np, l < 16, each the chain over
+ * k < kc of A[16 k + r] B[q bstep + 16 k + l], continued from C's value (from 0 if first).
+ * A: mr rows inside a packed panel; B: np <= the table's np panels, bstep floats apart. */
+typedef void pt_gram_tile_ukr(size_t kc, const float *A, const float *B, size_t bstep, size_t np,
+                              float *C, size_t ldc, int first);
+
+/* Kernel-row inner products: out[16 p + l] = chain over k < d of x[k] P[(p d + k) 16 + l],
+ * for the npan panels at P. */
+typedef void pt_gram_row_ukr(const float *P, size_t d, size_t npan, const float *x, float *out);
+
+/* The 16 squared norms of one packed panel: out[l] = chain over k < d of P[16 k + l]^2. */
+typedef void pt_gram_norms_ukr(const float *P, size_t d, float *out);
+
+/* The kernel function on inner products: out[j] = k(dot[j]) for j < n, n a multiple of 16;
+ * xn is the row's squared norm and zn[j] the columns' (read for RBF only). out may be dot. */
+typedef void pt_gram_kfun_ukr(const pt_kfun *kf, const float *dot, float xn, const float *zn,
+                              float *out, size_t n);
+
+/* exp(x) as the RBF kernel computes it (x <= 0; 0 below -87 and for NaN), n a multiple of 16. */
+typedef void pt_gram_exp_ukr(const float *x, float *y, size_t n);
+
+/* One block of a Gram tile: the kernel function on nrow x ncol <= 16 x 16 raw inner products
+ * (row r at C + r ldc; xn: the rows' squared norms, zn: the columns', read for RBF only),
+ * stored at G (row r at G + r ldg) and, if Gt is not NULL, transposed at Gt (entry (r, c) at
+ * Gt[c ldg + r]). C, xn and zn are read as a whole 16 x 16 block (the rest is scratch); only
+ * the nrow x ncol entries are written. stream: the block is whole and G, Gt and ldg are
+ * multiples of 16 floats from a 64-byte boundary, so non-temporal stores may be used; they
+ * are weakly ordered, so the caller runs fence before another thread reads G. */
+typedef void pt_gram_store_ukr(const pt_kfun *kf, const float *C, size_t ldc, const float *xn,
+                               const float *zn, size_t nrow, size_t ncol, float *G, float *Gt,
+                               size_t ldg, int stream);
+
+typedef struct pt_gram_kernels {
+    size_t mr; /* rows a tile call: a divisor of 8 */
+    size_t np; /* most panels of 16 columns a tile call */
+    pt_gram_tile_ukr *tile;
+    pt_gram_row_ukr *row;
+    pt_gram_norms_ukr *norms;
+    pt_gram_kfun_ukr *kfun;
+    pt_gram_exp_ukr *exp;
+    pt_gram_store_ukr *store;
+    void (*fence)(void); /* orders store's non-temporal stores before later ones */
+} pt_gram_kernels;
 
 typedef struct pt_kernels {
     const char *name;
@@ -51,18 +116,26 @@ typedef struct pt_kernels {
     /* out[c] = W_c . x for the K rows W_c = W + c * ldw: every class of one sample scored in one
      * pass over x (the multiclass perceptron). Summation order may differ from dot's. */
     void (*dot_many)(const float *W, size_t ldw, size_t K, const float *x, size_t n, float *out);
+
+    /* The Gram micro-kernels of the same ISA. */
+    const pt_gram_kernels *gram;
 } pt_kernels;
 
-/* The tables each ISA file defines; NULL-free only for those compiled in (see dispatch.c). */
+/* The tables each ISA file defines; NULL-free only for those compiled in (see dispatch.c).
+ * The Gram ones live in gram_<isa>.c, built with the same flags into the same library. */
 extern const pt_kernels pt_kernels_scalar;
+extern const pt_gram_kernels pt_gram_kernels_scalar;
 #if defined(PT_HAVE_AVX2)
 extern const pt_kernels pt_kernels_avx2;
+extern const pt_gram_kernels pt_gram_kernels_avx2;
 #endif
 #if defined(PT_HAVE_AVX512)
 extern const pt_kernels pt_kernels_avx512;
+extern const pt_gram_kernels pt_gram_kernels_avx512;
 #endif
 #if defined(PT_HAVE_NEON)
 extern const pt_kernels pt_kernels_neon;
+extern const pt_gram_kernels pt_gram_kernels_neon;
 #endif
 
 /* The table for an ISA: PT_ISA_AUTO means pt_isa_default(). Fails with PT_ERR_UNSUPPORTED

@@ -151,4 +151,5 @@ const pt_kernels pt_kernels_neon = {
     .axpy2 = neon_axpy2,
     .scale_add = neon_scale_add,
     .dot_many = neon_dot_many,
+    .gram = &pt_gram_kernels_neon,
 };

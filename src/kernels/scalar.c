@@ -59,4 +59,5 @@ const pt_kernels pt_kernels_scalar = {
     .axpy2 = scalar_axpy2,
     .scale_add = scalar_scale_add,
     .dot_many = scalar_dot_many,
+    .gram = &pt_gram_kernels_scalar,
 };
