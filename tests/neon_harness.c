@@ -1,14 +1,15 @@
 /*
  * The kernel checks of test_kernels.c for aarch64, without the check library: built by
- * scripts/test-neon with aarch64-linux-gnu-gcc -static from src/kernels/{scalar,neon,dispatch}.c
- * and src/error.c only, and run under qemu-aarch64. Prints "N passed, N failed" and exits
+ * scripts/test-neon with aarch64-linux-gnu-gcc -static from src/kernels/ (scalar, neon, their
+ * Gram micro-kernels, dispatch) and src/error.c only, and run under qemu-aarch64. Prints "N passed, N failed" and exits
  * non-zero on a failure.
  *
  * Tolerances (see test_kernels.c for the argument): dot within 1.01 n 2^-24 sum |a_i b_i| of
  * the exact sum; axpy, axpy2, scale_add bit-exact vs scalar (separate multiply and add, no
  * FMA, under -ffp-contract=off); step bit-exact vs scalar on integer-valued data, and equal
  * to dot + axpy bit for bit within an ISA. Reads and writes past n are caught by canaries and
- * by operands that end at an inaccessible page.
+ * by operands that end at an inaccessible page. The Gram micro-kernels: bit-exact vs scalar
+ * (gram_kernel_checks.h, shared with test_kernels.c).
  */
 #include <math.h>
 #include <stdint.h>
@@ -299,6 +300,10 @@ static void no_access_past_n(const pt_kernels *k)
     }
 }
 
+/* ------------------------------------------------------------------ Gram micro-kernels */
+
+#include "gram_kernel_checks.h"
+
 /* ------------------------------------------------------------------ dispatch */
 
 static char logged[4096];
@@ -342,6 +347,8 @@ static void neon_detected(const pt_kernels *unused)
     CHECK(pt_kernels_get(PT_ISA_NEON, &k) == PT_OK && k->isa == PT_ISA_NEON && !strcmp(k->name, "neon"),
           "neon table");
     CHECK(k->dot && k->axpy && k->step && k->axpy2 && k->scale_add, "NULL entry");
+    const pt_gram_kernels *g = k->gram;
+    CHECK(g && g->tile && g->row && g->norms && g->kfun && g->exp && g->store && g->fence, "NULL Gram entry");
 }
 
 static void unavailable_isa_fails(const pt_kernels *unused)
@@ -398,6 +405,12 @@ int main(void)
         {"step_matches_scalar_on_integers", step_matches_scalar_on_integers},
         {"step_rows_equals_steps", step_rows_equals_steps},
         {"no_access_past_n", no_access_past_n},
+        {"gram_tile_matches_scalar", gram_tile_matches_scalar},
+        {"gram_row_matches_scalar", gram_row_matches_scalar},
+        {"gram_norms_match_scalar", gram_norms_match_scalar},
+        {"gram_kfun_matches_scalar", gram_kfun_matches_scalar},
+        {"gram_exp_matches_scalar", gram_exp_matches_scalar},
+        {"gram_store_matches_scalar", gram_store_matches_scalar},
     };
     /* Every ISA this build and CPU run (scalar and neon here). */
     for (int isa = PT_ISA_SCALAR; isa <= PT_ISA_NEON; isa++) {

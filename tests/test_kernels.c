@@ -455,6 +455,52 @@ START_TEST(no_access_past_n)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ Gram micro-kernels */
+
+#include "gram_kernel_checks.h"
+
+START_TEST(gram_tile)
+{
+    FOR_ISA(isa);
+    gram_tile_matches_scalar(k);
+}
+END_TEST
+
+START_TEST(gram_row)
+{
+    FOR_ISA(isa);
+    gram_row_matches_scalar(k);
+}
+END_TEST
+
+START_TEST(gram_norms)
+{
+    FOR_ISA(isa);
+    gram_norms_match_scalar(k);
+}
+END_TEST
+
+START_TEST(gram_kfun)
+{
+    FOR_ISA(isa);
+    gram_kfun_matches_scalar(k);
+}
+END_TEST
+
+START_TEST(gram_exp)
+{
+    FOR_ISA(isa);
+    gram_exp_matches_scalar(k);
+}
+END_TEST
+
+START_TEST(gram_store)
+{
+    FOR_ISA(isa);
+    gram_store_matches_scalar(k);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ dispatch */
 
 START_TEST(isa_names_parse)
@@ -490,6 +536,9 @@ START_TEST(tables_complete)
         ck_assert_int_eq(k->isa, i);
         ck_assert_str_eq(k->name, pt_isa_name((pt_isa)i));
         ck_assert(k->dot && k->axpy && k->step && k->step_rows && k->dot_rows && k->axpy2 && k->scale_add && k->dot_many);
+        const pt_gram_kernels *g = k->gram;
+        ck_assert(g && g->tile && g->row && g->norms && g->kfun && g->exp && g->store && g->fence);
+        ck_assert(g->mr >= 1 && 8 % g->mr == 0 && g->np >= 1);
         n++;
     }
     ck_assert_int_ge(n, 1);
@@ -718,6 +767,12 @@ static Suite *kernels_suite(void)
     tcase_add_loop_test(tc, step_equals_dot_then_axpy, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, step_matches_scalar_on_integers, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, no_access_past_n, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, gram_tile, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, gram_row, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, gram_norms, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, gram_kfun, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, gram_exp, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, gram_store, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     suite_add_tcase(s, tc);
 
     TCase *td = tcase_create("dispatch");
