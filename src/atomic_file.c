@@ -1,9 +1,13 @@
-/* Atomic file replacement (temporary file, fsync, rename) and the file checksum. */
+/* Writing a file whole or not at all (temporary file, fsync, rename), without changing what
+ * the path names: a symlink stays a link (its final target is replaced), a device or FIFO is
+ * written through, anything else that is not a regular file is refused. And the checksum. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -12,6 +16,8 @@
 #include "internal.h"
 
 uint64_t pt_checksum(const void *data, size_t len) { return XXH3_64bits(data, len); }
+
+#define MAX_LINK_HOPS 40 /* as the kernel's ELOOP limit */
 
 static void fsync_parent_dir(const char *path)
 {
@@ -25,18 +31,97 @@ static void fsync_parent_dir(const char *path)
     free(copy);
 }
 
-pt_status pt_write_atomic(const char *path, pt_write_fn fn, const void *ctx)
+/* The path that path finally names, following symlinks (malloc'd; the last one need not exist
+ * yet: writing creates it). A relative link is relative to the directory of the link. */
+static pt_status resolve_links(const char *path, char **out)
 {
-    size_t len = strlen(path) + 32;
+    char *cur = strdup(path);
+    if (!cur) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a file name", path);
+    for (int hop = 0;; hop++) {
+        struct stat sb;
+        if (lstat(cur, &sb) != 0 || !S_ISLNK(sb.st_mode)) break; /* open reports what stat hit */
+        if (hop == MAX_LINK_HOPS) {
+            free(cur);
+            return pt_fail(PT_ERR_IO, "%s: cannot write: %s", path, strerror(ELOOP));
+        }
+        char target[PATH_MAX];
+        ssize_t len = readlink(cur, target, sizeof target - 1);
+        if (len < 0) {
+            pt_status s = pt_fail(PT_ERR_IO, "%s: cannot read the link %s: %s", path, cur,
+                                  strerror(errno));
+            free(cur);
+            return s;
+        }
+        target[len] = '\0';
+        char *next;
+        if (target[0] == '/') {
+            next = strdup(target);
+        } else {
+            char *dir = strdup(cur);
+            size_t size = (dir ? strlen(dir) : 0) + (size_t)len + 2;
+            if ((next = dir ? malloc(size) : NULL) != NULL)
+                snprintf(next, size, "%s/%s", dirname(dir), target);
+            free(dir);
+        }
+        free(cur);
+        if (!(cur = next)) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a file name", path);
+    }
+    *out = cur;
+    return PT_OK;
+}
+
+/* fn's output into f, then flushed and checked; messages name the user's path. */
+static pt_status fill(FILE *f, const char *path, pt_write_fn fn, const void *ctx)
+{
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    pt_status s = fn(f, ctx);
+    if (s != PT_OK) pt_fail_prefix(s, "%s", path); /* writers do not know the file's name */
+    if (s == PT_OK && (fflush(f) != 0 || ferror(f)))
+        s = pt_fail(PT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    return s;
+}
+
+/* A device or a FIFO: write into it as it is (opening a FIFO waits for its reader). */
+static pt_status write_through(const char *path, const char *target, pt_write_fn fn,
+                               const void *ctx)
+{
+    int fd = open(target, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return pt_fail(PT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        close(fd);
+        return pt_fail(PT_ERR_IO, "%s: %s", path, strerror(errno));
+    }
+    pt_status s = fill(f, path, fn, ctx);
+    if (fclose(f) != 0 && s == PT_OK)
+        s = pt_fail(PT_ERR_IO, "%s: close failed: %s", path, strerror(errno));
+    return s;
+}
+
+/* A regular file, or none yet: "target.tmp.PID" beside it, then rename over it. An existing
+ * file's permission bits (and, where allowed, owner) carry over to the new one. */
+static pt_status replace(const char *path, const char *target, const struct stat *old,
+                         pt_write_fn fn, const void *ctx)
+{
+    size_t len = strlen(target) + 32;
     char *tmp = malloc(len);
     if (!tmp) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a file name", path);
-    snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
+    snprintf(tmp, len, "%s.tmp.%ld", target, (long)getpid());
 
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* O_EXCL | O_NOFOLLOW: never write through something left at the temporary name */
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    int fd = open(tmp, flags, 0644);
+    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) fd = open(tmp, flags, 0644);
     if (fd < 0) {
-        pt_status s = pt_fail(PT_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+        pt_status s = pt_fail(PT_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
         free(tmp);
         return s;
+    }
+    if (old) {
+        /* best effort: only root may give a file to another owner */
+        if (old->st_uid != geteuid() || old->st_gid != getegid())
+            (void)!fchown(fd, old->st_uid, old->st_gid);
+        (void)!fchmod(fd, old->st_mode & 07777);
     }
     FILE *f = fdopen(fd, "wb");
     if (!f) {
@@ -45,20 +130,37 @@ pt_status pt_write_atomic(const char *path, pt_write_fn fn, const void *ctx)
         free(tmp);
         return pt_fail(PT_ERR_IO, "%s: %s", path, strerror(errno));
     }
-    setvbuf(f, NULL, _IOFBF, 1 << 20);
-
-    pt_status s = fn(f, ctx);
-    if (s != PT_OK) pt_fail_prefix(s, "%s", path); /* writers do not know the file's name */
-    if (s == PT_OK && (fflush(f) != 0 || ferror(f)))
-        s = pt_fail(PT_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    pt_status s = fill(f, path, fn, ctx);
     if (s == PT_OK && fsync(fileno(f)) != 0)
         s = pt_fail(PT_ERR_IO, "%s: fsync failed: %s", path, strerror(errno));
     if (fclose(f) != 0 && s == PT_OK)
         s = pt_fail(PT_ERR_IO, "%s: close failed: %s", path, strerror(errno));
-    if (s == PT_OK && rename(tmp, path) != 0)
-        s = pt_fail(PT_ERR_IO, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
+    if (s == PT_OK && rename(tmp, target) != 0)
+        s = pt_fail(PT_ERR_IO, "%s: cannot replace: %s", path, strerror(errno));
     if (s != PT_OK) unlink(tmp);
-    else fsync_parent_dir(path);
+    else fsync_parent_dir(target);
     free(tmp);
+    return s;
+}
+
+pt_status pt_write_atomic(const char *path, pt_write_fn fn, const void *ctx)
+{
+    char *target = NULL;
+    PT_TRY(resolve_links(path, &target));
+    struct stat sb;
+    pt_status s;
+    if (stat(target, &sb) != 0) {
+        /* nothing there yet (or unreachable: creating the temporary file says why) */
+        s = replace(path, target, NULL, fn, ctx);
+    } else if (S_ISREG(sb.st_mode)) {
+        s = replace(path, target, &sb, fn, ctx);
+    } else if (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode) || S_ISFIFO(sb.st_mode)) {
+        s = write_through(path, target, fn, ctx);
+    } else {
+        s = pt_fail(PT_ERR_IO, "%s: cannot write: %s", path,
+                    S_ISDIR(sb.st_mode) ? "it is a directory"
+                                        : "it is not a regular file, a device or a FIFO");
+    }
+    free(target);
     return s;
 }

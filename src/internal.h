@@ -125,9 +125,13 @@ pt_status pt_write_ptd(FILE *f, const void *ds);
 
 /* ------------------------------------------------------ atomic files (atomic_file.c) */
 
-/* Write a file atomically: open "path.tmp.PID" in the same directory, let write_fn fill it,
- * check every write, fflush + fsync, then rename over path (and fsync the directory). On any
- * failure the temporary file is removed and path is left as it was. */
+/* Write a file atomically without changing what path is: symlinks are followed to their final
+ * target, and a regular file there (or none) is replaced whole: "TARGET.tmp.PID" is opened
+ * beside it, filled by write_fn, every write checked, fflush + fsync, then renamed over it (and
+ * the directory fsync'd); an existing file's permissions carry over. On any failure the
+ * temporary file is removed and the target is left as it was. A character or block device or
+ * a FIFO is written through as it is (no temporary file; opening a FIFO waits for a reader);
+ * a directory, socket or other kind of file is refused. Messages name path, as given. */
 typedef pt_status (*pt_write_fn)(FILE *f, const void *ctx);
 pt_status pt_write_atomic(const char *path, pt_write_fn fn, const void *ctx);
 

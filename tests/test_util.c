@@ -1,4 +1,4 @@
-/* Small shared pieces: random numbers, checksums, atomic writes, allocation, errors. */
+/* Small shared pieces: random numbers, checksums, allocation, errors. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -65,45 +65,6 @@ START_TEST(test_checksum)
 }
 END_TEST
 
-static pt_status write_hello(FILE *f, const void *ctx)
-{
-    (void)ctx;
-    return fputs("hello\n", f) < 0 ? pt_fail(PT_ERR_IO, "write") : PT_OK;
-}
-
-static pt_status write_then_fail(FILE *f, const void *ctx)
-{
-    (void)ctx;
-    fputs("partial", f);
-    return pt_fail(PT_ERR_IO, "simulated failure");
-}
-
-START_TEST(test_atomic_write)
-{
-    const char *path = tu_write_file("atomic", ".txt", "old contents\n");
-    char p[512];
-    snprintf(p, sizeof p, "%s", path);
-    /* a failing writer leaves the old file intact and no temporary behind */
-    ck_assert_int_eq(pt_write_atomic(p, write_then_fail, NULL), PT_ERR_IO);
-    char *text = tu_read_file(p, NULL);
-    ck_assert_str_eq(text, "old contents\n");
-    free(text);
-    char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)getpid());
-    ck_assert_int_ne(access(tmp, F_OK), 0);
-    /* success replaces it whole */
-    ck_assert_int_eq(pt_write_atomic(p, write_hello, NULL), PT_OK);
-    text = tu_read_file(p, NULL);
-    ck_assert_str_eq(text, "hello\n");
-    free(text);
-    /* a directory that does not exist: an I/O error naming the path */
-    ck_assert_int_eq(pt_write_atomic("/nonexistent-dir/x.model", write_hello, NULL), PT_ERR_IO);
-    ck_assert_ptr_nonnull(strstr(pt_last_error(), "/nonexistent-dir/x.model"));
-    /* a full disk: /dev/full accepts the open and fails the flush (when it exists) */
-    unlink(p);
-}
-END_TEST
-
 START_TEST(test_alloc)
 {
     float *p = pt_alloc(1000, "test buffer");
@@ -149,7 +110,6 @@ int main(void)
     tcase_add_test(tc, test_rng_reference_stream);
     tcase_add_test(tc, test_rng_distributions);
     tcase_add_test(tc, test_checksum);
-    tcase_add_test(tc, test_atomic_write);
     tcase_add_test(tc, test_alloc);
     tcase_add_test(tc, test_errors_and_names);
     suite_add_tcase(s, tc);

@@ -1,0 +1,240 @@
+/* Atomic writes (pt_write_atomic): a regular file is replaced whole or not at all, and what the
+ * path is stays what it was: a symlink stays a link to new content, a FIFO or a device is
+ * written through, a directory or socket is refused. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+static pt_status write_hello(FILE *f, const void *ctx)
+{
+    (void)ctx;
+    return fputs("hello\n", f) < 0 ? pt_fail(PT_ERR_IO, "write") : PT_OK;
+}
+
+static pt_status write_then_fail(FILE *f, const void *ctx)
+{
+    (void)ctx;
+    fputs("partial", f);
+    return pt_fail(PT_ERR_IO, "simulated failure");
+}
+
+/* The text a write leaves at path ("" if none); for assertions. */
+static char *contents(const char *path)
+{
+    char *t = tu_read_file(path, NULL);
+    return t ? t : strdup("");
+}
+
+static void assert_contents(const char *path, const char *want)
+{
+    char *t = contents(path);
+    ck_assert_msg(strcmp(t, want) == 0, "%s holds '%s', want '%s'", path, t, want);
+    free(t);
+}
+
+static mode_t kind_of(const char *path)
+{
+    struct stat sb;
+    ck_assert_msg(lstat(path, &sb) == 0, "%s: %s", path, strerror(errno));
+    return sb.st_mode & S_IFMT;
+}
+
+/* No "NAME.tmp.*" left beside name. */
+static void assert_no_temporary(const char *name)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", name, (long)getpid());
+    ck_assert_msg(access(tmp, F_OK) != 0, "%s left behind", tmp);
+}
+
+/* A directory of its own for a test (unique under the test temp dir). */
+static const char *fresh_dir(char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", tu_path("atomic-dir", ""));
+    ck_assert_int_eq(mkdir(buf, 0700), 0);
+    return buf;
+}
+
+START_TEST(replaces_regular_file_or_keeps_it)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s", tu_write_file("atomic", ".txt", "old contents\n"));
+    /* a failing writer leaves the old file intact and no temporary behind */
+    ck_assert_int_eq(pt_write_atomic(p, write_then_fail, NULL), PT_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), p));
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "simulated failure"));
+    assert_contents(p, "old contents\n");
+    assert_no_temporary(p);
+    /* success replaces it whole and keeps its permission bits */
+    ck_assert_int_eq(chmod(p, 0640), 0);
+    ck_assert_int_eq(pt_write_atomic(p, write_hello, NULL), PT_OK);
+    assert_contents(p, "hello\n");
+    struct stat sb;
+    ck_assert_int_eq(stat(p, &sb), 0);
+    ck_assert_int_eq(sb.st_mode & 07777, 0640);
+    assert_no_temporary(p);
+    unlink(p);
+}
+END_TEST
+
+/* A directory that does not exist: the message names the user's path, not the temporary. */
+START_TEST(missing_directory_names_the_path)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/x.model", tu_path("nodir", ""));
+    ck_assert_int_eq(pt_write_atomic(p, write_hello, NULL), PT_ERR_IO);
+    char want[700];
+    snprintf(want, sizeof want, "%s: cannot create: %s", p, strerror(ENOENT));
+    ck_assert_str_eq(pt_last_error(), want);
+}
+END_TEST
+
+/* -o LINK: the link stays a link and its final target gets the content, through a chain of
+ * relative links across directories; a dangling link's target is created. */
+START_TEST(symlink_stays_a_link)
+{
+    char dir[512], sub[600], target[700], link1[700], link2[700];
+    fresh_dir(dir, sizeof dir);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    snprintf(target, sizeof target, "%s/real.txt", sub);
+    snprintf(link1, sizeof link1, "%s/l1", dir);
+    snprintf(link2, sizeof link2, "%s/l2", dir);
+    FILE *f = fopen(target, "w");
+    fputs("old\n", f);
+    fclose(f);
+    ck_assert_int_eq(symlink("sub/real.txt", link1), 0); /* relative to dir */
+    ck_assert_int_eq(symlink("l1", link2), 0);
+
+    ck_assert_int_eq(pt_write_atomic(link2, write_hello, NULL), PT_OK);
+    ck_assert_int_eq(kind_of(link2), S_IFLNK);
+    ck_assert_int_eq(kind_of(link1), S_IFLNK);
+    ck_assert_int_eq(kind_of(target), S_IFREG);
+    assert_contents(target, "hello\n");
+    assert_no_temporary(target);
+
+    /* a failing write through the link keeps the target's content */
+    ck_assert_int_eq(pt_write_atomic(link1, write_then_fail, NULL), PT_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), link1));
+    ck_assert_int_eq(kind_of(link1), S_IFLNK);
+    assert_contents(target, "hello\n");
+    assert_no_temporary(target);
+
+    /* a dangling link: its target is created, the link kept */
+    ck_assert_int_eq(unlink(target), 0);
+    ck_assert_int_eq(pt_write_atomic(link2, write_hello, NULL), PT_OK);
+    ck_assert_int_eq(kind_of(link2), S_IFLNK);
+    assert_contents(target, "hello\n");
+
+    /* a loop of links is an error, not a hang */
+    char loop_a[700], loop_b[700];
+    snprintf(loop_a, sizeof loop_a, "%s/a", dir);
+    snprintf(loop_b, sizeof loop_b, "%s/b", dir);
+    ck_assert_int_eq(symlink("b", loop_a), 0);
+    ck_assert_int_eq(symlink("a", loop_b), 0);
+    ck_assert_int_eq(pt_write_atomic(loop_a, write_hello, NULL), PT_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), loop_a));
+    ck_assert_int_eq(kind_of(loop_a), S_IFLNK);
+}
+END_TEST
+
+/* -o FIFO: the bytes go into the FIFO, read by a child process, and it stays a FIFO. The
+ * child gives up after 20 s, so a write that misses the FIFO fails the test instead of
+ * hanging it. */
+START_TEST(fifo_gets_the_bytes)
+{
+    char dir[512], fifo[600], got[600];
+    fresh_dir(dir, sizeof dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(got, sizeof got, "%s/got", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        alarm(20);
+        int in = open(fifo, O_RDONLY), out = open(got, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        char buf[256];
+        ssize_t r;
+        while (in >= 0 && out >= 0 && (r = read(in, buf, sizeof buf)) > 0)
+            if (write(out, buf, (size_t)r) != r) _exit(2);
+        _exit(in >= 0 && out >= 0 ? 0 : 3);
+    }
+    ck_assert_msg(pt_write_atomic(fifo, write_hello, NULL) == PT_OK, "%s", pt_last_error());
+    int st = 0;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "reader: status %d", st);
+    assert_contents(got, "hello\n");
+    ck_assert_int_eq(kind_of(fifo), S_IFIFO);
+    assert_no_temporary(fifo);
+}
+END_TEST
+
+/* -o /dev/full: ENOSPC is an I/O error naming the path, and /dev/full stays a character
+ * device (as root, a rename would have replaced it). /dev/null takes the bytes and stays. */
+START_TEST(devices_are_written_through)
+{
+    ck_assert_msg(access("/dev/full", W_OK) == 0, "/dev/full: %s", strerror(errno));
+    ck_assert_int_eq(pt_write_atomic("/dev/full", write_hello, NULL), PT_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "/dev/full: write failed"));
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), strerror(ENOSPC)));
+    ck_assert_int_eq(kind_of("/dev/full"), S_IFCHR);
+    assert_no_temporary("/dev/full");
+
+    ck_assert_int_eq(pt_write_atomic("/dev/null", write_hello, NULL), PT_OK);
+    ck_assert_int_eq(kind_of("/dev/null"), S_IFCHR);
+    assert_no_temporary("/dev/null");
+    /* the writer's own failure on a device is reported too */
+    ck_assert_int_eq(pt_write_atomic("/dev/null", write_then_fail, NULL), PT_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "/dev/null"));
+}
+END_TEST
+
+/* A directory or a socket at the path: refused, left as it was, nothing created beside it. */
+START_TEST(other_kinds_refused)
+{
+    char dir[512], sock[600];
+    fresh_dir(dir, sizeof dir);
+    ck_assert_int_eq(pt_write_atomic(dir, write_hello, NULL), PT_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), dir));
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "directory"));
+    ck_assert_int_eq(kind_of(dir), S_IFDIR);
+    assert_no_temporary(dir);
+
+    snprintf(sock, sizeof sock, "%s/s", dir);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    ck_assert_uint_lt(strlen(sock), sizeof sa.sun_path);
+    strcpy(sa.sun_path, sock);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    ck_assert_int_eq(pt_write_atomic(sock, write_hello, NULL), PT_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), sock));
+    ck_assert_int_eq(kind_of(sock), S_IFSOCK);
+    assert_no_temporary(sock);
+    close(fd);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("atomic_file");
+    TCase *tc = tcase_create("atomic_file");
+    tcase_add_test(tc, replaces_regular_file_or_keeps_it);
+    tcase_add_test(tc, missing_directory_names_the_path);
+    tcase_add_test(tc, symlink_stays_a_link);
+    tcase_add_test(tc, fifo_gets_the_bytes);
+    tcase_add_test(tc, devices_are_written_through);
+    tcase_add_test(tc, other_kinds_refused);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
