@@ -136,7 +136,10 @@ PT_API void pt_read_options_init(pt_read_options *o);
 PT_API pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset **out);
 
 /* Write a dataset. The .ptd and all other writers go through a temporary file, fsync and
- * rename, so an existing file is replaced whole or not at all. */
+ * rename, so an existing file is replaced whole or not at all (keeping its permissions). What
+ * path is stays so: a symlink is followed and its final target replaced; a device or FIFO is
+ * written through (no atomicity there: a write error such as ENOSPC is still reported); a
+ * directory or socket is refused. The same holds for every file ptron writes. */
 PT_API pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f);
 
 /* An empty n x d dataset (all zeros, every label 0) to be filled with pt_dataset_row and
@@ -447,7 +450,11 @@ PT_API void pt_request_stop(void);
 
 /* -------------------------------------------------------------------------- models */
 
-/* Save atomically (temporary file, fsync, rename) with a checksum; load verifies it. */
+/* Save atomically (temporary file, fsync, rename; see pt_dataset_write for symlinks, devices
+ * and FIFOs) with a checksum. Load verifies the checksum, then every field: a value out of its
+ * range, or fields that contradict each other or the body (a kernel degree outside 1..32, an
+ * online model with support vectors, a voted model without its votes, ...), is PT_ERR_PARSE
+ * naming the file and line. */
 PT_API pt_status pt_model_save(const pt_model *m, const char *path);
 PT_API pt_status pt_model_load(const char *path, pt_model **out);
 PT_API void pt_model_free(pt_model *m);
@@ -503,9 +510,22 @@ PT_API pt_status pt_model_evaluate(const pt_model *m, const pt_dataset *ds, pt_e
 
 /* Confusion matrix: conf[t * nclass + p] counts rows of true class t (the model's class
  * index of the row's label) predicted as class p; rows whose label the model never saw are
- * counted in *unknown (they are errors). conf has nclass^2 entries. */
+ * counted in *unknown (they are errors). conf has nclass^2 entries: for a model of many
+ * classes, pt_model_class_counts gives the per-class figures in O(nclass) memory. */
 PT_API pt_status pt_model_confusion(const pt_model *m, const pt_dataset *ds, size_t *conf,
                                     size_t *unknown);
+/* Per-class counts of the model's predictions on ds, each array nclass long: rows[k] rows of
+ * true class k, predicted[k] rows predicted as class k, correct[k] rows of class k predicted as
+ * k (so precision is correct/predicted, recall correct/rows); rows whose label the model never
+ * saw count in *unknown and in predicted. */
+PT_API pt_status pt_model_class_counts(const pt_model *m, const pt_dataset *ds, size_t *rows,
+                                       size_t *predicted, size_t *correct, size_t *unknown);
+
+/* Write predicted labels (as pt_model_predict gives them, n values) to path, one a line: the
+ * label (%.17g, C locale), or the class name for a model trained on text labels. The file is
+ * replaced whole or not at all, as pt_dataset_write does. */
+PT_API pt_status pt_predictions_write(const pt_model *m, const double *labels, size_t n,
+                                      const char *path);
 
 /* ------------------------------------------------------------------------- bounds */
 

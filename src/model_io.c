@@ -282,6 +282,41 @@ pt_status pt_model_save(const pt_model *m, const char *path)
     return s;
 }
 
+/* ------------------------------------------------------------------ predictions files */
+
+typedef struct predictions {
+    const pt_model *m;
+    const double *labels;
+    size_t n;
+} predictions;
+
+static pt_status print_predictions(FILE *f, const void *ctx)
+{
+    const predictions *p = ctx;
+    bool names = pt_model_class_name(p->m, 0) != NULL;
+    for (size_t i = 0; i < p->n; i++) {
+        /* text-label models predict class indices 0..K-1 */
+        double v = p->labels[i];
+        if (names && !(v >= 0 && v < (double)p->m->nclass && v == (double)(size_t)v))
+            return pt_fail(PT_ERR_INVALID, "row %zu: %g is no class of the model", i + 1, v);
+        if ((names ? fprintf(f, "%s\n", pt_model_class_name(p->m, (size_t)v))
+                   : fprintf(f, "%.17g\n", v)) < 0)
+            return pt_fail(PT_ERR_IO, "write failed: %s", strerror(errno));
+    }
+    return PT_OK;
+}
+
+pt_status pt_predictions_write(const pt_model *m, const double *labels, size_t n, const char *path)
+{
+    pt_clear_error();
+    predictions p = {m, labels, n};
+    c_locale loc;
+    c_locale_begin(&loc);
+    pt_status s = pt_write_atomic(path, print_predictions, &p);
+    c_locale_end(&loc);
+    return s;
+}
+
 /* --------------------------------------------------------------------------- loading */
 
 typedef struct parser {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -451,6 +452,59 @@ START_TEST(test_cli_train_disk_full_keeps_model)
 }
 END_TEST
 
+/* `ptron predict MODEL DATA -o existing.txt` with the disk full: exit 2 naming the file, the
+ * previous predictions intact, no temporary left. */
+START_TEST(test_cli_predict_disk_full_keeps_predictions)
+{
+    const char *data = keep(0, tu_path("pd", ".svm")), *model = keep(1, tu_path("pd", ".model"));
+    const char *pred = keep(2, tu_path("pd", ".txt"));
+    ok("gen separable --n 4000 --d 3 --seed 3 -o %s", data);
+    ok("train %s -o %s --quiet", data, model);
+    ok("predict %s %s -o %s --quiet", model, data, pred);
+    size_t before_len;
+    char *before = tu_read_file(pred, &before_len);
+    ck_assert_uint_gt(before_len, 4 * 4000 / 2); /* past the 1 KiB limit below */
+    char *out, *err;
+    /* 1 KiB (dash counts 512-byte blocks) */
+    int rc = run_sh(&out, &err, "trap '' XFSZ; ulimit -f 2", "predict %s %s -o %s", model, data,
+                    pred);
+    ck_assert_msg(rc == 2, "exit %d, expected 2: %s", rc, err);
+    HAS(err, pred);
+    size_t after_len;
+    char *after = tu_read_file(pred, &after_len);
+    ck_assert_msg(after && after_len == before_len && memcmp(before, after, before_len) == 0,
+                  "%s was changed by a failed write", pred);
+    ck_assert_int_eq(temp_leftovers(pred), 0);
+    free(out);
+    free(err);
+    free(before);
+    free(after);
+}
+END_TEST
+
+/* -o /dev/full: ENOSPC is exit 2 with the reason, and /dev/full is still the device (as root, a
+ * rename over it once turned it into a regular file). */
+START_TEST(test_cli_output_to_dev_full)
+{
+    const char *data = keep(0, tu_write_file("df", ".svm", "1 1:1\n-1 1:-1\n1 1:2\n-1 1:-2\n"));
+    const char *model = keep(1, tu_path("df", ".model"));
+    ok("train %s -o %s --quiet", data, model);
+    const char *cmds[] = {"convert %s -o /dev/full --to libsvm", "predict %s %s -o /dev/full",
+                          "train %s -o /dev/full --quiet"};
+    for (int k = 0; k < 3; k++) {
+        char *out, *err;
+        int rc = k == 1 ? run(&out, &err, cmds[k], model, data) : run(&out, &err, cmds[k], data);
+        ck_assert_msg(rc == 2, "%s: exit %d, expected 2: %s", cmds[k], rc, err);
+        HAS(err, "/dev/full: write failed: No space left on device");
+        struct stat sb;
+        ck_assert_int_eq(lstat("/dev/full", &sb), 0);
+        ck_assert_msg(S_ISCHR(sb.st_mode), "%s: /dev/full is no longer a character device", cmds[k]);
+        free(out);
+        free(err);
+    }
+}
+END_TEST
+
 /* ---------------------------------------------------------------- allocation failures */
 
 /* A LIBSVM file whose dense matrix needs rows x (index) x 4 bytes. */
@@ -544,6 +598,68 @@ START_TEST(test_cli_out_of_memory)
     free(err);
     unlink(p);
     unlink(pts);
+}
+END_TEST
+
+/* A one-feature model of K classes 0..K-1 whose class K-1 always wins (its bias is the
+ * largest), saved to a new path. */
+static const char *many_class_model(size_t K)
+{
+    double *labels = malloc(K * sizeof *labels);
+    for (size_t c = 0; c < K; c++) labels[c] = (double)c;
+    pt_model *m = pt_model_alloc_multiclass(1, K, labels);
+    ck_assert_ptr_nonnull(m);
+    pt_train_params_init(&m->params);
+    m->path = m->params.path = PT_PATH_ONLINE;
+    m->bias = m->params.bias = 1;
+    m->multiclass = m->params.multiclass = PT_MULTI_OVR;
+    m->epochs_run = 1;
+    for (size_t c = 0; c < K; c++) m->Bk[c] = (float)c;
+    const char *p = tu_path("classes", ".model");
+    ck_assert_msg(pt_model_save(m, p) == PT_OK, "%s", pt_last_error());
+    pt_model_free(m);
+    free(labels);
+    return p;
+}
+
+/* A crafted model of 15,000 classes made predict build a K x K confusion matrix (1.8 GB).
+ * Above 1000 classes it is skipped with a note; accuracy and the per-class figures stay, and
+ * the run fits in 1 GiB of address space. */
+START_TEST(test_predict_many_classes)
+{
+    /* 10 rows: five of class 3 (wrong: class K-1 wins), five of class K-1 (right) */
+    const char *data = keep(0, tu_write_file("mc", ".svm",
+                                             "3 1:1\n14999 1:1\n3 1:1\n14999 1:1\n3 1:1\n"
+                                             "14999 1:1\n3 1:1\n14999 1:1\n3 1:1\n14999 1:1\n"));
+    const char *model = keep(1, many_class_model(15000));
+    char *out, *err;
+    int rc = UNDER_ASAN ? run(&out, &err, "predict %s %s", model, data)
+                        : run_sh(&out, &err, "ulimit -v 1048576", "predict %s %s", model, data);
+    ck_assert_msg(rc == 0, "exit %d (1000+: a signal): %s", rc, err);
+    HAS(out, "Accuracy = 50% (5/10)");
+    ck_assert_msg(!strstr(out, "confusion matrix"), "a confusion matrix was printed");
+    HAS(err, "15000 classes: no confusion matrix above 1000 classes");
+    free(out);
+    free(err);
+    rc = run(&out, &err, "predict %s %s --json", model, data);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    HAS(out, "\"correct\": 5,");
+    ck_assert_msg(!strstr(out, "\"confusion\""), "--json holds a confusion matrix");
+    free(out);
+    free(err);
+    unlink(model);
+
+    /* at the limit the matrix is there: 1000 x 1000 counts */
+    const char *at = keep(2, tu_write_file("mc", ".svm", "3 1:1\n999 1:1\n"));
+    model = keep(1, many_class_model(1000));
+    rc = run(&out, &err, "predict %s %s --json", model, at);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    HAS(out, "\"correct\": 1,");
+    HAS(out, "\"confusion\": [");
+    ck_assert_msg(!strstr(err, "no confusion matrix"), "%s", err);
+    free(out);
+    free(err);
+    unlink(model);
 }
 END_TEST
 
@@ -723,6 +839,9 @@ static Suite *reliability_suite(void)
     tcase_add_test(tc, test_dataset_write_disk_full);
     tcase_add_test(tc, test_model_save_disk_full);
     tcase_add_test(tc, test_cli_train_disk_full_keeps_model);
+    tcase_add_test(tc, test_cli_predict_disk_full_keeps_predictions);
+    tcase_add_test(tc, test_cli_output_to_dev_full);
+    tcase_add_test(tc, test_predict_many_classes);
     suite_add_tcase(s, tc);
     tc = tcase_create("allocation failures");
     tcase_set_timeout(tc, 120);

@@ -1,21 +1,56 @@
 /* ptron predict MODEL FILE: labels, accuracy. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
 
-/* Precision and recall of class c from the confusion matrix (rows: true, columns: predicted). */
-static void prec_rec(const size_t *conf, size_t K, size_t c, double *prec, double *rec)
+/* Above this many classes the confusion matrix (nclass^2 counts, 8 MB at the limit) is not
+ * built: it could not be read, and a crafted model of many classes would make it gigabytes.
+ * Accuracy and the per-class figures come from O(nclass) counts at any size. */
+#define MAX_CONFUSION_CLASSES 1000
+
+/* What predict reports per class (rows: true class; predicted; correct), and the confusion
+ * matrix when it is built (else NULL). */
+typedef struct class_report {
+    size_t K, *rows, *predicted, *correct, *conf, unknown;
+} class_report;
+
+static void class_report_free(class_report *c)
 {
-    size_t tp = conf[c * K + c], col = 0, row = 0;
-    for (size_t k = 0; k < K; k++) {
-        col += conf[k * K + c];
-        row += conf[c * K + k];
+    free(c->rows);
+    free(c->conf);
+}
+
+/* The counts of c->K classes; an exit status (a failure reported on stderr). */
+static int class_report_build(const pt_model *m, const pt_dataset *ds, class_report *c)
+{
+    size_t K = c->K;
+    c->rows = calloc(3 * K, sizeof *c->rows);
+    if (!c->rows || (K <= MAX_CONFUSION_CLASSES && !(c->conf = calloc(K * K, sizeof *c->conf)))) {
+        fprintf(stderr, "ptron: cannot allocate the counts of %zu classes\n", K);
+        return EXIT_INPUT;
     }
-    *prec = col ? (double)tp / (double)col : 0.0;
-    *rec = row ? (double)tp / (double)row : 0.0;
+    c->predicted = c->rows + K;
+    c->correct = c->rows + 2 * K;
+    pt_status s = c->conf ? pt_model_confusion(m, ds, c->conf, &c->unknown)
+                          : pt_model_class_counts(m, ds, c->rows, c->predicted, c->correct,
+                                                  &c->unknown);
+    for (size_t t = 0; s == PT_OK && c->conf && t < K; t++) {
+        c->correct[t] = c->conf[t * K + t];
+        for (size_t p = 0; p < K; p++) {
+            c->rows[t] += c->conf[t * K + p];
+            c->predicted[p] += c->conf[t * K + p];
+        }
+    }
+    return s == PT_OK ? EXIT_OK : cli_fail(s);
+}
+
+/* Precision and recall of class k. */
+static void prec_rec(const class_report *c, size_t k, double *prec, double *rec)
+{
+    *prec = c->predicted[k] ? (double)c->correct[k] / (double)c->predicted[k] : 0.0;
+    *rec = c->rows[k] ? (double)c->correct[k] / (double)c->rows[k] : 0.0;
 }
 
 /* A class's label as text: its name, or its value. */
@@ -27,44 +62,43 @@ static const char *label_of(const pt_model *m, size_t c, char *buf, size_t len)
     return buf;
 }
 
-static void print_per_class(const pt_model *m, const size_t *conf, size_t K)
+static void print_per_class(const pt_model *m, const class_report *c)
 {
     char buf[64];
+    size_t K = c->K;
     printf("%10s %9s %9s %8s\n", "class", "precision", "recall", "rows");
-    for (size_t c = 0; c < K; c++) {
+    for (size_t k = 0; k < K; k++) {
         double p, r;
-        size_t rows = 0;
-        for (size_t k = 0; k < K; k++) rows += conf[c * K + k];
-        prec_rec(conf, K, c, &p, &r);
-        printf("%10s %8.2f%% %8.2f%% %8zu\n", label_of(m, c, buf, sizeof buf), 100 * p, 100 * r, rows);
+        prec_rec(c, k, &p, &r);
+        printf("%10s %8.2f%% %8.2f%% %8zu\n", label_of(m, k, buf, sizeof buf), 100 * p, 100 * r,
+               c->rows[k]);
     }
+    if (!c->conf) return;
     printf("confusion matrix (rows: true class, columns: predicted)\n%10s", "");
-    for (size_t c = 0; c < K; c++) printf(" %6.6s", label_of(m, c, buf, sizeof buf));
+    for (size_t k = 0; k < K; k++) printf(" %6.6s", label_of(m, k, buf, sizeof buf));
     printf("\n");
     for (size_t t = 0; t < K; t++) {
         printf("%10s", label_of(m, t, buf, sizeof buf));
-        for (size_t c = 0; c < K; c++) printf(" %6zu", conf[t * K + c]);
+        for (size_t k = 0; k < K; k++) printf(" %6zu", c->conf[t * K + k]);
         printf("\n");
     }
 }
 
-static void json_per_class(json_out *j, const pt_model *m, const size_t *conf, size_t K)
+static void json_per_class(json_out *j, const pt_model *m, const class_report *c)
 {
+    size_t K = c->K;
     double *v = malloc(K * sizeof *v), *prec = malloc(K * sizeof *prec), *rec = malloc(K * sizeof *rec);
-    if (!v || !prec || !rec) {
-        free(v);
-        free(prec);
-        free(rec);
-        return;
+    if (v && prec && rec) {
+        for (size_t k = 0; k < K; k++) {
+            v[k] = pt_model_class_value(m, k);
+            prec_rec(c, k, &prec[k], &rec[k]);
+        }
+        json_double_array(j, "classes", v, K);
+        json_double_array(j, "precision", prec, K);
+        json_double_array(j, "recall", rec, K);
+        json_size_array(j, "rows", c->rows, K);
+        if (c->conf) json_size_array(j, "confusion", c->conf, K * K);
     }
-    for (size_t c = 0; c < K; c++) {
-        v[c] = pt_model_class_value(m, c);
-        prec_rec(conf, K, c, &prec[c], &rec[c]);
-    }
-    json_double_array(j, "classes", v, K);
-    json_double_array(j, "precision", prec, K);
-    json_double_array(j, "recall", rec, K);
-    json_size_array(j, "confusion", conf, K * K);
     free(v);
     free(prec);
     free(rec);
@@ -94,7 +128,7 @@ int cmd_predict(int argc, char **argv)
     pt_model *m = NULL;
     pt_dataset *ds = NULL;
     double *pred = NULL;
-    size_t *conf = NULL;
+    class_report cr = {0};
     int rc = EXIT_OK;
     pt_status s = pt_model_load(model, &m);
     if (s == PT_OK) s = cli_read_dataset(file, format, 0, &ds, NULL);
@@ -120,35 +154,21 @@ int cmd_predict(int argc, char **argv)
     double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     pt_model_info mi;
     pt_model_get_info(m, &mi);
-    size_t K = mi.nclass, unknown = 0;
-    conf = calloc(K * K, sizeof *conf);
-    if (!conf || (s = pt_model_confusion(m, ds, conf, &unknown)) != PT_OK) {
-        rc = conf ? cli_fail(s) : EXIT_INPUT;
-        goto done;
-    }
-    if (unknown)
-        fprintf(stderr, "ptron: warning: %zu rows have labels the model never saw (counted as errors)\n", unknown);
+    cr.K = mi.nclass;
+    if ((rc = class_report_build(m, ds, &cr)) != EXIT_OK) goto done;
+    if (cr.unknown)
+        fprintf(stderr, "ptron: warning: %zu rows have labels the model never saw (counted as errors)\n", cr.unknown);
+    if (!cr.conf && !quiet)
+        fprintf(stderr, "ptron: note: %zu classes: no confusion matrix above %d classes (it would "
+                "hold %zu x %zu counts); accuracy and the per-class figures are complete\n", cr.K,
+                MAX_CONFUSION_CLASSES, cr.K, cr.K);
+    /* correct: rows whose label is the model's class predicted for them (by value or name) */
     size_t correct = 0;
-    for (size_t i = 0; i < n; i++) correct += pred[i] == pt_dataset_label(ds, i);
+    for (size_t k = 0; k < cr.K; k++) correct += cr.correct[k];
     double acc = n ? (double)correct / (double)n : 0.0;
-    if (out) {
-        FILE *f = fopen(out, "w");
-        if (!f) {
-            fprintf(stderr, "ptron: %s: cannot create: %s\n", out, strerror(errno));
-            rc = EXIT_INPUT;
-            goto done;
-        }
-        for (size_t i = 0; i < n; i++) {
-            /* text-label models predict class indices 0..K-1 */
-            const char *name = pt_model_class_name(m, 0) ? pt_model_class_name(m, (size_t)pred[i]) : NULL;
-            if (name) fprintf(f, "%s\n", name);
-            else fprintf(f, "%.17g\n", pred[i]);
-        }
-        if (fclose(f) != 0) {
-            fprintf(stderr, "ptron: %s: write failed: %s\n", out, strerror(errno));
-            rc = EXIT_INPUT;
-            goto done;
-        }
+    if (out && (s = pt_predictions_write(m, pred, n, out)) != PT_OK) {
+        rc = cli_fail(s);
+        goto done;
     }
     if (json) {
         json_out j;
@@ -157,14 +177,14 @@ int cmd_predict(int argc, char **argv)
         json_int(&j, "correct", (long long)correct);
         json_num(&j, "accuracy", acc);
         json_num(&j, "seconds", secs);
-        json_per_class(&j, m, conf, K);
+        json_per_class(&j, m, &cr);
         json_end(&j);
     } else if (!quiet) {
         printf("Accuracy = %.4g%% (%zu/%zu)\n", 100.0 * acc, correct, n);
-        if (K > 2 || getenv("PTRON_PREDICT_REPORT")) print_per_class(m, conf, K);
+        if (cr.K > 2 || getenv("PTRON_PREDICT_REPORT")) print_per_class(m, &cr);
     }
 done:
-    free(conf);
+    class_report_free(&cr);
     free(pred);
     pt_dataset_free(ds);
     pt_model_free(m);
