@@ -96,7 +96,7 @@ size_t pt_expand_dim(const pt_expand_params *p, size_t d)
     return (size_t)r;
 }
 
-static pt_status check_params(const pt_expand_params *p)
+pt_status pt_expand_check_params(const pt_expand_params *p)
 {
     switch (p->kind) {
     case PT_EXPAND_POLY:
@@ -263,7 +263,7 @@ static pt_status build_rff(pt_expander *e)
 pt_status pt_expander_create(const pt_expand_params *p, size_t d_in, pt_expander **out)
 {
     *out = NULL;
-    PT_TRY(check_params(p));
+    PT_TRY(pt_expand_check_params(p));
     PT_TRY(check_dim(p, d_in, 0, 0, NULL));
     pt_expander *e = calloc(1, sizeof *e);
     if (!e) return pt_fail(PT_ERR_NOMEM, "cannot allocate an expander");
@@ -510,7 +510,7 @@ pt_status pt_expand(const pt_dataset *ds, const pt_expand_params *p, pt_dataset 
     pt_clear_error();
     *out = NULL;
     PT_TRY(PT_CHECK_STRUCT(p, pt_expand_params));
-    PT_TRY(check_params(p));
+    PT_TRY(pt_expand_check_params(p));
     PT_TRY(check_dim(p, ds->d, ds->n, p->mem_budget_bytes, "pt_expand_params.mem_budget_bytes"));
     pt_expander *e;
     PT_TRY(pt_expander_create(p, ds->d, &e));

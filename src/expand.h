@@ -7,6 +7,10 @@
 
 typedef struct pt_expander pt_expander;
 
+/* The expansion's own parameters: POLY's degree in 1..32 and coef0 >= 0, RFF's D >= 1 and
+ * gamma > 0 (and a kind given). */
+pt_status pt_expand_check_params(const pt_expand_params *p);
+
 /* Check the parameters and build what the expansion needs once: POLY's monomial layout and
  * coefficient vector, RFF's W and b from the seed. Refuses an output dimension over
  * p->max_features with the dimension and the bytes one expanded row needs. */

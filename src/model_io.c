@@ -51,11 +51,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "expand.h"
 #include "internal.h"
 
 #define MODEL_VERSION 2 /* the newest version this ptron reads */
 #define MODEL_MAGIC "ptron-model"
 #define MAX_MODEL_BYTES ((uint64_t)16 << 30)
+/* Features a model can have: a file of MAX_MODEL_BYTES holds at most this many weights of two
+ * bytes ("0\n"). The body bounds d by the file itself wherever it holds vectors. */
+#define MAX_MODEL_D (MAX_MODEL_BYTES / 2)
 #define CHECKSUM_KEY "checksum "
 #define CHECKSUM_LINE_LEN (sizeof CHECKSUM_KEY - 1 + 16) /* without the newline */
 
@@ -325,16 +329,36 @@ typedef struct parser {
     size_t line;   /* number of the line last returned */
 } parser;
 
+static pt_status vperr(const parser *r, size_t line, const char *fmt, va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return pt_fail(PT_ERR_PARSE, "%s:%zu: %s", r->path, line, msg);
+}
+
+/* A parse error on the line last read. */
 static pt_status perr(const parser *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static pt_status perr(const parser *r, const char *fmt, ...)
 {
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    pt_status s = vperr(r, r->line, fmt, ap);
     va_end(ap);
-    return pt_fail(PT_ERR_PARSE, "%s:%zu: %s", r->path, r->line, msg);
+    return s;
+}
+
+/* A parse error on an earlier line (a field that contradicts what came after it). */
+static pt_status perr_at(const parser *r, size_t line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static pt_status perr_at(const parser *r, size_t line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    pt_status s = vperr(r, line, fmt, ap);
+    va_end(ap);
+    return s;
 }
 
 /* The next line, NUL-terminated in place; NULL at the end of the body. */
@@ -442,6 +466,8 @@ typedef struct fields {
     int epochs_run;
     float b;
     uint64_t expand_d_in; /* the optional 'expand' line (p.expand.kind NONE without it) */
+    /* the line of each key, of 'expand', 'names', the weights and 'votes' (0: absent) */
+    size_t at[NKEYS], at_expand, at_names, at_body, at_votes;
 } fields;
 
 /* Parse the value(s) of one header key; line holds what follows the key. */
@@ -479,7 +505,11 @@ static pt_status parse_key(const parser *r, enum key k, char *line, fields *f)
         f->variant = (pt_variant)e;
         break;
     case K_BIAS: s = parse_int(r, name, t, 1, &f->bias); break;
-    case K_D: s = parse_u64(r, name, t, SIZE_MAX / 16, &f->d); break;
+    case K_D:
+        if ((s = parse_u64(r, name, t, UINT64_MAX, &f->d)) == PT_OK && f->d > MAX_MODEL_D)
+            s = perr(r, "d: %s features are more than a model file can hold (%" PRIu64 ")", t,
+                     (uint64_t)MAX_MODEL_D);
+        break;
     case K_NCLASS:
         /* each label takes at least two bytes: bound the count by the file */
         s = parse_u64(r, name, t, (uint64_t)(r->end - r->p) / 2, &f->nclass);
@@ -490,27 +520,49 @@ static pt_status parse_key(const parser *r, enum key k, char *line, fields *f)
         s = parse_enum(r, name, t, multiclass_name, 2, &e);
         f->multiclass = (pt_multiclass)e;
         break;
-    case K_ETA: s = parse_f32(r, name, t, &p->eta); break;
-    case K_MARGIN: s = parse_f32(r, name, t, &p->margin); break;
-    case K_EPOCHS: s = parse_int(r, name, t, INT32_MAX, &p->epochs); break;
+    case K_ETA:
+        if ((s = parse_f32(r, name, t, &p->eta)) == PT_OK && !(p->eta > 0.0f))
+            s = perr(r, "eta: %s must be > 0", t);
+        break;
+    case K_MARGIN:
+        if ((s = parse_f32(r, name, t, &p->margin)) == PT_OK && p->margin < 0.0f)
+            s = perr(r, "margin: %s must be >= 0", t);
+        break;
+    case K_EPOCHS:
+        if ((s = parse_int(r, name, t, INT32_MAX, &p->epochs)) == PT_OK && p->epochs < 1)
+            s = perr(r, "epochs: a run has at least one epoch");
+        break;
     case K_SHUFFLE: s = parse_int(r, name, t, 1, &p->shuffle); break;
     case K_SEED: s = parse_u64(r, name, t, UINT64_MAX, &p->seed); break;
     case K_LOSS: s = parse_enum(r, name, t, loss_name, 3, &e); p->loss = (pt_loss)e; break;
-    case K_LAMBDA: s = parse_f32(r, name, t, &p->lambda); break;
+    case K_LAMBDA:
+        if ((s = parse_f32(r, name, t, &p->lambda)) == PT_OK && p->lambda < 0.0f)
+            s = perr(r, "lambda: %s must be >= 0", t);
+        break;
     case K_SCHEDULE:
         s = parse_enum(r, name, t, schedule_name, 3, &e);
         p->schedule = (pt_schedule)e;
         break;
     case K_BATCH_SIZE: s = parse_u64(r, name, t, SIZE_MAX, &u); p->batch_size = (size_t)u; break;
-    case K_TOL: s = parse_f64(r, name, t, &p->tol); break;
+    case K_TOL:
+        if ((s = parse_f64(r, name, t, &p->tol)) == PT_OK && p->tol < 0.0)
+            s = perr(r, "tol: %s must be >= 0", t);
+        break;
     case K_AVERAGE_ITERATES: s = parse_int(r, name, t, 1, &p->average_iterates); break;
     case K_BATCH_IMPL:
         s = parse_enum(r, name, t, batch_impl_name, 3, &e);
         p->batch_impl = (pt_batch_impl)e;
         break;
     case K_KERNEL: s = parse_enum(r, name, t, kernel_name, 3, &e); p->kernel = (pt_kernel)e; break;
-    case K_DEGREE: s = parse_int(r, name, t, INT32_MAX, &p->degree); break;
-    case K_GAMMA: s = parse_f32(r, name, t, &p->gamma); break;
+    case K_DEGREE:
+        if ((s = parse_int(r, name, t, INT32_MAX, &p->degree)) == PT_OK &&
+            (p->degree < 1 || p->degree > 32))
+            s = perr(r, "degree: %s is outside 1..32", t);
+        break;
+    case K_GAMMA:
+        if ((s = parse_f32(r, name, t, &p->gamma)) == PT_OK && !(p->gamma > 0.0f))
+            s = perr(r, "gamma: %s must be > 0", t);
+        break;
     case K_COEF0: s = parse_f32(r, name, t, &p->coef0); break;
     case K_CACHE_MB: s = parse_u64(r, name, t, SIZE_MAX, &u); p->cache_mb = (size_t)u; break;
     case K_GRAM_STORAGE:
@@ -682,6 +734,11 @@ static pt_status parse_votes(parser *r, char *line, size_t d, pt_model *m)
             break;
         }
         if ((s = parse_floats(r, l, d + 2, vals)) != PT_OK) break;
+        if (!(vals[0] > 0.0f)) {
+            s = perr(r, "votes: vector %zu survived %g samples: a count must be > 0", v + 1,
+                     (double)vals[0]);
+            break;
+        }
         m->vote_c[v] = vals[0];
         m->vote_b[v] = vals[1];
         memcpy(m->votes + v * stride, vals + 2, d * sizeof(float));
@@ -802,6 +859,7 @@ static pt_status parse_expand(const parser *r, char *line, fields *f)
     }
     if (token(&line)) return perr(r, "expand: unexpected value after d_in");
     e->kind = strcmp(kind, "poly") == 0 ? PT_EXPAND_POLY : PT_EXPAND_RFF;
+    if (pt_expand_check_params(e) != PT_OK) return perr(r, "expand: %s", pt_last_error());
     return PT_OK;
 }
 
@@ -837,6 +895,63 @@ static pt_status parse_names(const parser *r, char *line, fields *f)
     return PT_OK;
 }
 
+/* What the header says against itself and against the weights that follow (key: 'w', 'W',
+ * 'n_sv' or 'ovr_kernel'), before they are read: each range and agreement training itself
+ * ensures, reported on the line of the field that breaks it. */
+static pt_status check_header(const parser *r, const fields *f, const char *key)
+{
+    const pt_train_params *p = &f->p;
+    bool kernel_body = strcmp(key, "n_sv") == 0 || strcmp(key, "ovr_kernel") == 0;
+    if (kernel_body != (f->path == PT_PATH_KERNEL))
+        return perr_at(r, f->at[K_PATH], "path %s: %s %s model holds %s, not '%s'",
+                       pt_path_name(f->path), f->path == PT_PATH_ONLINE ? "an" : "a",
+                       pt_path_name(f->path),
+                       f->path == PT_PATH_KERNEL ? "support vectors ('n_sv' or 'ovr_kernel')"
+                                                 : "weights ('w' or 'W')", key);
+    if (f->path == PT_PATH_KERNEL && f->variant == PT_VARIANT_VOTED)
+        return perr_at(r, f->at[K_VARIANT], "variant voted: the kernel path has no voted variant");
+    if (f->multiclass == PT_MULTI_DIRECT && f->nclass > 2 && f->path != PT_PATH_ONLINE)
+        return perr_at(r, f->at[K_MULTICLASS], "multiclass direct: the multiclass perceptron "
+                       "runs on the online path, not %s", pt_path_name(f->path));
+    if (f->epochs_run > p->epochs)
+        return perr_at(r, f->at[K_EPOCHS_RUN], "epochs_run %d: more than the %d epochs of the run",
+                       f->epochs_run, p->epochs);
+    if (p->schedule == PT_SCHEDULE_PEGASOS && !(p->lambda > 0.0f))
+        return perr_at(r, f->at[K_SCHEDULE], "schedule pegasos: steps 1/(lambda t) need lambda > 0");
+    if (f->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_POLY && p->coef0 < 0.0f)
+        return perr_at(r, f->at[K_COEF0], "coef0 %g: (gamma x.z + c)^k is a kernel only for c >= 0",
+                       (double)p->coef0);
+    for (uint64_t c = 0; f->names && c < f->nclass; c++)
+        if (f->labels[c] != (double)c)
+            return perr_at(r, f->at_names, "names: a model of text labels has labels 0..%" PRIu64,
+                           f->nclass - 1);
+    /* anything else training refuses (a field the checks above do not know yet) */
+    pt_train_params q = *p;
+    q.path = f->path;
+    q.variant = f->variant;
+    q.bias = f->bias;
+    q.multiclass = f->multiclass;
+    if (pt_train_params_check(&q) != PT_OK)
+        return perr(r, "the parameters above cannot have trained a model: %s", pt_last_error());
+    return PT_OK;
+}
+
+/* The voted perceptron's vectors against the variant: an online binary model of the voted
+ * variant keeps them once a vector has survived a sample (a run stopped in its first epoch may
+ * have none yet); no other model has any. */
+static pt_status check_votes(const parser *r, const fields *f, const pt_model *m)
+{
+    bool voted = f->variant == PT_VARIANT_VOTED;
+    if (m->n_votes && !(voted && f->path == PT_PATH_ONLINE))
+        return perr_at(r, f->at_votes, "votes: only the voted variant of the online path keeps "
+                       "vectors (this model: %s path, %s)", pt_path_name(f->path),
+                       pt_variant_name(f->variant));
+    if (!f->at_votes && voted && f->path == PT_PATH_ONLINE && f->nclass == 2 && f->epochs_run > 0)
+        return perr_at(r, f->at[K_VARIANT], "variant voted: the file holds no voted vectors "
+                       "('votes' after the weights) for a run of %d epochs", f->epochs_run);
+    return PT_OK;
+}
+
 static pt_status parse_body(parser *r, pt_model **out)
 {
     fields f;
@@ -864,16 +979,18 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
         if (!key) return perr(r, "empty line");
         bool linear = strcmp(key, "w") == 0, kernel = strcmp(key, "n_sv") == 0,
              multi = strcmp(key, "W") == 0, ovr_kernel = strcmp(key, "ovr_kernel") == 0;
-        if (ovr_kernel) {
+        if (linear || kernel || multi || ovr_kernel) {
             for (int k = 0; k < NKEYS; k++)
                 if (!seen[k]) return perr(r, "missing key '%s' before the weights", key_name[k]);
+            f.at_body = r->line;
+            PT_TRY(check_header(r, &f, key));
+        }
+        if (ovr_kernel) {
             if (f.nclass < 3) return perr(r, "ovr_kernel: a model of %" PRIu64 " classes", f.nclass);
             s = parse_ovr_kernel(r, &f, &m);
             break;
         }
         if (linear || kernel || multi) {
-            for (int k = 0; k < NKEYS; k++)
-                if (!seen[k]) return perr(r, "missing key '%s' before the weights", key_name[k]);
             if ((linear || multi) && token(&rest)) return perr(r, "%s: expected nothing after it", key);
             if (multi != (f.nclass > 2))
                 return perr(r, "%s: a model of %" PRIu64 " classes keeps its weights in %s", key,
@@ -885,10 +1002,12 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
         }
         if (strcmp(key, "expand") == 0) {
             if (f.p.expand.kind != PT_EXPAND_NONE) return perr(r, "key 'expand' given twice");
+            f.at_expand = r->line;
             PT_TRY(parse_expand(r, rest, &f));
             continue;
         }
         if (strcmp(key, "names") == 0) {
+            f.at_names = r->line;
             PT_TRY(parse_names(r, rest, &f));
             continue;
         }
@@ -897,10 +1016,12 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
         if (k == NKEYS) return perr(r, "unknown key '%s'", key);
         if (seen[k]) return perr(r, "key '%s' given twice", key);
         seen[k] = true;
+        f.at[k] = r->line;
         PT_TRY(parse_key(r, (enum key)k, rest, &f));
     }
     char *extra = s == PT_OK ? next_line(r) : NULL;
     if (extra && m->w && strncmp(extra, "votes ", 6) == 0) {
+        f.at_votes = r->line;
         s = parse_votes(r, extra + 6, (size_t)f.d, m);
         extra = s == PT_OK ? next_line(r) : NULL;
     }
@@ -921,6 +1042,7 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
             s = perr(r, "expand: it gives %zu features from d_in %" PRIu64 ", but d is %" PRIu64,
                      dim, f.expand_d_in, f.d);
     }
+    if (s == PT_OK) s = check_votes(r, &f, m);
     if (s != PT_OK) {
         pt_model_free(m);
         return s;
@@ -941,6 +1063,7 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
     m->params.path = f.path;
     m->params.variant = f.variant;
     m->params.bias = f.bias;
+    m->params.multiclass = f.multiclass;
     m->epochs_run = f.epochs_run;
     m->b = f.b;
     m->expand_d_in = (size_t)f.expand_d_in;

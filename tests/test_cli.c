@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "internal.h" /* pt_checksum, to edit a model as a person who knows the format would */
 #include "testutil.h"
 
 #define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "'%s' not in: %s", (sub), (s))
@@ -435,6 +436,64 @@ START_TEST(test_interrupt_and_resume)
 }
 END_TEST
 
+/* The model text at path with its line "key ..." set to "key value" and the checksum made right
+ * again, written to a new file. */
+static const char *edit_model(const char *path, const char *key, const char *value)
+{
+    char *t = tu_read_file(path, NULL);
+    ck_assert_ptr_nonnull(t);
+    char from[64];
+    snprintf(from, sizeof from, "\n%s ", key);
+    char *at = strstr(t, from), *sum = strstr(t, "\nchecksum ");
+    ck_assert(at && sum);
+    size_t cap = strlen(t) + strlen(value) + 64, k = (size_t)(at - t) + 1;
+    char *out = malloc(cap);
+    memcpy(out, t, k);
+    k += (size_t)snprintf(out + k, cap - k, "%s %s", key, value);
+    size_t rest = (size_t)(sum + 1 - strchr(at + 1, '\n'));
+    memcpy(out + k, strchr(at + 1, '\n'), rest);
+    k += rest;
+    snprintf(out + k, cap - k, "checksum %016llx\n", (unsigned long long)pt_checksum(out, k));
+    const char *p = tu_write_file("edited", ".model", out);
+    free(out);
+    free(t);
+    return p;
+}
+
+/* A model or a resume file whose checksum is right but whose fields are not (edited by hand):
+ * exit 2 naming the file and line, for predict, info and train --resume alike. */
+START_TEST(test_bad_model_fields_exit_2)
+{
+    const char *data = keep(0, tu_path("bf", ".svm")), *ck = keep(1, tu_path("bf", ".model"));
+    ck_assert_int_eq(run(NULL, NULL, "gen noisy --n 300 --d 3 --seed 2 -o %s", data), 0);
+    ck_assert_int_eq(run(NULL, NULL, "train %s -o %s --epochs 3 --checkpoint %s --quiet", data,
+                         tu_path("bf", ".model"), ck), 0);
+    const char *bad = keep(2, edit_model(ck, "eta", "0"));
+    char *out, *err;
+    const char *cmds[] = {"predict %s %s", "info %s", "train %s -o %s --resume %s"};
+    for (int c = 0; c < 3; c++) {
+        int rc = c == 0 ? run(&out, &err, cmds[c], bad, data)
+                 : c == 1 ? run(&out, &err, cmds[c], bad)
+                          : run(&out, &err, cmds[c], data, tu_path("bf", ".model"), bad);
+        ck_assert_msg(rc == 2, "%s: exit %d, expected 2: %s", cmds[c], rc, err);
+        char want[600];
+        snprintf(want, sizeof want, "%s:9: eta: 0 must be > 0", bad);
+        HAS(err, want);
+        free(out);
+        free(err);
+    }
+    /* a kernel degree of 0 */
+    const char *kmodel = keep(3, tu_path("bf", ".model"));
+    ck_assert_int_eq(run(NULL, NULL, "train %s -o %s --path kernel --kernel poly --quiet", data,
+                         kmodel), 0);
+    bad = keep(2, edit_model(kmodel, "degree", "0"));
+    ck_assert_int_eq(run(&out, &err, "predict %s %s", bad, data), 2);
+    HAS(err, ":22: degree: 0 is outside 1..32");
+    free(out);
+    free(err);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -451,6 +510,7 @@ int main(void)
     tcase_add_test(tc, test_feature_count_mismatch);
     tcase_add_test(tc, test_help_lists_every_option);
     tcase_add_test(tc, test_interrupt_and_resume);
+    tcase_add_test(tc, test_bad_model_fields_exit_2);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -359,8 +359,10 @@ START_TEST(edited_counts)
 
     m = hand_linear(4);
     t = model_text(m, &len);
+    p = edit(t, "\nd 4\n", "\nd 999999999\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":29: w: 999999999 weights cannot fit");
     p = edit(t, "\nd 4\n", "\nd 9999999999999\n");
-    ASSERT_ERR(load(p), PT_ERR_PARSE, ":29: w: 9999999999999 weights cannot fit");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":5: d: 9999999999999 features are more than a model file");
     p = edit(t, "\nd 4\n", "\nd 5\n");
     ASSERT_ERR(load(p), PT_ERR_PARSE, ":34: w: found 4 of 5 weights");
     free(t);
@@ -403,6 +405,172 @@ START_TEST(edited_keys)
     pt_model_free(r);
     free(t);
     pt_model_free(m);
+}
+END_TEST
+
+/* text with the line that starts with "key " set to "key value", and the checksum line
+ * recomputed (malloc'd). */
+static char *with_line(const char *text, const char *key, const char *value)
+{
+    char from[64];
+    snprintf(from, sizeof from, "\n%s ", key);
+    const char *at = strstr(text, from);
+    ck_assert_msg(at != NULL, "no line '%s' in the model text", key);
+    const char *eol = strchr(at + 1, '\n');
+    size_t len = strlen(text), body_len = len - 26, head = (size_t)(at - text) + 1;
+    char *out = malloc(len + strlen(key) + strlen(value) + 64);
+    memcpy(out, text, head);
+    size_t k = head + (size_t)sprintf(out + head, "%s %s", key, value);
+    size_t tail = body_len - (size_t)(eol - text);
+    memcpy(out + k, eol, tail);
+    k += tail;
+    snprintf(out + k, 64, "checksum %016llx\n", (unsigned long long)pt_checksum(out, k));
+    return out;
+}
+
+/* Load text (with its checksum right): the status, a message naming the file and want. */
+static void refused(char *text, const char *want)
+{
+    const char *p = tu_write_file("contra", ".model", text);
+    char path[512];
+    snprintf(path, sizeof path, "%s", p);
+    ASSERT_ERR(load(path), PT_ERR_PARSE, want);
+    ck_assert(has(pt_last_error(), path));
+    free(text);
+}
+
+/* Models with a valid checksum whose fields are out of range or contradict each other or the
+ * body are refused, naming the line of the field and why; none loads. */
+START_TEST(contradictory_fields)
+{
+    /* the kernel model: 2 path, 3 variant, 5 d, 11 epochs, 21 kernel poly, 22 degree, 23 gamma,
+     * 24 coef0, 27 epochs_run (of 10 epochs), 29 n_sv */
+    pt_model *k = hand_kernel();
+    k->params.epochs = 10;
+    size_t len;
+    char *t = model_text(k, &len);
+    refused(with_line(t, "degree", "0"), ":22: degree: 0 is outside 1..32");
+    refused(with_line(t, "degree", "2147483647"), ":22: degree: 2147483647 is outside 1..32");
+    refused(with_line(t, "degree", "2147483648"), ":22: degree: '2147483648' is not an integer");
+    refused(with_line(t, "gamma", "-0.5"), ":23: gamma: -0.5 must be > 0");
+    refused(with_line(t, "gamma", "0"), ":23: gamma: 0 must be > 0");
+    refused(with_line(t, "coef0", "-1"), ":24: coef0 -1: (gamma x.z + c)^k is a kernel only for c >= 0");
+    refused(with_line(t, "path", "online"), ":2: path online: an online model holds weights ('w' or 'W'), not 'n_sv'");
+    refused(with_line(t, "variant", "voted"), ":3: variant voted: the kernel path has no voted variant");
+    refused(with_line(t, "epochs_run", "11"), ":27: epochs_run 11: more than the 10 epochs");
+    refused(with_line(t, "d", "1152921504606846976"), ":5: d: 1152921504606846976 features are more than a model file can hold");
+    /* what the kernel path never reads is not checked: coef0 < 0 with the RBF kernel loads */
+    char *rbf = with_line(t, "kernel", "rbf"), *neg = with_line(rbf, "coef0", "-1");
+    const char *p = tu_write_file("contra", ".model", neg);
+    pt_model *m = NULL;
+    ck_assert_msg(pt_model_load(p, &m) == PT_OK, "%s", pt_last_error());
+    pt_model_free(m);
+    unlink(p);
+    free(rbf);
+    free(neg);
+    free(t);
+    pt_model_free(k);
+
+    /* a linear model: 2 path, 9 eta, 10 margin, 11 epochs, 15 lambda, 16 schedule pegasos,
+     * 18 tol */
+    pt_model *l = hand_linear(4);
+    t = model_text(l, &len);
+    refused(with_line(t, "eta", "0"), ":9: eta: 0 must be > 0");
+    refused(with_line(t, "eta", "-1"), ":9: eta: -1 must be > 0");
+    refused(with_line(t, "margin", "-0.5"), ":10: margin: -0.5 must be >= 0");
+    refused(with_line(t, "epochs", "0"), ":11: epochs: a run has at least one epoch");
+    refused(with_line(t, "lambda", "-1"), ":15: lambda: -1 must be >= 0");
+    refused(with_line(t, "lambda", "0"), ":16: schedule pegasos: steps 1/(lambda t) need lambda > 0");
+    refused(with_line(t, "tol", "-1e-9"), ":18: tol: -1e-9 must be >= 0");
+    refused(with_line(t, "path", "kernel"), ":2: path kernel: a kernel model holds support vectors ('n_sv' or 'ovr_kernel'), not 'w'");
+    /* the voted variant of the online path without its vectors */
+    char *online = with_line(t, "path", "online");
+    refused(with_line(online, "variant", "voted"), ":3: variant voted: the file holds no voted vectors");
+    free(online);
+    free(t);
+
+    /* votes: on the voted online model they load; on another path, or with a count of 0, not */
+    size_t stride = pt_stride_for(l->d);
+    l->path = l->params.path = PT_PATH_ONLINE;
+    l->variant = l->params.variant = PT_VARIANT_VOTED;
+    l->n_votes = 2;
+    l->votes = pt_calloc(2 * stride * sizeof(float), "votes");
+    l->vote_b = pt_alloc(2 * sizeof(float), "votes");
+    l->vote_c = pt_alloc(2 * sizeof(float), "votes");
+    for (size_t v = 0; v < 2; v++) {
+        l->vote_b[v] = (float)v;
+        l->vote_c[v] = 3.0f + (float)v;
+        l->votes[v * stride] = 1.0f;
+    }
+    t = model_text(l, &len);
+    p = tu_write_file("voted", ".model", t);
+    ck_assert_msg(pt_model_load(p, &m) == PT_OK, "%s", pt_last_error());
+    ck_assert_uint_eq(m->n_votes, 2);
+    pt_model_free(m);
+    unlink(p);
+    /* lines: 28 b, 29 w, 30..33 the weights, 34 votes, 35 and 36 the vectors */
+    ck_assert(has(t, "\nvotes 2\n3 0 1 0 0 0\n4 1 1 0 0 0\n"));
+    refused(with_line(t, "path", "batch"), ":34: votes: only the voted variant of the online path");
+    char *avg = with_line(t, "variant", "averaged");
+    refused(avg, ":34: votes: only the voted variant");
+    char *zero = malloc(len + 1);
+    memcpy(zero, t, len + 1);
+    memcpy(strstr(zero, "\n4 1 1 0 0 0\n") + 1, "0", 1);
+    size_t body = len - 26;
+    snprintf(zero + body, 27, "checksum %016llx\n", (unsigned long long)pt_checksum(zero, body));
+    refused(zero, ":36: votes: vector 2 survived 0 samples: a count must be > 0");
+    free(t);
+    pt_model_free(l);
+
+    /* the direct multiclass method is the online path's */
+    const double labels[3] = {1, 2, 3};
+    pt_model *mc = pt_model_alloc_multiclass(2, 3, labels);
+    pt_train_params_init(&mc->params);
+    mc->path = mc->params.path = PT_PATH_BATCH;
+    mc->multiclass = mc->params.multiclass = PT_MULTI_DIRECT;
+    mc->bias = mc->params.bias = 1;
+    t = model_text(mc, &len);
+    refused(with_line(t, "multiclass", "direct"),
+            ":8: multiclass direct: the multiclass perceptron runs on the online path, not batch");
+    char *fine = with_line(t, "path", "online");
+    p = tu_write_file("direct", ".model", fine);
+    ck_assert_msg(pt_model_load(p, &m) == PT_OK, "%s", pt_last_error());
+    pt_model_free(m);
+    unlink(p);
+    free(fine);
+    free(t);
+    /* text labels: the labels are the class indices 0..K-1 */
+    mc->multiclass = mc->params.multiclass = PT_MULTI_OVR;
+    char *names[3] = {"a", "b", "c"};
+    mc->label_names = pt_names_dup(names, 3);
+    t = model_text(mc, &len);
+    refused(with_line(t, "names", "a b c"), ":9: names: a model of text labels has labels 0..2");
+    fine = with_line(t, "labels", "0 1 2");
+    p = tu_write_file("names", ".model", fine);
+    ck_assert_msg(pt_model_load(p, &m) == PT_OK, "%s", pt_last_error());
+    ck_assert_str_eq(pt_model_class_name(m, 2), "c");
+    pt_model_free(m);
+    unlink(p);
+    free(fine);
+    free(t);
+    pt_model_free(mc);
+
+    /* a model trained on an expansion (27: the expand line): its own parameters' ranges */
+    l = hand_linear(6);
+    l->params.expand.kind = PT_EXPAND_POLY;
+    l->params.expand.degree = 2;
+    l->params.expand.coef0 = 1.0f;
+    l->expand_d_in = 2; /* C(2 + 2, 2) = 6 features */
+    t = model_text(l, &len);
+    ck_assert(has(t, "\ngram_storage rows\nexpand poly degree 2 "));
+    refused(with_line(t, "expand", "poly degree 0 coef0 1 rff_dim 1024 gamma 1 seed 1 d_in 2"),
+            ":27: expand: expansion degree must be in 1..32");
+    refused(with_line(t, "expand", "poly degree 2 coef0 -1 rff_dim 1024 gamma 1 seed 1 d_in 2"),
+            ":27: expand: expansion coef0 must be >= 0");
+    refused(with_line(t, "expand", "rff degree 2 coef0 1 rff_dim 6 gamma -1 seed 1 d_in 2"),
+            ":27: expand: RFF gamma must be a positive number");
+    free(t);
+    pt_model_free(l);
 }
 END_TEST
 
@@ -486,6 +654,7 @@ static Suite *suite(void)
     tcase_add_test(t, newer_version);
     tcase_add_test(t, edited_counts);
     tcase_add_test(t, edited_keys);
+    tcase_add_test(t, contradictory_fields);
     tcase_add_test(t, save_missing_dir);
     tcase_add_test(t, save_replaces_whole);
     tcase_add_test(t, failed_save_keeps_old);
