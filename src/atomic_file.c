@@ -82,10 +82,9 @@ static pt_status fill(FILE *f, const char *path, pt_write_fn fn, const void *ctx
 }
 
 /* A device or a FIFO: write into it as it is (opening a FIFO waits for its reader). */
-static pt_status write_through(const char *path, const char *target, pt_write_fn fn,
-                               const void *ctx)
+static pt_status write_through(const char *path, pt_write_fn fn, const void *ctx)
 {
-    int fd = open(target, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) return pt_fail(PT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     FILE *f = fdopen(fd, "wb");
     if (!f) {
@@ -145,22 +144,20 @@ static pt_status replace(const char *path, const char *target, const struct stat
 
 pt_status pt_write_atomic(const char *path, pt_write_fn fn, const void *ctx)
 {
+    struct stat sb;
+    bool exists = stat(path, &sb) == 0; /* links followed */
+    /* a device or FIFO is opened by the user's path, which also works for links whose text is
+     * no path (/dev/stdout to a pipe) */
+    if (exists && (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode) || S_ISFIFO(sb.st_mode)))
+        return write_through(path, fn, ctx);
+    if (exists && !S_ISREG(sb.st_mode))
+        return pt_fail(PT_ERR_IO, "%s: cannot write: %s", path,
+                       S_ISDIR(sb.st_mode) ? "it is a directory"
+                                           : "it is not a regular file, a device or a FIFO");
+    /* a regular file, or nothing yet: replace (or create) the file the links end at */
     char *target = NULL;
     PT_TRY(resolve_links(path, &target));
-    struct stat sb;
-    pt_status s;
-    if (stat(target, &sb) != 0) {
-        /* nothing there yet (or unreachable: creating the temporary file says why) */
-        s = replace(path, target, NULL, fn, ctx);
-    } else if (S_ISREG(sb.st_mode)) {
-        s = replace(path, target, &sb, fn, ctx);
-    } else if (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode) || S_ISFIFO(sb.st_mode)) {
-        s = write_through(path, target, fn, ctx);
-    } else {
-        s = pt_fail(PT_ERR_IO, "%s: cannot write: %s", path,
-                    S_ISDIR(sb.st_mode) ? "it is a directory"
-                                        : "it is not a regular file, a device or a FIFO");
-    }
+    pt_status s = replace(path, target, exists ? &sb : NULL, fn, ctx);
     free(target);
     return s;
 }

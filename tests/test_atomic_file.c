@@ -176,6 +176,17 @@ START_TEST(fifo_gets_the_bytes)
     assert_contents(got, "hello\n");
     ck_assert_int_eq(kind_of(fifo), S_IFIFO);
     assert_no_temporary(fifo);
+
+    /* a pipe through a link whose text is no path, as -o /dev/stdout is when piped */
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    char link[64], buf[64] = "";
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fds[1]);
+    ck_assert_msg(pt_write_atomic(link, write_hello, NULL) == PT_OK, "%s", pt_last_error());
+    close(fds[1]);
+    ck_assert_int_eq(read(fds[0], buf, sizeof buf - 1), 6);
+    ck_assert_str_eq(buf, "hello\n");
+    close(fds[0]);
 }
 END_TEST
 
