@@ -119,6 +119,16 @@ PT_API pt_status pt_format_parse(const char *name, pt_format *out);
 /* The format PT_FORMAT_AUTO resolves to for this path. */
 PT_API pt_format pt_format_from_path(const char *path);
 
+/* CSV as read: one row a line, fields split at csv_delimiter and trimmed of blanks, the label
+ * in column csv_label_column, every other field a feature value (numbers only; labels may be
+ * words). With csv_header -1 the first line is a header when its words stand where the next
+ * line has numbers, in a column other than the label's: "y,a,b" above "1,0.5,2" is a header,
+ * a first line with an empty field is data. An empty field is a missing value, and missing
+ * values are refused with the file, line and column (as NaN and Inf are): ptron does not
+ * impute, so fill them in first (0 where a feature is absent, as a LIBSVM file means it).
+ * With the default delimiter, a first line without a comma that holds ';', a tab, '|' or a
+ * space is refused with the separator found (such a file would otherwise read as one column
+ * of text labels and no features): set csv_delimiter to read it. */
 typedef struct pt_read_options {
     size_t struct_size;      /* sizeof(pt_read_options), set by pt_read_options_init */
     pt_format format;        /* PT_FORMAT_AUTO by default */
@@ -127,6 +137,9 @@ typedef struct pt_read_options {
     int csv_header;          /* -1 detect (default), 0 no header, 1 first line is a header */
     int csv_label_column;    /* 0-based column of the label (default 0) */
     int threads;             /* 0: all cores (default) */
+    char csv_delimiter;      /* CSV field separator (default ',', and 0 means ','): ';',
+                              * '\t', '|', ' ' or another ASCII byte that cannot be part of
+                              * a number (no letter, digit, '.', '+', '-', '"' or line end) */
 } pt_read_options;
 
 PT_API void pt_read_options_init(pt_read_options *o);

@@ -14,6 +14,7 @@ void pt_read_options_init(pt_read_options *o)
     o->csv_header = -1;
     o->csv_label_column = 0;
     o->threads = 0;
+    o->csv_delimiter = ',';
 }
 
 const char *pt_format_name(pt_format f)

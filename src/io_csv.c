@@ -1,7 +1,9 @@
 /* CSV: label in one column (the first unless told), the other columns are the features in
- * order; an optional header line. Two passes over the mapped file: count the rows and
- * columns (so the dense budget is checked before anything big is allocated), then parse
- * straight into the matrix. Single-threaded: CSV is the interchange format, not the fast one. */
+ * order; an optional header line, told from the data by its content; fields split at one
+ * delimiter (',' unless told). Empty fields (missing values) are refused: see pt_read_options
+ * in ptron.h. Two passes over the mapped file: count the rows and columns (so the dense budget
+ * is checked before anything big is allocated), then parse straight into the matrix.
+ * Single-threaded: CSV is the interchange format, not the fast one. */
 #include <locale.h>
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@ typedef struct csv_file {
     const char *data, *end;
     size_t ncols;    /* columns of every row */
     size_t label;    /* 0-based label column */
+    char sep;        /* the field delimiter */
 } csv_file;
 
 static inline bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -34,20 +37,21 @@ static bool line_blank(const char *p, const char *le)
     return p == le;
 }
 
-static size_t count_cells(const char *p, const char *le)
+static size_t count_cells(const char *p, const char *le, char sep)
 {
     size_t n = 1;
-    while ((p = memchr(p, ',', (size_t)(le - p))) != NULL) {
+    while ((p = memchr(p, sep, (size_t)(le - p))) != NULL) {
         n++;
         p++;
     }
     return n;
 }
 
-/* The cell starting at *p, trimmed, as [*s, *e); *p moves past its comma. */
-static void next_cell(const char **p, const char *le, const char **s, const char **e)
+/* The cell starting at *p, trimmed, as [*s, *e); *p moves past its delimiter (an empty cell
+ * at the end of the line). */
+static void next_cell(const char **p, const char *le, char sep, const char **s, const char **e)
 {
-    const char *comma = memchr(*p, ',', (size_t)(le - *p));
+    const char *comma = memchr(*p, sep, (size_t)(le - *p));
     const char *ce = comma ? comma : le;
     const char *a = *p;
     while (a < ce && is_blank(*a)) a++;
@@ -67,19 +71,70 @@ static int parse_cell(const char *s, const char *e, float *f, double *d)
              : pt_parse_double_slow(s, (size_t)(e - s), d);
 }
 
-/* Header detection: a first line is a header if any feature cell is not a number (the
- * label cell when there are no feature columns). NaN and Inf count as numbers here, so the
- * data row is refused with the reason rather than skipped as a header. */
-static bool looks_like_header(const csv_file *c, const char *p, const char *le)
+/* A word: a cell that is neither empty (a missing value) nor a number. NaN and Inf count as
+ * numbers here, so a data row holding one is refused with the reason rather than skipped as
+ * a header. */
+static bool is_word(const char *s, const char *e)
+{
+    float v;
+    return s < e && parse_cell(s, e, &v, NULL) == NUM_BAD;
+}
+
+/* Header detection by content: the first line [p, le) is a header when one of its cells is a
+ * word where the next non-blank line [q, qe) has a number (q NULL: there is none, and any word
+ * will do). The label column is left out unless it is the only one, since labels may be words.
+ * An empty cell is no sign of a header: a first data line with a missing value stays data and
+ * is refused as such. */
+static bool looks_like_header(const csv_file *c, const char *p, const char *le, const char *q,
+                              const char *qe)
 {
     for (size_t col = 0; col < c->ncols; col++) {
-        const char *s, *e;
-        next_cell(&p, le, &s, &e);
+        const char *s, *e, *s2 = NULL, *e2 = NULL;
+        next_cell(&p, le, c->sep, &s, &e);
+        if (q) next_cell(&q, qe, c->sep, &s2, &e2);
         if (col == c->label && c->ncols > 1) continue;
-        float v;
-        if (parse_cell(s, e, &v, NULL) == NUM_BAD) return true;
+        if (is_word(s, e) && (!q || (s2 < e2 && !is_word(s2, e2)))) return true;
     }
     return false;
+}
+
+/* The separator a first line without the delimiter seems to use instead, or 0. */
+static char other_separator(const csv_file *c, const char *p, const char *le)
+{
+    if (memchr(p, c->sep, (size_t)(le - p))) return 0;
+    static const char seps[] = ";\t| ";
+    for (const char *t = seps; *t; t++) {
+        if (*t == c->sep) continue;
+        /* a space counts between fields only, not around them */
+        const char *a = p, *b = le;
+        while (a < b && is_blank(*a)) a++;
+        while (b > a && is_blank(b[-1])) b--;
+        if (memchr(a, *t, (size_t)(b - a))) return *t;
+    }
+    return 0;
+}
+
+/* How a delimiter is written in a message and on the command line. */
+static const char *sep_name(char sep)
+{
+    switch (sep) {
+    case ';': return "';' (semicolon)";
+    case '\t': return "a tab";
+    case ' ': return "spaces";
+    case '|': return "'|'";
+    default: return "another separator";
+    }
+}
+
+static pt_status wrong_separator(const csv_file *c, size_t line, char found)
+{
+    const char *value = found == '\t' ? "'\\t'" : found == ' ' ? "' '" : found == ';' ? "';'" : "'|'";
+    return pt_fail(PT_ERR_PARSE, "%s:%zu: the first line has no '%c' but has %s: to read fields "
+                   "separated so, give the delimiter (pt_read_options.csv_delimiter %s)%s",
+                   c->path, line, c->sep, sep_name(found), value,
+                   found == ' ' ? "; a LIBSVM file is read as one (pt_read_options.format "
+                                  "PT_FORMAT_LIBSVM)"
+                                : "");
 }
 
 static pt_status cell_error(const csv_file *c, size_t line, size_t col, const char *s,
@@ -88,12 +143,23 @@ static pt_status cell_error(const csv_file *c, size_t line, size_t col, const ch
     int shown = (int)(e - s < CELL_SHOWN ? e - s : CELL_SHOWN);
     const char *what = col == c->label ? " (the label)" : "";
     if (s == e)
-        return pt_fail(PT_ERR_PARSE, "%s:%zu: column %zu%s is empty", c->path, line, col + 1, what);
+        return pt_fail(PT_ERR_PARSE, "%s:%zu: column %zu%s is empty: a missing value (refused; "
+                       "fill it in, with 0 where the feature is absent)", c->path, line, col + 1,
+                       what);
     if (st == NUM_NONFINITE)
         return pt_fail(PT_ERR_PARSE, "%s:%zu: column %zu%s: '%.*s' is not finite (NaN and Inf "
                        "are refused)", c->path, line, col + 1, what, shown, s);
-    return pt_fail(PT_ERR_PARSE, "%s:%zu: column %zu%s: '%.*s' is not a number", c->path, line,
-                   col + 1, what, shown, s);
+    /* a field that holds another separator, or a decimal comma, says why */
+    const char *hint = "";
+    for (const char *t = ";\t|"; *t && !*hint; t++)
+        if (*t != c->sep && memchr(s, *t, (size_t)(e - s)))
+            hint = *t == ';' ? " (are the fields separated by ';'? set the delimiter)"
+                   : *t == '|' ? " (are the fields separated by '|'? set the delimiter)"
+                               : " (are the fields separated by tabs? set the delimiter)";
+    if (!*hint && c->sep != ',' && memchr(s, ',', (size_t)(e - s)))
+        hint = " (decimal commas are not read: write 0.5, not 0,5)";
+    return pt_fail(PT_ERR_PARSE, "%s:%zu: column %zu%s: '%.*s' is not a number%s", c->path, line,
+                   col + 1, what, shown, s, hint);
 }
 
 /* One data line into row x (d floats) and its label. */
@@ -112,13 +178,13 @@ static char *label_text(const char *s, const char *e)
 static pt_status parse_line(const csv_file *c, size_t line, const char *p, const char *le,
                             float *x, double *label, char **text, size_t *nnz)
 {
-    size_t got = count_cells(p, le);
+    size_t got = count_cells(p, le, c->sep);
     if (got != c->ncols)
         return pt_fail(PT_ERR_PARSE, "%s:%zu: expected %zu columns, got %zu (ragged row)",
                        c->path, line, c->ncols, got);
     for (size_t col = 0; col < c->ncols; col++) {
         const char *s, *e;
-        next_cell(&p, le, &s, &e);
+        next_cell(&p, le, c->sep, &s, &e);
         int st;
         if (col == c->label) {
             /* keep every label's text: if any is not a number, labels are words */
@@ -140,32 +206,42 @@ static pt_status parse_line(const csv_file *c, size_t line, const char *p, const
     return PT_OK;
 }
 
-/* Pass 1: the first non-blank line fixes the columns and whether it is a header; rows are
- * the other non-blank lines. */
+/* The next non-blank line at or after *p as [*p, *le) (its number in *line); false at the end. */
+static bool next_nonblank(const csv_file *c, const char **p, const char **le, size_t *line)
+{
+    for (; *p < c->end; *p = *le < c->end ? *le + 1 : c->end) {
+        *le = line_end(*p, c->end);
+        ++*line;
+        if (!line_blank(*p, *le)) return true;
+    }
+    return false;
+}
+
+/* Pass 1: the first non-blank line fixes the columns and, with the line after it, whether it
+ * is a header; rows are the other non-blank lines. */
 static pt_status scan_file(csv_file *c, const pt_read_options *o, size_t *rows,
                            const char **first_data, size_t *first_line)
 {
     size_t line = 0, n = 0;
+    const char *p = c->data, *le = NULL;
     *first_data = NULL;
-    for (const char *p = c->data; p < c->end;) {
-        const char *le = line_end(p, c->end);
-        line++;
-        if (!line_blank(p, le)) {
-            if (!*first_data) {
-                c->ncols = count_cells(p, le);
-                if (c->label >= c->ncols)
-                    return pt_fail(PT_ERR_PARSE, "%s:%zu: label column %zu is out of range: the "
-                                   "file has %zu columns", c->path, line, c->label + 1, c->ncols);
-                bool header = o->csv_header > 0 || (o->csv_header < 0 && looks_like_header(c, p, le));
-                *first_data = header ? (le < c->end ? le + 1 : c->end) : p;
-                *first_line = header ? line + 1 : line;
-                if (!header) n++;
-            } else {
-                n++;
-            }
-        }
-        p = le < c->end ? le + 1 : c->end;
-    }
+    if (!next_nonblank(c, &p, &le, &line)) return pt_fail(PT_ERR_PARSE, "%s: no data rows", c->path);
+    char other = other_separator(c, p, le);
+    if (other) return wrong_separator(c, line, other);
+    c->ncols = count_cells(p, le, c->sep);
+    if (c->label >= c->ncols)
+        return pt_fail(PT_ERR_PARSE, "%s:%zu: label column %zu is out of range: the file has %zu "
+                       "columns", c->path, line, c->label + 1, c->ncols);
+    const char *q = le < c->end ? le + 1 : c->end, *qe = NULL;
+    size_t qline = line;
+    bool second = next_nonblank(c, &q, &qe, &qline);
+    bool header = o->csv_header > 0 ||
+                  (o->csv_header < 0 && looks_like_header(c, p, le, second ? q : NULL, qe));
+    *first_data = header ? (le < c->end ? le + 1 : c->end) : p;
+    *first_line = header ? line + 1 : line;
+    for (p = *first_data, line = *first_line - 1; next_nonblank(c, &p, &le, &line);
+         p = le < c->end ? le + 1 : c->end)
+        n++;
     *rows = n;
     if (n == 0) return pt_fail(PT_ERR_PARSE, "%s: no data rows", c->path);
     return PT_OK;
@@ -221,6 +297,13 @@ pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **o
     if (o->csv_label_column < 0)
         return pt_fail(PT_ERR_INVALID, "%s: label column %d must be >= 0", path,
                        o->csv_label_column);
+    char sep = o->csv_delimiter ? o->csv_delimiter : ',';
+    unsigned char u = (unsigned char)sep;
+    bool letter = (u | 0x20) >= 'a' && (u | 0x20) <= 'z';
+    if (u >= 0x7f || (u < ' ' && sep != '\t') || letter || strchr("0123456789.+-\"", sep))
+        return pt_fail(PT_ERR_INVALID, "%s: pt_read_options.csv_delimiter '%c' (0x%02x) cannot "
+                       "separate fields: it can be part of a number (letters, digits, '.', '+', "
+                       "'-'), a quote or a line end", path, u >= ' ' && u < 0x7f ? sep : '?', u);
     const char *data;
     size_t len;
     bool mapped;
@@ -229,7 +312,7 @@ pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **o
     if (len == 0) {
         s = pt_fail(PT_ERR_PARSE, "%s: no data rows (empty file)", path);
     } else {
-        csv_file c = {path, data, data + len, 0, (size_t)o->csv_label_column};
+        csv_file c = {path, data, data + len, 0, (size_t)o->csv_label_column, sep};
         s = read_mapped(&c, o, out);
     }
     pt_text_unmap(data, len, mapped);

@@ -494,6 +494,60 @@ START_TEST(test_bad_model_fields_exit_2)
 }
 END_TEST
 
+/* --delimiter C: every command that reads data takes it and lists it in its help; without it
+ * a semicolon-separated file is refused with the separator and the option named. */
+START_TEST(test_csv_delimiter_option)
+{
+    const char *semi = keep(0, tu_write_file("semi", ".csv",
+                                             "y;a;b\n1;0.5;2\n-1;3;4\n1;1;1\n-1;-1;-1\n"));
+    const char *tab = keep(1, tu_write_file("tab", ".csv", "1\t0.5\t2\n-1\t3\t4\n"));
+    const char *model = keep(2, tu_path("semi", ".model")), *out_path = keep(3, tu_path("c", ".svm"));
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "info %s", semi), 2);
+    HAS(err, semi);
+    HAS(err, ":1: the first line has no ',' but has ';' (semicolon)");
+    HAS(err, "--delimiter ';'");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "info %s --delimiter ';'", semi), 0);
+    HAS(out, "4 rows x 2 features");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "info %s --delimiter tab", tab), 0);
+    HAS(out, "2 rows x 2 features");
+    free(out);
+    free(err);
+    const char *cmds[] = {"train %s -o %s --quiet --delimiter ';'", "predict %s %s --delimiter ';'",
+                          "convert %s -o %s --delimiter ';'", "expand %s --degree 2 -o %s --delimiter ';'"};
+    for (int c = 0; c < 4; c++) {
+        int rc = c == 1 ? run(&out, &err, cmds[c], model, semi)
+                        : run(&out, &err, cmds[c], semi, c == 0 ? model : out_path);
+        ck_assert_msg(rc == 0, "%s: exit %d: %s", cmds[c], rc, err);
+        free(out);
+        free(err);
+    }
+    ck_assert_int_eq(run(&out, &err, "bench %s --paths online --epochs 1 --delimiter ';'", semi), 0);
+    free(out);
+    free(err);
+    /* one character, or "tab"; a character that can be part of a number is refused */
+    ck_assert_int_eq(run(&out, &err, "info %s --delimiter ab", semi), 1);
+    HAS(err, "--delimiter");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "info %s --delimiter .", semi), 1);
+    HAS(err, "cannot separate fields");
+    free(out);
+    free(err);
+    const char *cmd[] = {"train", "predict", "info", "convert", "expand", "bench"};
+    for (int c = 0; c < 6; c++) {
+        ck_assert_int_eq(run(&out, &err, "help %s", cmd[c]), 0);
+        ck_assert_msg(strstr(out, "--delimiter C") != NULL, "help %s lacks --delimiter", cmd[c]);
+        free(out);
+        free(err);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -511,6 +565,7 @@ int main(void)
     tcase_add_test(tc, test_help_lists_every_option);
     tcase_add_test(tc, test_interrupt_and_resume);
     tcase_add_test(tc, test_bad_model_fields_exit_2);
+    tcase_add_test(tc, test_csv_delimiter_option);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -1,4 +1,5 @@
-/* CSV reader and writer: round trip, header detection, label column, refused inputs. */
+/* CSV reader and writer: round trip, header detection, delimiters, label column, refused
+ * inputs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,7 +189,7 @@ END_TEST
 START_TEST(err_not_number)
 {
     expect_fail("1,2,3\n-1,2,abc\n", 2, "column 3: 'abc' is not a number");
-    expect_fail("1,2,3\n-1,,3\n", 2, "column 2 is empty");
+    expect_fail("1,2,3\n-1,,3\n", 2, "column 2 is empty: a missing value");
     expect_fail("1,2,3\n ,2,3\n", 2, "label is empty");
 }
 END_TEST
@@ -247,6 +248,82 @@ START_TEST(memory_budget_refused)
 }
 END_TEST
 
+/* The header is told by content: words standing above numbers. An empty field is a missing
+ * value, not a header sign: a first line with one is data, refused at its line. */
+START_TEST(header_by_content)
+{
+    expect_fail("1,,2\n-1,3,4\n", 1, "column 2 is empty: a missing value");
+    expect_fail("1,2,\n-1,3,4\n", 1, "column 3 is empty: a missing value");
+    /* a header with an empty name is still a header ('a' above 2) */
+    pt_read_options o = opts(-1, 0);
+    pt_dataset *ds = read_text("y,a,\n1,2,3\n-1,4,5\n", &o);
+    ck_assert_uint_eq(pt_dataset_n(ds), 2);
+    check_row(ds, 0, 1, (const float[]){2, 3}, 2);
+    pt_dataset_free(ds);
+    /* a header above a first row with a missing value: the header goes, the row is refused */
+    expect_fail("label,a,b\n1,,2\n-1,3,4\n", 2, "column 2 is empty: a missing value");
+    /* a word above a word is no header: the first line is data with a bad value */
+    expect_fail("1,x,3\n-1,y,4\n", 1, "column 2: 'x' is not a number");
+    /* a one-column file: the label column decides */
+    ds = read_text("label\n1\n-1\n", &o);
+    ck_assert_uint_eq(pt_dataset_n(ds), 2);
+    ck_assert_ptr_null(pt_dataset_class_name(ds, 0));
+    pt_dataset_free(ds);
+    /* blank lines between the header and the data do not matter */
+    ds = read_text("y,a,b\n\n  \n1,2,3\n", &o);
+    ck_assert_uint_eq(pt_dataset_n(ds), 1);
+    check_row(ds, 0, 1, (const float[]){2, 3}, 2);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* A first line without a comma but with another separator is refused, naming it and the
+ * option; with csv_delimiter set the file reads. */
+START_TEST(other_separators)
+{
+    expect_fail("y;a;b\n1;0.5;2\n-1;3;4\n", 1, "has ';' (semicolon)");
+    expect_fail("y;a;b\n1;0.5;2\n", 1, "pt_read_options.csv_delimiter ';'");
+    expect_fail("y;a;b\n1;0.5;2\n", 1, "csv_delimiter");
+    expect_fail("1\t0.5\t2\n-1\t3\t4\n", 1, "has a tab");
+    expect_fail("1\t0.5\t2\n-1\t3\t4\n", 1, "pt_read_options.csv_delimiter '\\t'");
+    expect_fail("1|0.5|2\n", 1, "has '|'");
+    expect_fail("\n1 0.5 2\n-1 3 4\n", 2, "has spaces");
+    expect_fail("1 1:0.5 2:2\n", 1, "pt_read_options.format PT_FORMAT_LIBSVM");
+    /* commas in the first line: a field holding ';' says what it may be */
+    expect_fail("1,2;3,4\n-1,5;6,7\n", 1, "'2;3' is not a number (are the fields separated by ';'?");
+
+    const char *seps = ";\t| ";
+    const char *texts[] = {"y;a;b\n1;0.5;2\n-1;3;4\n", "y\ta\tb\n1\t0.5\t2\n-1\t3\t4\n",
+                           "y|a|b\n1|0.5|2\n-1|3|4\n", "y a b\n1 0.5 2\n-1 3 4\n"};
+    for (int k = 0; k < 4; k++) {
+        pt_read_options o = opts(-1, 0);
+        o.csv_delimiter = seps[k];
+        pt_dataset *ds = read_text(texts[k], &o);
+        ck_assert_uint_eq(pt_dataset_n(ds), 2);
+        ck_assert_uint_eq(pt_dataset_d(ds), 2);
+        check_row(ds, 0, 1, (const float[]){0.5f, 2}, 2);
+        check_row(ds, 1, -1, (const float[]){3, 4}, 2);
+        pt_dataset_free(ds);
+    }
+    /* with a delimiter given, commas are in the fields: decimal commas are refused, said so */
+    pt_read_options o = opts(-1, 0);
+    o.csv_delimiter = ';';
+    expect_fail_o("1;0,5;2\n-1;1,5;3\n", &o, PT_ERR_PARSE, 1,
+                  "'0,5' is not a number (decimal commas");
+    /* 0 is the default, ',' */
+    o.csv_delimiter = 0;
+    pt_dataset *ds = read_text("1,2\n-1,3\n", &o);
+    ck_assert_uint_eq(pt_dataset_d(ds), 1);
+    pt_dataset_free(ds);
+    /* a delimiter that can be part of a number or a line is refused */
+    const char bad[] = {'a', 'E', '7', '.', '-', '+', '"', '\n', '\r', (char)0xc3};
+    for (size_t k = 0; k < sizeof bad; k++) {
+        o.csv_delimiter = bad[k];
+        expect_fail_o("1,2\n", &o, PT_ERR_INVALID, 0, "cannot separate fields");
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("io_csv");
@@ -255,6 +332,8 @@ static Suite *suite(void)
     tcase_add_test(t, writer_text);
     tcase_add_test(t, header_detected);
     tcase_add_test(t, header_forced);
+    tcase_add_test(t, header_by_content);
+    tcase_add_test(t, other_separators);
     tcase_add_test(t, label_column);
     tcase_add_test(t, accepts_crlf_blank_spaces);
     tcase_add_test(t, err_ragged);

@@ -90,6 +90,10 @@ void progress_done(progress *p);
 
 /* --mem-mb of the running command (0: the library's default, half of RAM). */
 extern size_t cli_mem_mb;
+/* --delimiter of the running command: the CSV field separator (0: the library's, ','). */
+extern char cli_csv_delimiter;
+/* Parse --delimiter C (one character, or "tab") into cli_csv_delimiter. */
+bool cli_delimiter(cli_args *a, const char *opt);
 
 /* --threads T (T > 0) for everything the command runs: OpenMP's teams and OpenBLAS's. */
 void cli_set_threads(int threads);

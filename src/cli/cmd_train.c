@@ -159,6 +159,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         } else if (IS("--bounds")) o->bounds = true;
         else if (IS("--reference")) o->reference = cli_value(&a, arg);
         else if (IS("--format")) o->format = cli_value(&a, arg);
+        else if (IS("--delimiter")) cli_delimiter(&a, arg);
         else if (IS("--max-features")) cli_size(&a, arg, 1, SIZE_MAX, &o->max_features);
         else if (IS("--mem-mb")) {
             if (cli_size(&a, arg, 1, SIZE_MAX >> 21, &cli_mem_mb)) p->mem_budget_bytes = cli_mem_mb << 20;

@@ -23,11 +23,15 @@ static const struct {
             "  --test-out FILE2 --test-n M   also write M held-out rows of the same distribution\n"
             "  The output format follows the extension (.ptd, .csv, else LIBSVM); only .ptd keeps\n"
             "  the generator's w*, R and gamma for the bounds.\n"},
-    {"info", "usage: ptron info FILE [--format F] [--json]\n"
-             "  sizes, classes, R, density and bytes of a dataset, or the contents of a model\n"},
+    {"info", "usage: ptron info FILE [--format F] [--delimiter C] [--json]\n"
+             "  sizes, classes, R, density and bytes of a dataset, or the contents of a model\n"
+             "  --delimiter C  CSV field separator (default ','; 'tab' for a tab)\n"},
     {"convert", "usage: ptron convert IN -o OUT [--format F] [--to F] [--max-features N]\n"
+                "                     [--delimiter C]\n"
                 "  between LIBSVM (.svm/.libsvm/.txt), CSV (.csv) and ptron's binary .ptd\n"
-                "  --format F  input format (default: by extension); --to F  output format\n"},
+                "  --format F  input format (default: by extension); --to F  output format\n"
+                "  --delimiter C  field separator of a CSV input (default ','; 'tab' for a tab);\n"
+                "                 CSV is written with commas\n"},
     {"train",
      "usage: ptron train FILE [-o MODEL] [options]\n"
      "  -o MODEL                 model file (default FILE.model)\n"
@@ -94,16 +98,24 @@ static const struct {
      "                           of the run's dimension (with --expand: trained on the same\n"
      "                           expansion), or a kernel model with the run's kernel\n"
      "  --format F               input format (libsvm, csv, ptd; default by extension)\n"
+     "  --delimiter C            CSV field separator (default ','; 'tab' for a tab). Without it\n"
+     "                           a first line that has no comma but ';', tabs, '|' or spaces is\n"
+     "                           refused. Empty CSV fields (missing values) are refused\n"
      "  --max-features N         LIBSVM: largest feature index accepted (default 10000000)\n"
      "  --mem-mb M               memory budget for the data and training buffers (default:\n"
      "                           half of RAM); larger needs are refused before allocating\n"
      "  --json                   print one JSON object on stdout and nothing else there\n"
      "  --quiet                  no progress, no summary\n"},
-    {"predict", "usage: ptron predict MODEL FILE [-o PREDICTIONS] [--format F] [--json] [--quiet]\n"
-                "  prints Accuracy = A% (correct/n); -o writes one predicted label per line\n"},
+    {"predict", "usage: ptron predict MODEL FILE [-o PREDICTIONS] [--format F] [--delimiter C]\n"
+                "                     [--json] [--quiet]\n"
+                "  prints Accuracy = A% (correct/n); -o writes one predicted label per line\n"
+                "  (replacing PREDICTIONS whole or not at all). More than two classes: precision\n"
+                "  and recall per class, and the confusion matrix up to 1000 classes\n"
+                "  --delimiter C  CSV field separator (default ','; 'tab' for a tab)\n"},
     {"expand",
      "usage: ptron expand FILE (--degree D [--coef0 C] | --rff D [--gamma G] [--seed S]) -o OUT\n"
-     "                    [--max-features N] [--mem-mb M] [--format F] [--to F] [--json] [--quiet]\n"
+     "                    [--max-features N] [--mem-mb M] [--format F] [--delimiter C] [--to F]\n"
+     "                    [--json] [--quiet]\n"
      "  materialise an explicit feature expansion of FILE into OUT (labels kept)\n"
      "  --degree D        all monomials of degree <= D with multinomial sqrt coefficients:\n"
      "                    phi(x).phi(z) = (C + x.z)^D; C(d + D, D) features\n"
@@ -113,16 +125,18 @@ static const struct {
      "  --gamma G         RBF width (default 1); --seed S  seed of W and b (default 1)\n"
      "  --max-features N  refuse more output features than N (default 10000000)\n"
      "  --mem-mb M        refuse a matrix larger than M MiB (default: half of RAM)\n"
+     "  --delimiter C     field separator of a CSV input (default ','; 'tab' for a tab)\n"
      "  The output dimension and bytes are printed before any work; a refusal names both and\n"
      "  exits 2. To train without materialising, use ptron train --expand.\n"},
     {"bench",
      "usage: ptron bench DATA [--paths online,batch,kernel] [--epochs E] [--threads T]\n"
-     "                   [--isa I] [--kernel K] [--gamma G] [--format F] [--json]\n"
+     "                   [--isa I] [--kernel K] [--gamma G] [--format F] [--delimiter C] [--json]\n"
      "  train every path on DATA with default parameters and print one table: load time,\n"
      "  train time, epochs, mistakes, train accuracy, samples/s and GB/s of the feature matrix\n"
      "  --paths LIST      comma-separated paths to run (default online,batch,kernel)\n"
      "  --epochs E        maximum epochs of each path (default 10)\n"
      "  --kernel K --gamma G   the kernel path's kernel (default linear) and width\n"
+     "  --delimiter C     CSV field separator (default ','; 'tab' for a tab)\n"
      "  A path that fails is reported in its row (and on stderr) and the command exits 2.\n"
      "  The Google Benchmark suite (build-*/bench/ptron-bench, scripts/bench-report)\n"
      "  measures the parts alone.\n"},
@@ -158,6 +172,9 @@ static const struct {
     {"pt_train_params.init_random", "--init random"},
     {"pt_train_params.resume", "--resume"},
     {"pt_read_options.max_features", "--max-features"},
+    {"pt_read_options.csv_delimiter", "--delimiter"},
+    {"pt_read_options.format", "--format"},
+    {"PT_FORMAT_LIBSVM", "libsvm"},
     {"pt_read_options.mem_budget_bytes", "--mem-mb"},
     {"pt_expand_params.max_features", "--max-features"},
     {"pt_expand_params.mem_budget_bytes", "--mem-mb"},
@@ -348,6 +365,23 @@ bool cli_u64(cli_args *a, const char *opt, uint64_t *out)
 }
 
 size_t cli_mem_mb;
+char cli_csv_delimiter;
+
+bool cli_delimiter(cli_args *a, const char *opt)
+{
+    const char *v = cli_value(a, opt);
+    if (!v) return false;
+    if (strcmp(v, "tab") == 0 || strcmp(v, "\\t") == 0) {
+        cli_csv_delimiter = '\t';
+    } else if (v[0] && !v[1]) {
+        cli_csv_delimiter = v[0];
+    } else {
+        cli_usage_error(a->cmd, "option %s: '%s' is not one character (or 'tab')", opt, v);
+        a->error = true;
+        return false;
+    }
+    return true;
+}
 
 pt_status cli_read_dataset(const char *path, const char *format, size_t max_features,
                            pt_dataset **out, double *seconds)
@@ -359,6 +393,7 @@ pt_status cli_read_dataset(const char *path, const char *format, size_t max_feat
         if (s != PT_OK) return s;
     }
     if (max_features) o.max_features = max_features;
+    if (cli_csv_delimiter) o.csv_delimiter = cli_csv_delimiter;
     if (cli_mem_mb) o.mem_budget_bytes = cli_mem_mb << 20;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -1,5 +1,6 @@
 /* libFuzzer target: the CSV reader (pt_dataset_read with PT_FORMAT_CSV), with the header
- * mode (detect, none, present) and the label column (0, 1, 2) picked from the input's hash.
+ * mode (detect, none, present), the label column (0, 1, 2) and the delimiter (',' most often,
+ * else ';', tab, '|' or space) picked from the input's hash.
  * An accepted dataset must satisfy the layout invariants and survive .ptd and LIBSVM round
  * trips. */
 #include "fuzz_util.h"
@@ -13,6 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.threads = 1;
     o.csv_header = (int)(h % 3) - 1;
     o.csv_label_column = (h >> 8) % 4 == 3 ? (int)((h >> 16) % 3) : 0;
+    o.csv_delimiter = ",,,,;\t| "[(h >> 24) % 8];
     o.mem_budget_bytes = (size_t)8 << 20; /* first touch is slow here: keep matrices small */
 
     pt_dataset *ds = (pt_dataset *)1;
