@@ -102,15 +102,11 @@ static bool looks_like_header(const csv_file *c, const char *p, const char *le, 
 static char other_separator(const csv_file *c, const char *p, const char *le)
 {
     if (memchr(p, c->sep, (size_t)(le - p))) return 0;
-    static const char seps[] = ";\t| ";
-    for (const char *t = seps; *t; t++) {
-        if (*t == c->sep) continue;
-        /* a space counts between fields only, not around them */
-        const char *a = p, *b = le;
-        while (a < b && is_blank(*a)) a++;
-        while (b > a && is_blank(b[-1])) b--;
-        if (memchr(a, *t, (size_t)(b - a))) return *t;
-    }
+    /* blanks count between fields only, not around the line */
+    while (p < le && is_blank(*p)) p++;
+    while (le > p && is_blank(le[-1])) le--;
+    for (const char *t = ";\t| "; *t; t++)
+        if (*t != c->sep && memchr(p, *t, (size_t)(le - p))) return *t;
     return 0;
 }
 

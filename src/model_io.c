@@ -35,7 +35,9 @@
  *   -1 0.5 0.25 1            coefficient followed by the d values of the support vector
  *   checksum 0123456789abcdef    pt_checksum (XXH3-64) of every byte before this line
  *
- * Keys may come in any order before the weights; each must appear exactly once. Numbers are
+ * Keys may come in any order before the weights; each must appear exactly once. Loading checks
+ * the checksum, then every field: its range, and its agreement with the other fields and with
+ * the weights (check_header, check_votes), each refusal naming the line. Numbers are
  * written and read under the C locale (uselocale below), so a program that called setlocale
  * for a decimal comma still writes "0.5"; %.9g and strtof round-trip every finite float
  * exactly, %.17g and strtod every double.
@@ -466,8 +468,8 @@ typedef struct fields {
     int epochs_run;
     float b;
     uint64_t expand_d_in; /* the optional 'expand' line (p.expand.kind NONE without it) */
-    /* the line of each key, of 'expand', 'names', the weights and 'votes' (0: absent) */
-    size_t at[NKEYS], at_expand, at_names, at_body, at_votes;
+    /* the line of each key, of 'names' and of 'votes' (0: absent), for checks after them */
+    size_t at[NKEYS], at_names, at_votes;
 } fields;
 
 /* Parse the value(s) of one header key; line holds what follows the key. */
@@ -982,7 +984,6 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
         if (linear || kernel || multi || ovr_kernel) {
             for (int k = 0; k < NKEYS; k++)
                 if (!seen[k]) return perr(r, "missing key '%s' before the weights", key_name[k]);
-            f.at_body = r->line;
             PT_TRY(check_header(r, &f, key));
         }
         if (ovr_kernel) {
@@ -1002,7 +1003,6 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
         }
         if (strcmp(key, "expand") == 0) {
             if (f.p.expand.kind != PT_EXPAND_NONE) return perr(r, "key 'expand' given twice");
-            f.at_expand = r->line;
             PT_TRY(parse_expand(r, rest, &f));
             continue;
         }
