@@ -514,8 +514,11 @@ static pt_status parse_key(const parser *r, enum key k, char *line, fields *f)
         break;
     case K_NCLASS:
         /* each label takes at least two bytes: bound the count by the file */
-        s = parse_u64(r, name, t, (uint64_t)(r->end - r->p) / 2, &f->nclass);
+        s = parse_u64(r, name, t, UINT64_MAX, &f->nclass);
         if (s == PT_OK && f->nclass < 2) s = perr(r, "nclass %" PRIu64 ": a model has at least two classes", f->nclass);
+        if (s == PT_OK && f->nclass > (uint64_t)(r->end - r->p) / 2)
+            s = perr(r, "nclass %" PRIu64 ": the labels of that many classes cannot fit in the "
+                     "%zu bytes left", f->nclass, (size_t)(r->end - r->p));
         break;
     case K_LABELS: break; /* above */
     case K_MULTICLASS:

@@ -394,6 +394,9 @@ START_TEST(edited_keys)
     ASSERT_ERR(load(p), PT_ERR_PARSE, ":7: labels: expected 2 values");
     p = edit(t, "\nnclass 2\n", "\nnclass 3\n");
     ASSERT_ERR(load(p), PT_ERR_PARSE, ":7: labels: expected 3 values");
+    /* a class count is bounded by the file: each label takes two bytes at least */
+    p = edit(t, "\nnclass 2\n", "\nnclass 15000\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":6: nclass 15000: the labels of that many classes cannot fit");
     p = edit(t, "\nw\n", "\nw\n1 2\n");
     ASSERT_ERR(load(p), PT_ERR_PARSE, ":30: expected 1 values, found more");
     /* keys may come in another order */
