@@ -544,6 +544,10 @@ START_TEST(test_csv_delimiter_option)
         ck_assert_msg(strstr(out, "--delimiter C") != NULL, "help %s lacks --delimiter", cmd[c]);
         free(out);
         free(err);
+        ck_assert_int_eq(run(&out, &err, "%s --help", cmd[c]), 0);
+        ck_assert_msg(strstr(out, "--delimiter C") != NULL, "%s --help lacks --delimiter", cmd[c]);
+        free(out);
+        free(err);
     }
 }
 END_TEST

@@ -66,8 +66,16 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "train") == 0 || strcmp(cmd, "bench") == 0 || strcmp(cmd, "expand") == 0)
         prefer_skylakex_blas(argv);
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(cmd, commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(cmd, commands[i].name) != 0) continue;
+        /* ptron CMD --help: the same text as ptron help CMD */
+        for (int a = 2; a < argc; a++)
+            if (strcmp(argv[a], "--help") == 0 || (a == 2 && strcmp(argv[a], "-h") == 0)) {
+                cli_usage(stdout, cmd);
+                return EXIT_OK;
+            }
+        return commands[i].fn(argc - 1, argv + 1);
+    }
     fprintf(stderr, "ptron: unknown command '%s'\n", cmd);
     cli_usage(stderr, NULL);
     return EXIT_USAGE;
