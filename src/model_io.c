@@ -918,6 +918,9 @@ static pt_status check_header(const parser *r, const fields *f, const char *key)
     if (f->multiclass == PT_MULTI_DIRECT && f->nclass > 2 && f->path != PT_PATH_ONLINE)
         return perr_at(r, f->at[K_MULTICLASS], "multiclass direct: the multiclass perceptron "
                        "runs on the online path, not %s", pt_path_name(f->path));
+    if (f->multiclass == PT_MULTI_DIRECT && f->nclass > 2 && f->variant == PT_VARIANT_VOTED)
+        return perr_at(r, f->at[K_VARIANT], "variant voted: the multiclass perceptron "
+                       "(multiclass direct) has no voted variant");
     if (f->epochs_run > p->epochs)
         return perr_at(r, f->at[K_EPOCHS_RUN], "epochs_run %d: more than the %d epochs of the run",
                        f->epochs_run, p->epochs);
@@ -930,10 +933,12 @@ static pt_status check_header(const parser *r, const fields *f, const char *key)
         if (f->labels[c] != (double)c)
             return perr_at(r, f->at_names, "names: a model of text labels has labels 0..%" PRIu64,
                            f->nclass - 1);
-    /* anything else training refuses (a field the checks above do not know yet) */
+    /* anything else training refuses (a field the checks above do not know yet). Earlier
+     * versions wrote the batch path's plain iterate under the averaged or voted variant it
+     * ignored: such files load as the plain model they hold. */
     pt_train_params q = *p;
     q.path = f->path;
-    q.variant = f->variant;
+    q.variant = f->path == PT_PATH_BATCH ? PT_VARIANT_CLASSIC : f->variant;
     q.bias = f->bias;
     q.multiclass = f->multiclass;
     if (pt_train_params_check(&q) != PT_OK)
@@ -941,19 +946,22 @@ static pt_status check_header(const parser *r, const fields *f, const char *key)
     return PT_OK;
 }
 
-/* The voted perceptron's vectors against the variant: an online binary model of the voted
- * variant keeps them once a vector has survived a sample (a run stopped in its first epoch may
- * have none yet); no other model has any. */
+/* The voted perceptron's vectors against the variant: a model of the online path's voted
+ * variant keeps them ('votes' after w, or 'ovr_votes' after W for one-vs-rest) once a vector
+ * has survived a sample (a run stopped in its first epoch may have none yet); no other model
+ * has any. */
 static pt_status check_votes(const parser *r, const fields *f, const pt_model *m)
 {
-    bool voted = f->variant == PT_VARIANT_VOTED;
-    if (m->n_votes && !(voted && f->path == PT_PATH_ONLINE))
-        return perr_at(r, f->at_votes, "votes: only the voted variant of the online path keeps "
-                       "vectors (this model: %s path, %s)", pt_path_name(f->path),
-                       pt_variant_name(f->variant));
-    if (!f->at_votes && voted && f->path == PT_PATH_ONLINE && f->nclass == 2 && f->epochs_run > 0)
+    bool voted = f->variant == PT_VARIANT_VOTED, online = f->path == PT_PATH_ONLINE;
+    bool has_votes = m->n_votes || (m->W && m->sub);
+    if (has_votes && !(voted && online))
+        return perr_at(r, f->at_votes, "%s: only the voted variant of the online path keeps "
+                       "vectors (this model: %s path, %s)", m->W ? "ovr_votes" : "votes",
+                       pt_path_name(f->path), pt_variant_name(f->variant));
+    if (!has_votes && voted && online && f->epochs_run > 0)
         return perr_at(r, f->at[K_VARIANT], "variant voted: the file holds no voted vectors "
-                       "('votes' after the weights) for a run of %d epochs", f->epochs_run);
+                       "('%s' after the weights) for a run of %d epochs",
+                       m->W ? "ovr_votes" : "votes", f->epochs_run);
     return PT_OK;
 }
 
@@ -1029,6 +1037,7 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
         extra = s == PT_OK ? next_line(r) : NULL;
     }
     if (extra && m->W && strcmp(extra, "ovr_votes") == 0) {
+        f.at_votes = r->line;
         s = parse_ovr_votes(r, &f, m);
         extra = s == PT_OK ? next_line(r) : NULL;
     }

@@ -486,6 +486,14 @@ START_TEST(contradictory_fields)
     refused(with_line(t, "lambda", "0"), ":16: schedule pegasos: steps 1/(lambda t) need lambda > 0");
     refused(with_line(t, "tol", "-1e-9"), ":18: tol: -1e-9 must be >= 0");
     refused(with_line(t, "path", "kernel"), ":2: path kernel: a kernel model holds support vectors ('n_sv' or 'ovr_kernel'), not 'w'");
+    /* earlier versions wrote the batch path's plain iterate under --voted: it loads as that */
+    char *batch_voted = with_line(t, "variant", "voted");
+    p = tu_write_file("contra", ".model", batch_voted);
+    ck_assert_msg(pt_model_load(p, &m) == PT_OK, "%s", pt_last_error());
+    ck_assert_uint_eq(m->n_votes, 0);
+    pt_model_free(m);
+    unlink(p);
+    free(batch_voted);
     /* the voted variant of the online path without its vectors */
     char *online = with_line(t, "path", "online");
     refused(with_line(online, "variant", "voted"), ":3: variant voted: the file holds no voted vectors");
@@ -541,6 +549,17 @@ START_TEST(contradictory_fields)
     pt_model_free(m);
     unlink(p);
     free(fine);
+    /* the voted variant of more classes: one-vs-rest keeps each class's vectors
+     * ('ovr_votes'); the multiclass perceptron has none */
+    online = with_line(t, "path", "online");
+    char *voted = with_line(online, "variant", "voted"), *ovr = with_line(voted, "multiclass", "ovr");
+    refused(with_line(ovr, "epochs_run", "3"),
+            ":3: variant voted: the file holds no voted vectors ('ovr_votes' after the weights)");
+    refused(with_line(voted, "epochs_run", "3"),
+            ":3: variant voted: the multiclass perceptron (multiclass direct) has no voted variant");
+    free(online);
+    free(voted);
+    free(ovr);
     free(t);
     /* text labels: the labels are the class indices 0..K-1 */
     mc->multiclass = mc->params.multiclass = PT_MULTI_OVR;
