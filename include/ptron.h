@@ -307,11 +307,18 @@ typedef enum pt_multiclass {
 typedef struct pt_model pt_model;
 
 /* Epoch hook: called after each epoch with the model as it stands (for the averaged variant,
- * the current average), so a caller can evaluate held-out data or write a checkpoint. Return
- * non-zero to stop training (the model is then the one passed). */
+ * the current average), so a caller can evaluate held-out data or write a checkpoint: on every
+ * path the model records where the run stands (pt_model_resumable), so saved, it continues
+ * the run with pt_train_params.resume. One-vs-rest calls it once every class has trained the
+ * epoch (the classes then advance an epoch at a time), with the mistakes summed over classes.
+ * Return non-zero to stop training: the run ends with PT_OK and the model it has then, a final
+ * one (to keep the snapshot passed, copy it with pt_model_clone; pt_model_clear_run makes the
+ * copy final). */
 typedef int (*pt_epoch_fn)(const pt_model *m, int epoch, size_t mistakes, void *user);
 
-/* Progress callback: called once per epoch; return non-zero to stop training. */
+/* Progress callback: called once per epoch (one-vs-rest: once every class has trained it);
+ * return non-zero to stop training, as an interrupt does (PT_ERR_INTERRUPTED, a resumable
+ * model). */
 typedef int (*pt_progress_fn)(int epoch, size_t mistakes, double seconds, void *user);
 
 /* A stop token: a way to stop the pt_train calls it is passed to (pt_train_params.stop) from
@@ -375,8 +382,13 @@ typedef struct pt_train_params {
     void *epoch_user;
     /* A stop token of the caller's (NULL: none); see pt_stop_create. */
     pt_stop *stop;
-    /* Continue the online run recorded in this model (an interrupted run's model or a
-     * checkpoint, see pt_model_resumable); the result equals the uninterrupted run's. */
+    /* Continue the run recorded in this model (an interrupted run's model, or an epoch
+     * snapshot or a checkpoint saved from one: see pt_model_resumable), on any path, with the
+     * parameters it was trained with (pt_model_get_params; epochs may grow, threads, isa, pass
+     * and the memory budgets may change): the model equals the uninterrupted run's, bit for
+     * bit. Data or parameters other than the run's are refused (PT_ERR_FORMAT: the data does not
+     * fit the run; PT_ERR_INVALID: a parameter differs, or epochs is below the epochs done). The
+     * report then lists the epochs trained after those taken over (see epochs_before). */
     const pt_model *resume;
     /* feature expansion (kind PT_EXPAND_NONE by default): the online path streams it, row by
      * row into one buffer; the batch path materialises it within mem_budget_bytes. The model
@@ -410,8 +422,9 @@ PT_API void pt_train_params_init(pt_train_params *p);
  * ("pt_train_params.eta must be a positive number (got -1)"). */
 PT_API pt_status pt_train_params_check(const pt_train_params *p);
 /* Check parameters against the data without training: what pt_train checks before it starts
- * (the parameters, the classes for the path, init against the data: PT_ERR_INVALID or
- * PT_ERR_LABELS with a message). */
+ * (the parameters, the classes for the path, init and resume against the data: PT_ERR_INVALID,
+ * PT_ERR_LABELS or, for a resume model whose run does not fit the data, PT_ERR_FORMAT, with a
+ * message). */
 PT_API pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p);
 
 PT_API const char *pt_path_name(pt_path p);
@@ -433,12 +446,20 @@ PT_API const char *pt_gram_storage_name(pt_gram_storage g);
 PT_API pt_status pt_gram_storage_parse(const char *name, pt_gram_storage *out);
 
 typedef struct pt_train_report {
-    int epochs_run;
-    size_t *mistakes_per_epoch; /* epochs_run entries, owned by the report */
+    int epochs_run;             /* epochs of the whole run (a resumed run counts those it took over) */
+    /* A run resumed from a recorded one (pt_train_params.resume) reports the epochs this call
+     * trained, after the epochs_before complete epochs it took over (0 for a fresh run): the
+     * arrays below hold epochs_run - epochs_before entries, the first for epoch
+     * epochs_before + 1 (when the run resumed in the middle of that epoch, its mistakes include
+     * those made before the stop). The earlier epochs' mistakes are not repeated: the model file
+     * keeps the last 1000 of them (see pt_model_get_info). epochs_run, updates and converged
+     * describe the whole run, so they equal an uninterrupted run's. */
+    int epochs_before;
+    size_t *mistakes_per_epoch; /* epochs_run - epochs_before entries, owned by the report */
     double *objective_per_epoch; /* batch path only, else NULL */
-    double *seconds_per_epoch;   /* wall time of each epoch (the first from the call's start;
-                                  * 0 for epochs a resumed run restored); NULL for one-vs-rest
-                                  * runs, whose classes' epochs do not line up in time */
+    double *seconds_per_epoch;   /* wall time of each epoch (the first from the call's start);
+                                  * NULL for one-vs-rest runs without an epoch hook, whose
+                                  * classes' epochs do not line up in time */
     size_t updates;             /* total weight updates */
     int converged;              /* an epoch with no mistake was reached */
     pt_isa isa;                 /* variant actually used */
@@ -451,7 +472,9 @@ PT_API void pt_train_report_clear(pt_train_report *r);
 
 /* Train. Two classes: one binary model. More: one-vs-rest on any path, or the multiclass
  * perceptron (p->multiclass) on the online path. On success *model is new (free with pt_model_free) and
- * *report (if not NULL) is filled. */
+ * *report (if not NULL) is filled; the model is final (pt_model_resumable is 0). A run stopped
+ * by its stop token, pt_request_stop or the progress callback returns PT_ERR_INTERRUPTED with the model as it
+ * stands in *model, on every path, recording where the run stands so that it can be resumed. */
 PT_API pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
                           pt_train_report *report);
 
@@ -471,9 +494,14 @@ PT_API void pt_request_stop(void);
 PT_API pt_status pt_model_save(const pt_model *m, const char *path);
 PT_API pt_status pt_model_load(const char *path, pt_model **out);
 PT_API void pt_model_free(pt_model *m);
-/* 1 if the model records where an online run stands (it was interrupted, or is a snapshot
- * passed to the epoch hook), so that pt_train_params.resume can continue it. */
+/* 1 if the model records where its run stands (the run was interrupted, or the model is a
+ * snapshot passed to the epoch hook, or a checkpoint saved from one), so that
+ * pt_train_params.resume can continue it; every path records it. A model whose run finished
+ * (pt_train returned PT_OK) is final and records none. */
 PT_API int pt_model_resumable(const pt_model *m);
+/* Forget the recorded run: the model becomes final (kept as it is, no longer resumable), e.g.
+ * the best epoch's snapshot that early stopping keeps. */
+PT_API void pt_model_clear_run(pt_model *m);
 /* The training parameters the model was trained with (callbacks, the stop token and the
  * caller's models, resume and init, cleared; init_random kept only in memory). */
 PT_API void pt_model_get_params(const pt_model *m, pt_train_params *p);
@@ -492,6 +520,18 @@ typedef struct pt_model_info {
     float eta, margin;
     int epochs_run;
     size_t n_support;   /* kernel models */
+    /* a resumable model (pt_model_resumable): where its run stands. One-vs-rest: the class
+     * furthest behind among those still running (or the last to finish), updates summed over
+     * the classes. */
+    int resumable;
+    int run_epochs_done;    /* complete epochs */
+    size_t run_position;    /* samples (batch path: blocks) done in the next epoch */
+    size_t run_rows;        /* rows of the data it runs on */
+    size_t run_updates;     /* updates so far */
+    /* the mistakes of its last min(run_epochs_done, 1000) epochs, oldest first (points into
+     * the model); NULL for one-vs-rest, whose classes keep one such list each */
+    const size_t *run_recent_mistakes;
+    int run_recent_epochs;
 } pt_model_info;
 
 PT_API void pt_model_get_info(const pt_model *m, pt_model_info *info);

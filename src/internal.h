@@ -144,23 +144,80 @@ uint64_t pt_checksum(const void *data, size_t len);
 
 /* --------------------------------------------------------------------- models (model.c) */
 
-/* Where an online run stands, so that it can be resumed exactly (train_online.c): kept in
- * interrupted models, epoch snapshots and checkpoints, saved by model_io.c. */
+/* Where a run stands, so that it can be resumed exactly (train_state.c): kept in interrupted
+ * models, epoch snapshots and checkpoints, saved by model_io.c. One per problem: a binary run,
+ * the multiclass perceptron, or each class of one-vs-rest. A final model holds none. */
+
+/* The epochs whose mistakes a state keeps, the last ones: resume needs only the last, the rest
+ * is for a person reading the file; the state never grows with the epochs run. */
+#define PT_STATE_HISTORY 1000
+
 typedef struct pt_train_state {
-    size_t n;             /* rows of the dataset it ran on */
-    int epochs_done;      /* complete epochs */
-    size_t sample;        /* samples done in the next epoch */
+    size_t n;              /* rows of the dataset it ran on */
+    int epochs_done;       /* complete epochs */
+    size_t pos;            /* samples (batch path: blocks) done in epoch epochs_done + 1 */
     size_t epoch_mistakes; /* mistakes so far in that epoch */
-    size_t updates;
-    double steps;         /* samples seen, for the average */
-    size_t *history;      /* mistakes of each complete epoch (epochs_done entries) */
-    size_t len;           /* floats in w and u (padded) */
-    float *w, *u;         /* the live weights; u: the averaged variant's lazy sum (or NULL) */
-    float b, ub;
+    size_t updates;        /* updates of the whole run */
+    double steps;          /* online, kernel: samples visited; batch: steps taken */
+    bool finished;         /* converged, or stopped by --tol: nothing is left to do */
+    int nhist;             /* mistakes of the last nhist complete epochs, oldest first: */
+    size_t hist[PT_STATE_HISTORY]; /* nhist = min(epochs_done, PT_STATE_HISTORY) */
+    /* linear paths: the live iterate (nb vectors of stride floats in len, nb biases) */
+    size_t len, nb;
+    float *w, *b;
+    float *u, *ub;         /* the averaged variant's lazy sums; batch: the average of iterates */
+    double avg_b;          /* batch: the average of the biases */
+    double objective;      /* batch: the last complete epoch's objective */
+    double epoch_objective; /* batch: the next epoch's sum so far */
+    float survived;        /* voted: samples the current vector has survived */
+    /* kernel path: the dual coefficients, their lazy sums (averaged) and the margins */
+    uint32_t *alpha;
+    double *beta;
+    float *f;
+    /* in memory only, never saved (a loaded state replays the shuffles from the seed): the
+     * sample (or block) order after `shuffles` shuffles and the generator after them */
+    uint32_t *order;
+    size_t norder;
+    int shuffles;
+    pt_rng rng;
 } pt_train_state;
 
+/* What a state holds besides its counters. */
+enum {
+    PT_STATE_LINEAR = 1,   /* w, b */
+    PT_STATE_SUMS = 2,     /* u, ub */
+    PT_STATE_DUAL = 4,     /* alpha, f */
+    PT_STATE_DUAL_AVG = 8  /* beta */
+};
+
+/* A zeroed state of n rows with the parts asked for: len floats and nb biases for the linear
+ * parts, n entries for the dual ones. NULL (and pt_last_error) on allocation failure. */
+pt_train_state *pt_train_state_new(size_t n, size_t len, size_t nb, unsigned parts);
 void pt_train_state_free(pt_train_state *st);
 pt_train_state *pt_train_state_clone(const pt_train_state *st);
+/* Keep the shuffled order (count entries, after `shuffles` shuffles) and the generator. */
+pt_status pt_train_state_keep_order(pt_train_state *st, const uint32_t *order, size_t count,
+                                    int shuffles, const pt_rng *rng);
+/* Set the order and generator for the epoch after from's position: from's own if it kept them,
+ * else replayed from the seed. *shuffles: how many shuffles order has had (the epoch loop
+ * shuffles until it has had one per epoch). */
+void pt_train_state_order(const pt_train_state *from, uint64_t seed, uint32_t *order,
+                          size_t count, pt_rng *rng, int *shuffles);
+/* Fill st->hist with the last epochs' mistakes up to st->epochs_done: those after
+ * r->epochs_before from the report, the older ones from prev (the state the run started from,
+ * or NULL). */
+void pt_train_state_history(pt_train_state *st, const pt_train_state *prev,
+                            const pt_train_report *r);
+/* m records where its run (one problem) stands: st, which it takes in any case (NULL: an
+ * allocation that failed, PT_ERR_NOMEM). */
+pt_status pt_model_keep_run(pt_model *m, pt_train_state *st);
+/* The last complete epoch's mistakes (n when none is recorded). */
+size_t pt_train_state_last(const pt_train_state *st);
+/* A run that starts from a state: the report takes over its epochs and updates. */
+void pt_report_resume(pt_train_report *r, const pt_train_state *from);
+/* Append part, a later stretch of the same run (it begins where r ends), to r; a zeroed r
+ * becomes part. part is cleared. */
+pt_status pt_report_append(pt_train_report *r, pt_train_report *part);
 
 struct pt_model {
     pt_path path;
@@ -195,8 +252,10 @@ struct pt_model {
     /* trained on a feature expansion (params.expand.kind != NONE): d is the expanded
      * dimension, expand_d_in the input features it expands; scoring expands each row */
     size_t expand_d_in;
-    /* set on interrupted runs and checkpoints of the online path: how to resume */
-    pt_train_state *state;
+    /* interrupted runs, epoch snapshots and checkpoints: where each problem's run stands
+     * (one state, or one per class for one-vs-rest); NULL in a final model */
+    pt_train_state **states;
+    size_t nstates;
     /* the voted perceptron: every intermediate vector (n_votes rows of pt_stride_for(d)
      * floats), its bias and the number of samples it survived; w, b hold the last one */
     size_t n_votes;
@@ -220,9 +279,11 @@ pt_model *pt_model_alloc_multiclass(size_t d, size_t nclass, const double *label
 pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *out);
 /* One-vs-rest on the online path in lockstep: classes [c0, c1) from one pass over X per
  * epoch; W holds (c1 - c0) weight vectors of ds->stride floats, B their biases; reps one report
- * per class (train_online.c). */
+ * per class (train_online.c). states: one per class, where it starts (NULL: from scratch); on
+ * PT_OK or PT_ERR_INTERRUPTED each is replaced by where the class then stands. */
 pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
-                              size_t c0, size_t c1, float *W, float *B, pt_train_report *reps);
+                              size_t c0, size_t c1, float *W, float *B, pt_train_report *reps,
+                              pt_train_state **states);
 /* Multiclass training (multiclass.c). */
 pt_status pt_train_multiclass(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
                               pt_model **m, pt_train_report *r);
@@ -261,12 +322,20 @@ pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const 
  * view) turns *view, a copy of *ds, into problem c (its labels; NULL: ds itself). The packed
  * rows and the storage of K (the Gram, or the row cache) are set up once and kept from one
  * problem to the next, since no kernel value depends on the labels: K classes cost one Gram.
- * models[c] and reps[c] as pt_train_kernel's; on an error, *failed is the problem it came in
- * (SIZE_MAX: in the setup, before any). */
+ * states[c]: where problem c starts (NULL: from scratch), replaced by where it then stands
+ * (every problem has one on PT_OK and PT_ERR_INTERRUPTED); reps[c] its report (zeroed on
+ * entry). Without round, the problems run in turn to the last epoch; with round, in rounds:
+ * every problem up to epoch E, then round(round_user, E), which returns non-zero to stop. On
+ * an error, *failed is the problem it came in (SIZE_MAX: in the setup, before any). */
 typedef void (*pt_view_fn)(void *user, size_t c, pt_dataset *view);
+typedef int (*pt_round_fn)(void *user, int epoch);
 pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn view_of, void *user,
-                                   const pt_train_params *p, const pt_kernels *k, pt_model **models,
-                                   pt_train_report *reps, size_t *failed);
+                                   const pt_train_params *p, const pt_kernels *k,
+                                   pt_train_state **states, pt_train_report *reps,
+                                   pt_round_fn round, void *round_user, size_t *failed);
+/* A kernel problem's model as its state stands (view: the problem's rows and labels). */
+pt_status pt_kernel_model_from_state(const pt_dataset *view, const pt_train_params *p,
+                                     const pt_train_state *st, pt_model **out);
 
 /* Scores of a kernel model (train_kernel.c). */
 pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float *scores);

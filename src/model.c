@@ -66,7 +66,8 @@ pt_model *pt_model_clone(const pt_model *m)
     *c = *m;
     c->w = c->W = c->Bk = c->sv = c->coef = NULL;
     c->labels = NULL;
-    c->state = NULL;
+    c->states = NULL;
+    c->nstates = 0;
     c->label_names = NULL;
     c->sub = NULL;
     if (m->sub) {
@@ -92,7 +93,12 @@ pt_model *pt_model_clone(const pt_model *m)
          dup_buf((void **)&c->vote_b, m->vote_b, m->n_votes, sizeof(float)) &&
          dup_buf((void **)&c->vote_c, m->vote_c, m->n_votes, sizeof(float));
     if (ok && m->label_names) ok = (c->label_names = pt_names_dup(m->label_names, m->nclass)) != NULL;
-    if (ok && m->state) ok = (c->state = pt_train_state_clone(m->state)) != NULL;
+    if (ok && m->nstates) {
+        ok = (c->states = calloc(m->nstates, sizeof *c->states)) != NULL;
+        if (ok) c->nstates = m->nstates;
+        for (size_t k = 0; ok && k < m->nstates; k++)
+            ok = !m->states[k] || (c->states[k] = pt_train_state_clone(m->states[k])) != NULL;
+    }
     if (ok && m->labels) {
         c->labels = malloc(m->nclass * sizeof(double));
         if ((ok = c->labels != NULL)) memcpy(c->labels, m->labels, m->nclass * sizeof(double));
@@ -115,43 +121,22 @@ double pt_model_class_value(const pt_model *m, size_t k)
     return m->labels ? m->labels[k] : m->class_values[k];
 }
 
-void pt_train_state_free(pt_train_state *st)
-{
-    if (!st) return;
-    free(st->history);
-    pt_free(st->w);
-    pt_free(st->u);
-    free(st);
-}
-
-pt_train_state *pt_train_state_clone(const pt_train_state *st)
-{
-    pt_train_state *c = calloc(1, sizeof *c);
-    if (!c) return NULL;
-    *c = *st;
-    c->history = NULL;
-    c->w = c->u = NULL;
-    bool ok = dup_buf((void **)&c->w, st->w, st->len, sizeof(float)) &&
-              dup_buf((void **)&c->u, st->u, st->len, sizeof(float));
-    if (ok && st->epochs_done) {
-        c->history = malloc((size_t)st->epochs_done * sizeof *c->history);
-        if ((ok = c->history != NULL)) memcpy(c->history, st->history, (size_t)st->epochs_done * sizeof *c->history);
-    }
-    if (!ok) {
-        pt_train_state_free(c);
-        return NULL;
-    }
-    return c;
-}
-
 void pt_model_get_params(const pt_model *m, pt_train_params *p) { *p = m->params; }
 
-int pt_model_resumable(const pt_model *m) { return m->state != NULL; }
+int pt_model_resumable(const pt_model *m) { return m->nstates > 0; }
+
+void pt_model_clear_run(pt_model *m)
+{
+    for (size_t k = 0; k < m->nstates; k++) pt_train_state_free(m->states[k]);
+    free(m->states);
+    m->states = NULL;
+    m->nstates = 0;
+}
 
 void pt_model_free(pt_model *m)
 {
     if (!m) return;
-    pt_train_state_free(m->state);
+    pt_model_clear_run(m);
     for (size_t c = 0; m->sub && c < m->nclass; c++) pt_model_free(m->sub[c]);
     free(m->sub);
     pt_free(m->votes);
@@ -183,6 +168,27 @@ void pt_model_get_info(const pt_model *m, pt_model_info *info)
     info->margin = m->params.margin;
     info->epochs_run = m->epochs_run;
     info->n_support = m->n_sv;
+    if (!m->nstates) return;
+    /* one-vs-rest: the class furthest behind among those still running */
+    const pt_train_state *at = NULL;
+    for (size_t k = 0; k < m->nstates; k++) {
+        const pt_train_state *st = m->states[k];
+        info->run_updates += st->updates;
+        if (!at || (at->finished && !st->finished) ||
+            (at->finished == st->finished &&
+             (st->finished ? st->epochs_done > at->epochs_done
+                           : st->epochs_done < at->epochs_done ||
+                                 (st->epochs_done == at->epochs_done && st->pos < at->pos))))
+            at = st;
+    }
+    info->resumable = 1;
+    info->run_epochs_done = at->epochs_done;
+    info->run_position = at->pos;
+    info->run_rows = at->n;
+    if (m->nstates == 1) {
+        info->run_recent_mistakes = at->hist;
+        info->run_recent_epochs = at->nhist;
+    }
 }
 
 float pt_vote_score(const pt_kernels *k, const float *V, size_t ldv, const float *Vb,

@@ -35,12 +35,23 @@
  *   -1 0.5 0.25 1            coefficient followed by the d values of the support vector
  *   checksum 0123456789abcdef    pt_checksum (XXH3-64) of every byte before this line
  *
+ * A kernel one-vs-rest model has "ovr_kernel" and each class's "n_sv" block in turn.
+ *
+ * Version 2 also adds, after the weights, where the run stands when it is not finished (the
+ * run-state blocks of print_state). A model with neither is written as version 1, so a final
+ * model stays readable by older versions. Version 1's run state (the binary online path's
+ * only) is still read:
+ *   resume N EPOCHS_DONE SAMPLE EPOCH_MISTAKES UPDATES STEPS B UB
+ *   history M1 ... M_EPOCHS_DONE     every epoch's mistakes (only the last 1000 are kept)
+ *   live_w W1 ... Wd
+ *   live_u U1 ... Ud                 (averaged variant only)
+ *
  * Keys may come in any order before the weights; each must appear exactly once. Loading checks
  * the checksum, then every field: its range, and its agreement with the other fields and with
- * the weights (check_header, check_votes), each refusal naming the line. Numbers are
- * written and read under the C locale (uselocale below), so a program that called setlocale
- * for a decimal comma still writes "0.5"; %.9g and strtof round-trip every finite float
- * exactly, %.17g and strtod every double.
+ * the weights (check_header, check_votes; the run state's in parse_states), each refusal naming
+ * the line. Numbers are written and read under the C locale (uselocale below), so a program
+ * that called setlocale for a decimal comma still writes "0.5"; %.9g and strtof round-trip
+ * every finite float exactly, %.17g and strtod every double.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -106,6 +117,30 @@ static bool all_finite(const float *x, size_t n)
     return true;
 }
 
+static bool all_finite_d(const double *x, size_t n)
+{
+    for (size_t i = 0; x && i < n; i++)
+        if (!isfinite(x[i])) return false;
+    return true;
+}
+
+/* A run state whose numbers are not all finite could not be read back. */
+static pt_status check_states(const pt_model *m)
+{
+    for (size_t k = 0; k < m->nstates; k++) {
+        const pt_train_state *st = m->states[k];
+        bool ok = isfinite(st->steps) && isfinite(st->avg_b) && isfinite(st->objective) &&
+                  isfinite(st->epoch_objective) && isfinite(st->survived) &&
+                  (!st->w || all_finite(st->w, st->len)) &&
+                  (!st->u || all_finite(st->u, st->len)) &&
+                  (!st->b || all_finite(st->b, st->nb)) &&
+                  (!st->ub || all_finite(st->ub, st->nb)) &&
+                  (!st->f || all_finite(st->f, st->n)) && all_finite_d(st->beta, st->n);
+        if (!ok) return pt_fail(PT_ERR_NUMERIC, "cannot save a run state that is not finite");
+    }
+    return PT_OK;
+}
+
 static pt_status check_savable(const pt_model *m)
 {
     const pt_train_params *p = &m->params;
@@ -116,6 +151,7 @@ static pt_status check_savable(const pt_model *m)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i], "unknown") == 0)
             return pt_fail(PT_ERR_INVALID, "cannot save a model with an unknown enum value");
+    PT_TRY(check_states(m));
     if (m->sub && !m->W) return PT_OK; /* kernel one-vs-rest: each class's model was checked by training */
     if (m->nclass < 2 || (m->nclass > 2 && (!m->W || !m->Bk || !m->labels)))
         return pt_fail(PT_ERR_UNSUPPORTED, "cannot save a %s model of %zu classes",
@@ -140,24 +176,101 @@ static pt_status check_savable(const pt_model *m)
     return PT_OK;
 }
 
-/* A run in progress (interrupted, or a checkpoint), after the weights:
- *   resume N EPOCHS_DONE SAMPLE EPOCH_MISTAKES UPDATES STEPS B UB
- *   history M1 ... M_EPOCHS_DONE
- *   live_w W1 ... Wd
- *   live_u U1 ... Ud             (averaged variant only) */
-static void print_state(FILE *f, const pt_train_state *st, size_t d)
+/* What a model's run-state blocks hold, from its header (see print_state). */
+typedef enum state_kind { ST_ONLINE, ST_BATCH, ST_KERNEL } state_kind;
+
+typedef struct state_shape {
+    state_kind kind;
+    size_t d, nb;  /* linear: nb weight vectors of d (nb = classes of the multiclass perceptron) */
+    bool sums;     /* live_u, live_ub: the averaged variant's lazy sums, the batch path's average */
+    bool voted;    /* survived */
+    bool dual_avg; /* beta */
+    size_t blocks; /* one per problem: the classes of one-vs-rest, else one */
+} state_shape;
+
+static state_shape shape_of(pt_path path, pt_variant variant, pt_multiclass multiclass,
+                            size_t nclass, int average_iterates, size_t d)
 {
-    fprintf(f, "resume %zu %d %zu %zu %zu %.17g %.9g %.9g\nhistory", st->n, st->epochs_done,
-            st->sample, st->epoch_mistakes, st->updates, st->steps, (double)st->b, (double)st->ub);
-    for (int e = 0; e < st->epochs_done; e++) fprintf(f, " %zu", st->history[e]);
-    fputs("\nlive_w", f);
-    for (size_t j = 0; j < d; j++) fprintf(f, " %.9g", (double)st->w[j]);
-    fputc('\n', f);
-    if (st->u) {
-        fputs("live_u", f);
-        for (size_t j = 0; j < d; j++) fprintf(f, " %.9g", (double)st->u[j]);
-        fputc('\n', f);
+    bool ovr = nclass > 2 && multiclass == PT_MULTI_OVR;
+    state_shape sh = {.d = d, .nb = 1, .blocks = ovr ? nclass : 1};
+    if (path == PT_PATH_KERNEL) {
+        sh.kind = ST_KERNEL;
+        sh.dual_avg = variant == PT_VARIANT_AVERAGED;
+    } else if (path == PT_PATH_BATCH) {
+        sh.kind = ST_BATCH;
+        sh.sums = average_iterates != 0;
+    } else {
+        sh.kind = ST_ONLINE;
+        sh.nb = nclass > 2 && !ovr ? nclass : 1;
+        sh.sums = variant == PT_VARIANT_AVERAGED;
+        sh.voted = variant == PT_VARIANT_VOTED;
     }
+    return sh;
+}
+
+/* nb vectors of d floats, each the first d of stride floats. */
+static void print_vectors(FILE *f, const char *key, const float *v, size_t nb, size_t d)
+{
+    fputs(key, f);
+    for (size_t c = 0; c < nb; c++)
+        for (size_t j = 0; j < d; j++) fprintf(f, " %.9g", (double)v[c * pt_stride_for(d) + j]);
+    fputc('\n', f);
+}
+
+/* One problem's run in progress (an interrupted run, a snapshot or a checkpoint), after the
+ * weights (version 2; a one-vs-rest model has one block per class, in class order):
+ *   resume N EPOCHS_DONE POSITION EPOCH_MISTAKES UPDATES STEPS FINISHED
+ *   history M ...          mistakes of the last min(EPOCHS_DONE, 1000) epochs, oldest first
+ * then, linear paths:
+ *   live_w W ...           the live weights (the multiclass perceptron: every class's in turn)
+ *   live_b B ...           and biases
+ *   live_u U ...           averaged online: the lazy sums; batch --average-iterates: the average
+ *   live_ub UB ...         of the iterates (its bias as a double)
+ *   survived S             voted: samples the current vector has survived
+ *   objective F_LAST F_SO_FAR   batch: the last epoch's objective, the next one's sum so far
+ * the kernel path:
+ *   alpha A1 ... AN        the dual coefficients (updates per sample)
+ *   beta B1 ... BN         averaged: their lazy sums
+ *   margins F1 ... FN      the margin vector as it stands
+ * POSITION counts samples (batch: blocks) done in epoch EPOCHS_DONE + 1; STEPS the samples
+ * visited (batch: the steps taken); FINISHED 1 when the run converged or met --tol. */
+static void print_state(FILE *f, const pt_train_state *st, const state_shape *sh)
+{
+    fprintf(f, "resume %zu %d %zu %zu %zu %.17g %d\nhistory", st->n, st->epochs_done, st->pos,
+            st->epoch_mistakes, st->updates, st->steps, st->finished ? 1 : 0);
+    for (int e = 0; e < st->nhist; e++) fprintf(f, " %zu", st->hist[e]);
+    fputc('\n', f);
+    if (sh->kind == ST_KERNEL) {
+        fputs("alpha", f);
+        for (size_t i = 0; i < st->n; i++) fprintf(f, " %" PRIu32, st->alpha[i]);
+        fputc('\n', f);
+        if (sh->dual_avg) {
+            fputs("beta", f);
+            for (size_t i = 0; i < st->n; i++) fprintf(f, " %.17g", st->beta[i]);
+            fputc('\n', f);
+        }
+        fputs("margins", f);
+        for (size_t i = 0; i < st->n; i++) fprintf(f, " %.9g", (double)st->f[i]);
+        fputc('\n', f);
+        return;
+    }
+    print_vectors(f, "live_w", st->w, sh->nb, sh->d);
+    print_vectors(f, "live_b", st->b, 1, sh->nb);
+    if (sh->sums) {
+        print_vectors(f, "live_u", st->u, sh->nb, sh->d);
+        if (sh->kind == ST_BATCH) fprintf(f, "live_ub %.17g\n", st->avg_b);
+        else print_vectors(f, "live_ub", st->ub, 1, sh->nb);
+    }
+    if (sh->voted) fprintf(f, "survived %.9g\n", (double)st->survived);
+    if (sh->kind == ST_BATCH)
+        fprintf(f, "objective %.17g %.17g\n", st->objective, st->epoch_objective);
+}
+
+static void print_states(FILE *f, const pt_model *m)
+{
+    state_shape sh = shape_of(m->path, m->variant, m->multiclass, m->nclass,
+                              m->params.average_iterates, m->d);
+    for (size_t k = 0; k < m->nstates; k++) print_state(f, m->states[k], &sh);
 }
 
 /* A kernel model's support vectors: "n_sv N", then N lines of coef and the d values. */
@@ -191,8 +304,9 @@ static bool has_ovr_votes(const pt_model *m) { return m->W && m->sub; }
 static void print_model(FILE *f, const pt_model *m)
 {
     const pt_train_params *p = &m->params;
-    /* version 2 only where the file needs it, so that older ptron still reads the others */
-    fprintf(f, "%s %d\n", MODEL_MAGIC, has_ovr_votes(m) ? 2 : 1);
+    /* version 2 only where the file needs it (voted one-vs-rest, a run in progress), so that
+     * older ptron still reads the others */
+    fprintf(f, "%s %d\n", MODEL_MAGIC, has_ovr_votes(m) || m->nstates ? 2 : 1);
     fprintf(f, "path %s\nvariant %s\nbias %d\nd %zu\nnclass %zu\nlabels",
             pt_path_name(m->path), pt_variant_name(m->variant), m->bias ? 1 : 0, m->d, m->nclass);
     for (size_t c = 0; c < m->nclass; c++) fprintf(f, " %.17g", pt_model_class_value(m, c));
@@ -240,7 +354,6 @@ static void print_model(FILE *f, const pt_model *m)
         fputs("w\n", f);
         for (size_t j = 0; j < m->d; j++) fprintf(f, "%.9g\n", (double)m->w[j]);
         if (m->n_votes) print_votes(f, m);
-        if (m->state) print_state(f, m->state, m->d);
     } else if (m->sub) {
         /* kernel one-vs-rest: each class's support vectors in turn */
         fputs("ovr_kernel\n", f);
@@ -248,6 +361,7 @@ static void print_model(FILE *f, const pt_model *m)
     } else {
         print_support(f, m);
     }
+    print_states(f, m);
 }
 
 typedef struct text {
@@ -327,6 +441,7 @@ pt_status pt_predictions_write(const pt_model *m, const double *labels, size_t n
 
 typedef struct parser {
     const char *path;
+    int version;   /* of the file's format */
     char *p, *end; /* unread part of the body (before the checksum line) */
     size_t line;   /* number of the line last returned */
 } parser;
@@ -788,52 +903,284 @@ static pt_status parse_ovr_votes(parser *r, const fields *f, pt_model *m)
     return PT_OK;
 }
 
-/* The run-in-progress lines (see print_state); line holds what follows "resume ". */
-static pt_status parse_state(parser *r, char *line, size_t d, bool averaged, pt_train_state **out)
+/* ------------------------------------------------------------------- run states */
+
+/* The next line of a run-state block, which must start with key; *rest is what follows. */
+static pt_status state_line(parser *r, const char *key, char **rest)
 {
-    pt_train_state *st = *out = calloc(1, sizeof *st);
-    if (!st) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the training state", r->path);
+    char *l = next_line(r), *k = l ? token(&l) : NULL;
+    if (!l) r->line++; /* the checksum line came instead */
+    if (!k || strcmp(k, key) != 0) return perr(r, "expected '%s' (where the run stands)", key);
+    *rest = l;
+    return PT_OK;
+}
+
+/* Exactly nb vectors of d floats from the line into v (each of stride floats). */
+static pt_status parse_vectors(const parser *r, const char *key, char *line, size_t nb, size_t d,
+                               float *v)
+{
+    for (size_t c = 0; c < nb; c++)
+        for (size_t j = 0; j < d; j++) {
+            char *t = token(&line);
+            if (!t) return perr(r, "%s: expected %zu values, found %zu", key, nb * d, c * d + j);
+            PT_TRY(parse_f32(r, key, t, &v[c * pt_stride_for(d) + j]));
+        }
+    if (token(&line)) return perr(r, "%s: expected %zu values, found more", key, nb * d);
+    return PT_OK;
+}
+
+/* a * b + c, or UINT64_MAX if it overflows. */
+static uint64_t mul_add_sat(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t x;
+    if (__builtin_mul_overflow(a, b, &x) || __builtin_add_overflow(x, c, &x)) return UINT64_MAX;
+    return x;
+}
+
+/* The history line: the mistakes of the last epochs (at most keep in a version 2 file; a version
+ * 1 file lists every epoch and only the last PT_STATE_HISTORY are kept), each at most n. */
+static pt_status parse_history(parser *r, pt_train_state *st, int expect, uint64_t *sum)
+{
+    char *h;
+    PT_TRY(state_line(r, "history", &h));
+    int count = 0;
+    *sum = 0;
+    for (char *t; (t = token(&h)) != NULL; count++) {
+        if (count == expect) return perr(r, "history: expected %d values, found more", expect);
+        uint64_t x = 0;
+        PT_TRY(parse_u64(r, "history", t, st->n, &x));
+        if (count >= expect - PT_STATE_HISTORY) st->hist[st->nhist++] = (size_t)x;
+        *sum = *sum + x < *sum ? UINT64_MAX : *sum + x;
+    }
+    if (count != expect) return perr(r, "history: expected %d values, found %d", expect, count);
+    return PT_OK;
+}
+
+/* The counters every block checks the same way: position, mistakes, updates, steps. */
+static pt_status check_counters(const parser *r, const pt_train_state *st, const state_shape *sh,
+                                const fields *f, size_t blocks_per_epoch)
+{
+    if (st->epochs_done > f->epochs_run)
+        return perr(r, "resume: %d epochs done, but the model ran %d", st->epochs_done,
+                    f->epochs_run);
+    if (st->epochs_done > f->p.epochs)
+        return perr(r, "resume: %d epochs done, more than its epochs %d", st->epochs_done,
+                    f->p.epochs);
+    if (st->pos > blocks_per_epoch)
+        return perr(r, "resume: position %zu beyond the %zu %s of an epoch", st->pos,
+                    blocks_per_epoch, sh->kind == ST_BATCH ? "blocks" : "samples");
+    if (st->finished && st->pos)
+        return perr(r, "resume: a finished run stands at the start of an epoch (position %zu)",
+                    st->pos);
+    if (st->epoch_mistakes > (sh->kind == ST_BATCH ? st->n : st->pos))
+        return perr(r, "resume: %zu mistakes in %zu %s", st->epoch_mistakes, st->pos,
+                    sh->kind == ST_BATCH ? "blocks" : "samples");
+    uint64_t visits = mul_add_sat((uint64_t)st->epochs_done, st->n, st->pos);
+    if (sh->kind == ST_BATCH) {
+        uint64_t steps = mul_add_sat((uint64_t)st->epochs_done, blocks_per_epoch, st->pos);
+        if (st->steps != floor(st->steps) || st->steps < 0 || st->steps > (double)steps ||
+            (double)st->updates != st->steps)
+            return perr(r, "resume: %zu updates and %.17g steps for %d epochs and %zu blocks of "
+                        "%zu", st->updates, st->steps, st->epochs_done, st->pos, blocks_per_epoch);
+        return PT_OK;
+    }
+    /* every sample counts towards the average (the voted survival, the kernel path's average) */
+    bool counted = sh->kind == ST_KERNEL || sh->sums || sh->voted || sh->nb > 1;
+    if (counted && (double)visits != st->steps)
+        return perr(r, "resume: %.17g samples visited, but %d epochs and %zu samples make %" PRIu64,
+                    st->steps, st->epochs_done, st->pos, visits);
+    if (st->updates > visits)
+        return perr(r, "resume: %zu updates in %" PRIu64 " samples", st->updates, visits);
+    return PT_OK;
+}
+
+/* A version 1 block, the online path's only: line holds what follows "resume ". */
+static pt_status parse_state_v1(parser *r, char *line, const fields *f, const state_shape *sh,
+                                pt_train_state **out)
+{
     uint64_t v[5];
     const char *names[5] = {"rows", "epochs done", "sample", "epoch mistakes", "updates"};
     for (int i = 0; i < 5; i++) {
         char *t = token(&line);
         if (!t) return perr(r, "resume: expected 8 values");
-        PT_TRY(parse_u64(r, names[i], t, i == 1 ? 1000000000 : UINT64_MAX, &v[i]));
+        uint64_t max = i == 0 ? SIZE_MAX / 16 : i == 1 ? INT32_MAX : SIZE_MAX;
+        PT_TRY(parse_u64(r, names[i], t, max, &v[i]));
     }
     char *ts = token(&line), *tb = ts ? token(&line) : NULL, *tub = tb ? token(&line) : NULL;
     if (!tub || token(&line)) return perr(r, "resume: expected 8 values");
+    if (sh->kind != ST_ONLINE || sh->nb != 1 || sh->blocks != 1 || sh->voted)
+        return perr(r, "resume: a version 1 run state is the binary online path's (classic or "
+                    "averaged)");
+    if (v[0] < 2) return perr(r, "resume: %" PRIu64 " rows", v[0]);
+    size_t len = pt_stride_for(sh->d);
+    unsigned parts = PT_STATE_LINEAR | (sh->sums ? PT_STATE_SUMS : 0);
+    pt_train_state *st = *out = pt_train_state_new((size_t)v[0], len, 1, parts);
+    if (!st) return PT_ERR_NOMEM;
     PT_TRY(parse_f64(r, "steps", ts, &st->steps));
-    PT_TRY(parse_f32(r, "b", tb, &st->b));
-    PT_TRY(parse_f32(r, "ub", tub, &st->ub));
-    st->n = (size_t)v[0];
+    PT_TRY(parse_f32(r, "b", tb, &st->b[0]));
+    if (sh->sums) PT_TRY(parse_f32(r, "ub", tub, &st->ub[0]));
     st->epochs_done = (int)v[1];
-    st->sample = (size_t)v[2];
+    st->pos = (size_t)v[2];
     st->epoch_mistakes = (size_t)v[3];
     st->updates = (size_t)v[4];
-    if (st->sample > st->n) return perr(r, "resume: sample %zu beyond %zu rows", st->sample, st->n);
-    /* history: one number of at least two bytes per epoch, bounded by the bytes left */
-    char *h = next_line(r), *key = h ? token(&h) : NULL;
-    if (!key || strcmp(key, "history") != 0) return perr(r, "expected 'history' after 'resume'");
-    if ((uint64_t)st->epochs_done > (uint64_t)(r->end - r->p) / 2)
-        return perr(r, "history: %d epochs cannot fit in the bytes left", st->epochs_done);
-    st->history = malloc(((size_t)st->epochs_done + 1) * sizeof *st->history);
-    if (!st->history) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the history", r->path);
-    for (int e = 0; e < st->epochs_done; e++) {
-        char *t = token(&h);
-        uint64_t x = 0;
-        if (!t) return perr(r, "history: expected %d values, found %d", st->epochs_done, e);
-        PT_TRY(parse_u64(r, "history", t, UINT64_MAX, &x));
-        st->history[e] = (size_t)x;
+    PT_TRY(check_counters(r, st, sh, f, st->n));
+    uint64_t sum;
+    PT_TRY(parse_history(r, st, st->epochs_done, &sum));
+    if (sum + st->epoch_mistakes != st->updates)
+        return perr(r, "history: %" PRIu64 " mistakes in all, but %zu updates",
+                    sum + st->epoch_mistakes, st->updates);
+    st->finished = st->pos == 0 && st->nhist > 0 && st->hist[st->nhist - 1] == 0;
+    char *l;
+    PT_TRY(state_line(r, "live_w", &l));
+    PT_TRY(parse_vectors(r, "live_w", l, 1, sh->d, st->w));
+    if (sh->sums) {
+        PT_TRY(state_line(r, "live_u", &l));
+        PT_TRY(parse_vectors(r, "live_u", l, 1, sh->d, st->u));
     }
-    if (token(&h)) return perr(r, "history: expected %d values, found more", st->epochs_done);
-    st->len = pt_stride_for(d);
-    const char *vec_key[2] = {"live_w", "live_u"};
-    float **vec[2] = {&st->w, &st->u};
-    for (int k = 0; k < (averaged ? 2 : 1); k++) {
-        char *l = next_line(r), *t = l ? token(&l) : NULL;
-        if (!t || strcmp(t, vec_key[k]) != 0) return perr(r, "expected '%s'", vec_key[k]);
-        if (!(*vec[k] = pt_calloc(st->len * sizeof(float), "training state"))) return PT_ERR_NOMEM;
-        PT_TRY(parse_floats(r, l, d, *vec[k]));
+    return PT_OK;
+}
+
+/* A version 2 block (see print_state): line holds what follows "resume ". */
+static pt_status parse_state_v2(parser *r, char *line, const fields *f, const state_shape *sh,
+                                pt_train_state **out)
+{
+    uint64_t v[5];
+    const char *names[5] = {"rows", "epochs done", "position", "epoch mistakes", "updates"};
+    for (int i = 0; i < 5; i++) {
+        char *t = token(&line);
+        if (!t) return perr(r, "resume: expected 7 values");
+        uint64_t max = i == 0 ? SIZE_MAX / 16 : i == 1 ? INT32_MAX : SIZE_MAX;
+        PT_TRY(parse_u64(r, names[i], t, max, &v[i]));
+    }
+    char *ts = token(&line), *tf = ts ? token(&line) : NULL;
+    if (!tf || token(&line)) return perr(r, "resume: expected 7 values");
+    if (v[0] < 2) return perr(r, "resume: %" PRIu64 " rows", v[0]);
+    size_t n = (size_t)v[0];
+    /* the kernel path's three lines of n numbers (at least two bytes each) must fit */
+    if (sh->kind == ST_KERNEL && v[0] > (uint64_t)(r->end - r->p) / 4)
+        return perr(r, "resume: %zu rows of dual coefficients cannot fit in the bytes left", n);
+    unsigned parts = sh->kind == ST_KERNEL ? PT_STATE_DUAL | (sh->dual_avg ? PT_STATE_DUAL_AVG : 0)
+                                           : PT_STATE_LINEAR | (sh->sums ? PT_STATE_SUMS : 0);
+    size_t len = sh->nb * pt_stride_for(sh->d);
+    pt_train_state *st = *out = pt_train_state_new(n, len, sh->nb, parts);
+    if (!st) return PT_ERR_NOMEM;
+    int fin = 0;
+    PT_TRY(parse_f64(r, "steps", ts, &st->steps));
+    PT_TRY(parse_int(r, "finished", tf, 1, &fin));
+    st->finished = fin != 0;
+    st->epochs_done = (int)v[1];
+    st->pos = (size_t)v[2];
+    st->epoch_mistakes = (size_t)v[3];
+    st->updates = (size_t)v[4];
+    size_t B = f->p.batch_size == 0 || f->p.batch_size >= n ? n : f->p.batch_size;
+    PT_TRY(check_counters(r, st, sh, f, sh->kind == ST_BATCH ? (n + B - 1) / B : n));
+    uint64_t sum;
+    int keep = st->epochs_done < PT_STATE_HISTORY ? st->epochs_done : PT_STATE_HISTORY;
+    PT_TRY(parse_history(r, st, keep, &sum));
+    if (sh->kind != ST_BATCH) {
+        /* each update is a mistake: all of them when every epoch is listed */
+        uint64_t all = sum + st->epoch_mistakes;
+        if (keep == st->epochs_done ? all != st->updates : all > st->updates)
+            return perr(r, "history: %" PRIu64 " mistakes%s, but %zu updates", all,
+                        keep == st->epochs_done ? " in all" : " in the last epochs", st->updates);
+    }
+    if (st->finished && keep == 0) return perr(r, "resume: finished before its first epoch");
+    char *l;
+    if (sh->kind == ST_KERNEL) {
+        PT_TRY(state_line(r, "alpha", &l));
+        uint64_t total = 0;
+        for (size_t i = 0; i < n; i++) {
+            char *t = token(&l);
+            uint64_t a = 0;
+            if (!t) return perr(r, "alpha: expected %zu values, found %zu", n, i);
+            PT_TRY(parse_u64(r, "alpha", t, (uint64_t)st->epochs_done + 1, &a));
+            st->alpha[i] = (uint32_t)a;
+            total += a;
+        }
+        if (token(&l)) return perr(r, "alpha: expected %zu values, found more", n);
+        if (total != st->updates)
+            return perr(r, "alpha: %" PRIu64 " updates in all, not %zu", total, st->updates);
+        if (sh->dual_avg) {
+            PT_TRY(state_line(r, "beta", &l));
+            for (size_t i = 0; i < n; i++) {
+                char *t = token(&l);
+                if (!t) return perr(r, "beta: expected %zu values, found %zu", n, i);
+                PT_TRY(parse_f64(r, "beta", t, &st->beta[i]));
+                if (st->beta[i] < 0 || st->beta[i] > st->steps * st->alpha[i])
+                    return perr(r, "beta: %.17g is not a sum of %" PRIu32 " sample counts up to "
+                                "%.17g", st->beta[i], st->alpha[i], st->steps);
+            }
+            if (token(&l)) return perr(r, "beta: expected %zu values, found more", n);
+        }
+        PT_TRY(state_line(r, "margins", &l));
+        for (size_t i = 0; i < n; i++) {
+            char *t = token(&l);
+            if (!t) return perr(r, "margins: expected %zu values, found %zu", n, i);
+            PT_TRY(parse_f32(r, "margins", t, &st->f[i]));
+        }
+        if (token(&l)) return perr(r, "margins: expected %zu values, found more", n);
+        return PT_OK;
+    }
+    PT_TRY(state_line(r, "live_w", &l));
+    PT_TRY(parse_vectors(r, "live_w", l, sh->nb, sh->d, st->w));
+    PT_TRY(state_line(r, "live_b", &l));
+    PT_TRY(parse_vectors(r, "live_b", l, 1, sh->nb, st->b));
+    if (sh->sums) {
+        PT_TRY(state_line(r, "live_u", &l));
+        PT_TRY(parse_vectors(r, "live_u", l, sh->nb, sh->d, st->u));
+        PT_TRY(state_line(r, "live_ub", &l));
+        if (sh->kind == ST_BATCH) {
+            char *t = token(&l);
+            if (!t || token(&l)) return perr(r, "live_ub: expected one value");
+            PT_TRY(parse_f64(r, "live_ub", t, &st->avg_b));
+        } else {
+            PT_TRY(parse_vectors(r, "live_ub", l, 1, sh->nb, st->ub));
+        }
+    }
+    if (sh->voted) {
+        PT_TRY(state_line(r, "survived", &l));
+        char *t = token(&l);
+        if (!t || token(&l)) return perr(r, "survived: expected one value");
+        PT_TRY(parse_f32(r, "survived", t, &st->survived));
+        if (st->survived < 0 || st->survived != floorf(st->survived) || st->survived > st->steps)
+            return perr(r, "survived: %g is not a count of samples up to %.17g",
+                        (double)st->survived, st->steps);
+    }
+    if (sh->kind == ST_BATCH) {
+        PT_TRY(state_line(r, "objective", &l));
+        char *t1 = token(&l), *t2 = t1 ? token(&l) : NULL;
+        if (!t2 || token(&l)) return perr(r, "objective: expected two values");
+        PT_TRY(parse_f64(r, "objective", t1, &st->objective));
+        PT_TRY(parse_f64(r, "objective", t2, &st->epoch_objective));
+        if (st->objective < 0 || st->epoch_objective < 0)
+            return perr(r, "objective: a sum of losses is not negative");
+    }
+    return PT_OK;
+}
+
+/* The run-state blocks after the weights: one, or one per class of one-vs-rest; line holds
+ * what follows the first "resume ". */
+static pt_status parse_states(parser *r, char *line, const fields *f, pt_model *m)
+{
+    state_shape sh = shape_of(f->path, f->variant, f->multiclass, (size_t)f->nclass,
+                              f->p.average_iterates, (size_t)f->d);
+    if (!(m->states = calloc(sh.blocks, sizeof *m->states)))
+        return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu training states", r->path, sh.blocks);
+    m->nstates = sh.blocks;
+    for (size_t k = 0; k < sh.blocks; k++) {
+        if (k > 0) {
+            char *l = next_line(r);
+            if (!l || strncmp(l, "resume ", 7) != 0) {
+                if (!l) r->line++;
+                return perr(r, "expected 'resume' of class %zu (one per class)", k);
+            }
+            line = l + 7;
+        }
+        PT_TRY(r->version == 1 ? parse_state_v1(r, line, f, &sh, &m->states[k])
+                               : parse_state_v2(r, line, f, &sh, &m->states[k]));
+        if (k > 0 && m->states[k]->n != m->states[0]->n)
+            return perr(r, "resume: class %zu ran on %zu rows, class 0 on %zu", k,
+                        m->states[k]->n, m->states[0]->n);
     }
     return PT_OK;
 }
@@ -1041,8 +1388,8 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
         s = parse_ovr_votes(r, &f, m);
         extra = s == PT_OK ? next_line(r) : NULL;
     }
-    if (extra && m->w && strncmp(extra, "resume ", 7) == 0) {
-        s = parse_state(r, extra + 7, (size_t)f.d, f.variant == PT_VARIANT_AVERAGED, &m->state);
+    if (extra && strncmp(extra, "resume ", 7) == 0) {
+        s = parse_states(r, extra + 7, &f, m);
         extra = s == PT_OK ? next_line(r) : NULL;
     }
     if (extra) s = perr(r, "unexpected line after the weights");
@@ -1132,7 +1479,7 @@ static size_t line_of(const char *s, const char *end)
 }
 
 /* The first line: magic and version. */
-static pt_status check_first_line(const char *path, const char *buf, size_t len)
+static pt_status check_first_line(const char *path, const char *buf, size_t len, int *version)
 {
     const size_t ml = sizeof MODEL_MAGIC - 1;
     if (len < ml + 2 || memcmp(buf, MODEL_MAGIC " ", ml + 1) != 0)
@@ -1147,6 +1494,7 @@ static pt_status check_first_line(const char *path, const char *buf, size_t len)
         return pt_fail(PT_ERR_VERSION, "%s:1: model format version %lu is newer than this ptron "
                        "reads (version %d); upgrade ptron", path, v, MODEL_VERSION);
     if (v < 1) return pt_fail(PT_ERR_FORMAT, "%s:1: unknown model format version %lu", path, v);
+    *version = (int)v;
     return PT_OK;
 }
 
@@ -1157,7 +1505,8 @@ pt_status pt_model_load(const char *path, pt_model **out)
     char *buf = NULL;
     size_t len = 0;
     PT_TRY(read_all(path, &buf, &len));
-    pt_status s = check_first_line(path, buf, len);
+    int version = 0;
+    pt_status s = check_first_line(path, buf, len, &version);
 
     /* The last line must be the checksum of everything before it. The magic and version come
      * first so that a file that is no model, or a newer one, says so rather than "checksum". */
@@ -1192,7 +1541,7 @@ pt_status pt_model_load(const char *path, pt_model **out)
     if (s == PT_OK) {
         c_locale loc;
         c_locale_begin(&loc);
-        parser r = {.path = path, .p = buf, .end = buf + body, .line = 0};
+        parser r = {.path = path, .version = version, .p = buf, .end = buf + body, .line = 0};
         next_line(&r); /* the magic line, checked above */
         s = parse_body(&r, out);
         c_locale_end(&loc);

@@ -5,7 +5,10 @@
  *    in lockstep from one pass over X per epoch. The model keeps one weight vector per class
  *    and predicts the class of highest score. The voted perceptron keeps each class's binary
  *    model whole (its vectors and their survival counts, in m->sub) and scores a class by its
- *    vote; each class may store vectors within 1/K of the memory budget.
+ *    vote; each class may store vectors within 1/K of the memory budget. With an epoch hook or
+ *    a progress callback the classes advance in rounds of one epoch (each class resumes from
+ *    where the last round left it, exactly), so the hook sees every class at the same epoch;
+ *    the model records where each class stands, so an interrupted run resumes.
  *  - The multiclass perceptron (online): scores s_c = W_c.x + B_c for every class in one visit
  *    of x; with r the best wrong class, a margin violation s_y - s_r <= tau adds eta x to W_y
  *    and subtracts it from W_r. Averaged with the same lazy sum as the binary path.
@@ -18,31 +21,95 @@
 
 /* ------------------------------------------------------------------ one-vs-rest */
 
-/* Sum per-class reports into one: mistakes per epoch summed, converged if all converged. */
+/* Sum per-class reports into one: mistakes per epoch summed, converged if all converged. A
+ * resumed run's report starts after the latest epoch any class took over. */
 static pt_status merge_reports(pt_train_report *reps, size_t K, pt_train_report *r)
 {
-    int epochs = 0;
+    int epochs = 0, before = 0;
     r->converged = 1;
     for (size_t c = 0; c < K; c++) {
         if (reps[c].epochs_run > epochs) epochs = reps[c].epochs_run;
+        if (reps[c].epochs_before > before) before = reps[c].epochs_before;
         r->updates += reps[c].updates;
         r->converged &= reps[c].converged;
     }
-    for (int e = 0; e < epochs; e++) {
+    r->epochs_before = r->epochs_run = before;
+    for (int e = before + 1; e <= epochs; e++) {
         size_t mistakes = 0;
         double obj = 0.0; /* batch path: the classes' objectives summed, while all have one */
         for (size_t c = 0; c < K; c++) {
-            if (e < reps[c].epochs_run) mistakes += reps[c].mistakes_per_epoch[e];
-            obj = reps[c].objective_per_epoch && e < reps[c].epochs_run
-                      ? obj + reps[c].objective_per_epoch[e] : NAN;
+            const pt_train_report *q = &reps[c];
+            bool has = e <= q->epochs_run; /* e > q->epochs_before, since before is the latest */
+            if (has) mistakes += q->mistakes_per_epoch[e - q->epochs_before - 1];
+            int at = e - q->epochs_before - 1;
+            obj = q->objective_per_epoch && has ? obj + q->objective_per_epoch[at] : NAN;
         }
         PT_TRY(pt_report_push_epoch(r, mistakes, obj));
     }
-    free(r->seconds_per_epoch); /* the classes ran one after another: no per-epoch time */
+    free(r->seconds_per_epoch); /* the classes ran side by side or in turn: no per-epoch time */
     r->seconds_per_epoch = NULL;
     return PT_OK;
 }
 
+/* The epochs a problem has done (a finished one: past every limit). */
+static int problem_epochs(const pt_train_state *st)
+{
+    return !st ? 0 : st->finished ? INT32_MAX : st->epochs_done;
+}
+
+/* Mistakes of all classes in epoch e (those that ran it in this call). */
+static size_t mistakes_in(const pt_train_report *reps, size_t K, int e)
+{
+    size_t sum = 0;
+    for (size_t c = 0; c < K; c++)
+        if (e > reps[c].epochs_before && e <= reps[c].epochs_run)
+            sum += reps[c].mistakes_per_epoch[e - reps[c].epochs_before - 1];
+    return sum;
+}
+
+/* Where each class stands: taken from the model to resume (cloned), or NULL for fresh. */
+static pt_train_state **states_from(const pt_train_params *p, size_t K)
+{
+    pt_train_state **st = calloc(K, sizeof *st);
+    if (!st) {
+        pt_fail(PT_ERR_NOMEM, "cannot allocate %zu training states", K);
+        return NULL;
+    }
+    for (size_t c = 0; p->resume && c < K; c++)
+        if (!(st[c] = pt_train_state_clone(p->resume->states[c]))) {
+            for (size_t j = 0; j < c; j++) pt_train_state_free(st[j]);
+            free(st);
+            return NULL;
+        }
+    return st;
+}
+
+static void states_free(pt_train_state **st, size_t K)
+{
+    for (size_t c = 0; st && c < K; c++) pt_train_state_free(st[c]);
+    free(st);
+}
+
+/* After a round that brought every class to epoch E: the progress callback, then the epoch
+ * hook with the model as it stands (m, lent where each class stands for the call; NULL
+ * states: not resumable). Returns non-zero to stop. */
+static int after_round(const pt_train_params *p, pt_model *m, pt_train_state **states, size_t K,
+                       const pt_train_report *reps, int E, double t0, pt_status *s)
+{
+    size_t mistakes = mistakes_in(reps, K, E);
+    if (p->progress && p->progress(E, mistakes, pt_now() - t0, p->progress_user)) {
+        *s = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d", E);
+        return 1;
+    }
+    if (!p->epoch_hook) return 0;
+    m->epochs_run = E;
+    m->states = states;
+    m->nstates = states ? K : 0;
+    int stop = p->epoch_hook(m, E, mistakes, p->epoch_user);
+    m->states = NULL;
+    m->nstates = 0;
+    return stop;
+}
 
 /* A class's binary model inside a one-vs-rest model: labels 0 (the rest) and 1 (the class). */
 static void class_model_meta(pt_model *mc, const pt_train_params *p)
@@ -64,99 +131,183 @@ static void class_model_meta(pt_model *mc, const pt_train_params *p)
     mc->params.init = NULL;
 }
 
-static pt_status train_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
-                           pt_model *m, pt_train_report *r)
+/* One-vs-rest on the linear paths: K binary problems, in rounds (every class up to epoch E,
+ * then the callbacks; one round to the last epoch when there are none). */
+typedef struct ovr {
+    const pt_dataset *ds;
+    const pt_kernels *k;
+    const pt_train_params *p;
+    pt_train_params inner; /* per class: one thread, no callbacks */
+    pt_model *m;
+    size_t K, len;
+    int threads;
+    bool lockstep, voted;
+    float *ys;              /* the per-class +1/-1 labels (not lockstep) */
+    pt_train_state **states;
+    pt_model **cls;         /* not lockstep: each class's binary model (voted: m->sub) */
+    pt_train_report *reps, *part;
+    char first_error[512];
+} ovr;
+
+/* Class c's binary problem, from where it stands, up to epoch E (not lockstep). */
+static pt_status ovr_class(ovr *o, size_t c, const pt_train_params *inner)
 {
-    const size_t K = ds->nclass, len = pt_stride_for(ds->d);
-    int threads = pt_threads_resolve(p->threads);
-    pt_train_params inner = *p;
-    inner.threads = 1; /* parallel over classes instead */
-    inner.pass = PT_PASS_SEQUENTIAL;
-    inner.progress = NULL;
-    inner.epoch_hook = NULL;
-    pt_train_report *reps = calloc(K, sizeof *reps);
-    pt_status *status = calloc(K, sizeof *status);
-    /* the per-class +1/-1 labels: only the path that trains each class on its own view needs them */
-    const bool voted = p->path == PT_PATH_ONLINE && p->variant == PT_VARIANT_VOTED;
-    bool lockstep = p->path == PT_PATH_ONLINE && !voted;
-    float *ys = lockstep ? NULL : pt_alloc(K * (ds->n ? ds->n : 1) * sizeof(float), "one-vs-rest labels");
-    if (voted) {
-        /* the classes' vectors live at once: each gets its share of the budget, so the sum
-         * stays within it whatever the order the classes run in */
-        inner.mem_budget_bytes = p->mem_budget_bytes / K;
-        m->sub = calloc(K, sizeof *m->sub);
+    const pt_dataset *ds = o->ds;
+    const size_t len = o->len;
+    pt_dataset view;
+    pt_dataset_binary_view(ds, c, o->ys + c * ds->n, &view);
+    /* resume from where the class stands: its state, and (voted) its vectors, from the last
+     * round or from the model to resume */
+    const pt_model *base = o->cls[c] ? o->cls[c]
+                           : o->p->resume && o->p->resume->sub ? o->p->resume->sub[c] : NULL;
+    pt_model from = base ? *base : (pt_model){0};
+    pt_train_state *at = o->states[c];
+    from.states = &at;
+    from.nstates = 1;
+    pt_train_params pc = *inner;
+    pc.resume = at ? &from : NULL;
+    pt_model *mc = pt_model_alloc_linear(ds->d);
+    if (!mc) return PT_ERR_NOMEM;
+    /* the class's start: its row of W (zero, or the warm start) */
+    memcpy(mc->w, o->m->W + c * len, len * sizeof(float));
+    mc->b = o->m->Bk[c];
+    pt_status s = o->inner.path == PT_PATH_BATCH ? pt_train_batch(&view, &pc, o->k, mc, &o->part[c])
+                                                 : pt_train_online(&view, &pc, o->k, mc, &o->part[c]);
+    if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
+        pt_model_free(mc);
+        return s;
     }
-    if (!reps || !status || (!lockstep && !ys) || (voted && !m->sub)) {
-        free(reps);
-        free(status);
-        pt_free(ys);
-        return pt_fail(PT_ERR_NOMEM, "cannot allocate %zu one-vs-rest problems", K);
-    }
-    char first_error[512] = "";
-    if (lockstep) {
+    memcpy(o->m->W + c * len, mc->w, len * sizeof(float));
+    o->m->Bk[c] = mc->b;
+    pt_train_state_free(o->states[c]);
+    o->states[c] = mc->states[0];
+    mc->states[0] = NULL;
+    pt_model_clear_run(mc);
+    /* the class's binary model, vectors and all (voted: its vote is its score) */
+    class_model_meta(mc, o->p);
+    pt_model_free(o->cls[c]);
+    o->cls[c] = mc;
+    return s;
+}
+
+/* Every class up to epoch E: lockstep groups, or one class a task. */
+static pt_status ovr_round(ovr *o, int E)
+{
+    const size_t K = o->K, len = o->len;
+    const pt_dataset *ds = o->ds;
+    pt_train_params inner = o->inner;
+    inner.epochs = E;
+    pt_status status = PT_OK;
+    o->first_error[0] = '\0';
+    if (o->lockstep) {
         /* the online path in lockstep: each thread streams X once per epoch for its group of
          * classes (contiguous, so the result does not depend on the thread count) */
-        size_t groups = (size_t)threads < K ? (size_t)threads : K;
+        size_t groups = (size_t)o->threads < K ? (size_t)o->threads : K;
 #pragma omp parallel for schedule(static, 1) num_threads((int)groups)
         for (size_t g = 0; g < groups; g++) {
             size_t c0 = K * g / groups, c1 = K * (g + 1) / groups;
-            pt_status s = pt_train_online_ovr(ds, &inner, k, c0, c1, m->W + c0 * len, m->Bk + c0,
-                                              reps + c0);
-            for (size_t c = c0; c < c1; c++) status[c] = s;
-            if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
+            pt_status s = pt_train_online_ovr(ds, &inner, o->k, c0, c1, o->m->W + c0 * len,
+                                              o->m->Bk + c0, o->part + c0, o->states + c0);
 #pragma omp critical /* unnamed: a named one is a symbol the library would export */
-                if (!first_error[0]) snprintf(first_error, sizeof first_error, "%s", pt_last_error());
+            {
+                if (s != PT_OK && s != PT_ERR_INTERRUPTED && !o->first_error[0])
+                    snprintf(o->first_error, sizeof o->first_error, "%s", pt_last_error());
+                if (status == PT_OK || (status == PT_ERR_INTERRUPTED && s != PT_OK)) status = s;
             }
         }
     } else {
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(o->threads)
         for (size_t c = 0; c < K; c++) {
-            pt_dataset view;
-            pt_dataset_binary_view(ds, c, ys + c * ds->n, &view);
-            pt_model *mc = pt_model_alloc_linear(ds->d);
-            pt_status s = mc ? PT_OK : PT_ERR_NOMEM;
-            if (mc) {
-                /* the class's start: its row of W (zero, or the warm start) */
-                memcpy(mc->w, m->W + c * len, len * sizeof(float));
-                mc->b = m->Bk[c];
-            }
-            if (s == PT_OK)
-                s = p->path == PT_PATH_BATCH ? pt_train_batch(&view, &inner, k, mc, &reps[c])
-                                             : pt_train_online(&view, &inner, k, mc, &reps[c]);
-            if (mc) {
-                memcpy(m->W + c * len, mc->w, len * sizeof(float));
-                m->Bk[c] = mc->b;
-            }
-            if (mc && voted && (s == PT_OK || s == PT_ERR_INTERRUPTED)) {
-                /* the class's binary model, vectors and all: its vote is its score */
-                class_model_meta(mc, p);
-                m->sub[c] = mc;
-                mc = NULL;
-            }
-            status[c] = s;
-            if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
+            if (o->cls[c] && problem_epochs(o->states[c]) >= E) continue; /* there already */
+            pt_status s = ovr_class(o, c, &inner);
 #pragma omp critical /* unnamed: a named one is a symbol the library would export */
-                if (!first_error[0])
-                    snprintf(first_error, sizeof first_error, "class %g: %s%s", ds->class_values[c],
-                             pt_last_error(),
-                             voted && s == PT_ERR_LIMIT ? " (one-vs-rest: each class gets 1/K of "
-                                                          "the budget)" : "");
+            {
+                if (s != PT_OK && s != PT_ERR_INTERRUPTED && !o->first_error[0])
+                    snprintf(o->first_error, sizeof o->first_error, "class %g: %s%s",
+                             ds->class_values[c], pt_last_error(),
+                             o->voted && s == PT_ERR_LIMIT ? " (one-vs-rest: each class gets 1/K "
+                                                             "of the budget)" : "");
+                if (status == PT_OK || (status == PT_ERR_INTERRUPTED && s != PT_OK)) status = s;
             }
-            pt_model_free(mc);
         }
     }
-    /* the report: per epoch, the mistakes summed over classes */
+    for (size_t c = 0; c < K; c++) {
+        pt_status a = o->part[c].epochs_run || o->part[c].mistakes_per_epoch
+                          ? pt_report_append(&o->reps[c], &o->part[c]) : PT_OK;
+        pt_train_report_clear(&o->part[c]);
+        if (a != PT_OK && status == PT_OK) status = a;
+    }
+    if (status != PT_OK && status != PT_ERR_INTERRUPTED && o->first_error[0])
+        return pt_fail(status, "%s", o->first_error);
+    if (status == PT_ERR_INTERRUPTED) pt_fail(status, "interrupted in epoch %d", E);
+    return status;
+}
+
+static pt_status train_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                           pt_model *m, pt_train_report *r)
+{
+    const size_t K = ds->nclass;
+    ovr o = {.ds = ds, .k = k, .p = p, .inner = *p, .m = m, .K = K, .len = pt_stride_for(ds->d),
+             .threads = pt_threads_resolve(p->threads)};
+    o.inner.threads = 1; /* parallel over classes instead */
+    o.inner.pass = PT_PASS_SEQUENTIAL;
+    o.inner.progress = NULL;
+    o.inner.epoch_hook = NULL;
+    o.inner.resume = NULL;
+    o.voted = p->path == PT_PATH_ONLINE && p->variant == PT_VARIANT_VOTED;
+    o.lockstep = p->path == PT_PATH_ONLINE && !o.voted;
+    o.reps = calloc(K, sizeof *o.reps);
+    o.part = calloc(K, sizeof *o.part);
+    o.states = states_from(p, K);
+    if (o.voted) {
+        /* the classes' vectors live at once: each gets its share of the budget, so the sum
+         * stays within it whatever the order the classes run in; the classes' binary models
+         * are the model's */
+        o.inner.mem_budget_bytes = p->mem_budget_bytes / K;
+        o.cls = m->sub = calloc(K, sizeof *m->sub);
+    } else if (!o.lockstep) {
+        o.cls = calloc(K, sizeof *o.cls);
+    }
+    /* the per-class +1/-1 labels: only the path that trains each class on its own view needs them */
+    if (!o.lockstep) o.ys = pt_alloc(K * (ds->n ? ds->n : 1) * sizeof(float), "one-vs-rest labels");
     pt_status s = PT_OK;
-    for (size_t c = 0; c < K && s == PT_OK; c++)
-        if (status[c] != PT_OK) s = status[c];
-    if (s == PT_OK) s = merge_reports(reps, K, r);
-    for (size_t c = 0; c < K; c++) pt_train_report_clear(&reps[c]);
-    free(reps);
-    free(status);
-    pt_free(ys);
-    if (s != PT_OK && s != PT_ERR_INTERRUPTED && first_error[0]) return pt_fail(s, "%s", first_error);
-    if (s == PT_OK && p->progress && r->epochs_run)
-        p->progress(r->epochs_run, r->mistakes_per_epoch[r->epochs_run - 1], 0.0, p->progress_user);
+    if (!o.reps || !o.part || !o.states || (!o.lockstep && (!o.ys || !o.cls))) {
+        s = pt_fail(PT_ERR_NOMEM, "cannot allocate %zu one-vs-rest problems", K);
+        goto out;
+    }
+    /* with an epoch hook or a progress callback, one epoch a round; else one round */
+    bool rounds = p->epoch_hook || p->progress;
+    int E = p->epochs;
+    for (size_t c = 0; rounds && c < K; c++)
+        if (problem_epochs(o.states[c]) < E) E = problem_epochs(o.states[c]) + 1;
+    double t0 = pt_now();
+    for (;; E++) {
+        if ((s = ovr_round(&o, E)) != PT_OK) break;
+        bool all_done = true;
+        for (size_t c = 0; c < K; c++) all_done &= problem_epochs(o.states[c]) >= p->epochs;
+        if (!rounds || after_round(p, m, o.states, K, o.reps, E, t0, &s) || all_done ||
+            E >= p->epochs)
+            break;
+    }
+    if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
+        pt_status ms = merge_reports(o.reps, K, r);
+        if (ms != PT_OK) s = ms;
+        /* where each class stands */
+        m->states = o.states;
+        m->nstates = K;
+        o.states = NULL;
+    }
+out:
+    for (size_t c = 0; c < K; c++) {
+        if (o.reps) pt_train_report_clear(&o.reps[c]);
+        if (o.part) pt_train_report_clear(&o.part[c]);
+        if (o.cls && !o.voted) pt_model_free(o.cls[c]);
+    }
+    free(o.reps);
+    free(o.part);
+    if (!o.voted) free(o.cls);
+    states_free(o.states, K);
+    pt_free(o.ys);
     return s;
 }
 
@@ -215,6 +366,34 @@ static void direct_snapshot(const direct *o, float *W, float *B)
     for (size_t c = 0; c < o->K; c++) B[c] = o->B[c] - o->UB[c] * inv;
 }
 
+/* Where the multiclass perceptron stands into st (every class's weights in turn). */
+static pt_status direct_capture(const direct *o, const pt_train_report *r, const pt_train_state *from,
+                                int done, size_t pos, size_t pos_mistakes, bool finished,
+                                const uint32_t *order, int shuffles, const pt_rng *rng,
+                                pt_train_state *st)
+{
+    st->epochs_done = done;
+    st->pos = pos;
+    st->epoch_mistakes = pos_mistakes;
+    st->updates = r->updates;
+    st->steps = o->steps;
+    st->finished = finished;
+    memcpy(st->w, o->W, o->K * o->len * sizeof(float));
+    memcpy(st->b, o->B, o->K * sizeof(float));
+    if (o->averaged) {
+        memcpy(st->u, o->U, o->K * o->len * sizeof(float));
+        memcpy(st->ub, o->UB, o->K * sizeof(float));
+    }
+    pt_train_state_history(st, from, r);
+    return order ? pt_train_state_keep_order(st, order, st->n, shuffles, rng) : PT_OK;
+}
+
+static pt_train_state *direct_state_new(const direct *o, size_t n)
+{
+    return pt_train_state_new(n, o->K * o->len, o->K,
+                              PT_STATE_LINEAR | (o->averaged ? PT_STATE_SUMS : 0));
+}
+
 static pt_status train_direct(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
                               pt_model *m, pt_train_report *r)
 {
@@ -228,34 +407,60 @@ static pt_status train_direct(const pt_dataset *ds, const pt_train_params *p, co
         return pt_fail(PT_ERR_UNSUPPORTED, "the voted perceptron is binary; use PT_VARIANT_AVERAGED");
     if (p->shuffle && n > UINT32_MAX)
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
+    const pt_train_state *from = p->resume ? p->resume->states[0] : NULL;
     uint32_t *order = NULL;
     pt_model *snap = NULL;
+    pt_train_state *state = NULL;
     pt_status s = PT_OK;
     o.s = malloc(K * sizeof(float));
     if (!o.s || (o.averaged && (!(o.U = pt_calloc(K * o.len * sizeof(float), "averaging buffers")) ||
                                 !(o.UB = pt_calloc(K * sizeof(float), "averaging buffers")))) ||
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
-        (p->epoch_hook && !(snap = pt_model_alloc_multiclass(ds->d, K, ds->class_values)))) {
-        s = o.s ? PT_ERR_NOMEM : pt_fail(PT_ERR_NOMEM, "cannot allocate %zu scores", K);
+        !(state = direct_state_new(&o, n)) ||
+        (p->epoch_hook && (!(snap = pt_model_alloc_multiclass(ds->d, K, ds->class_values)) ||
+                           pt_model_keep_run(snap, direct_state_new(&o, n)) != PT_OK))) {
+        s = pt_fail(PT_ERR_NOMEM, "cannot allocate the multiclass perceptron's buffers (%zu "
+                    "classes)", K);
         goto out;
     }
     if (snap) pt_model_set_meta(snap, ds, p);
-    for (size_t i = 0; order && i < n; i++) order[i] = (uint32_t)i;
     pt_rng rng;
-    pt_rng_seed(&rng, p->seed);
+    int shuffles = 0;
+    if (order) pt_train_state_order(from, p->seed, order, n, &rng, &shuffles);
+    int first = 1;
+    size_t start = 0, carried = 0;
+    bool finished = false;
+    if (from) {
+        memcpy(o.W, from->w, K * o.len * sizeof(float));
+        memcpy(o.B, from->b, K * sizeof(float));
+        if (o.averaged) {
+            memcpy(o.U, from->u, K * o.len * sizeof(float));
+            memcpy(o.UB, from->ub, K * sizeof(float));
+        }
+        o.steps = from->steps;
+        pt_report_resume(r, from);
+        first = from->epochs_done + 1;
+        start = from->pos;
+        carried = from->epoch_mistakes;
+        finished = from->finished;
+    }
+    int done = first - 1;
+    size_t pos = start, pos_mistakes = carried;
     double t0 = pt_now();
-    for (int epoch = 1; epoch <= p->epochs; epoch++) {
-        if (order) pt_rng_shuffle(&rng, order, n);
-        size_t mistakes = 0;
-        for (size_t t = 0; t < n; t++) {
+    for (int epoch = first; epoch <= p->epochs && !finished; epoch++) {
+        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
+        size_t mistakes = epoch == first ? carried : 0, before = mistakes;
+        for (size_t t = epoch == first ? start : 0; t < n; t++) {
             size_t i = order ? order[t] : t;
             mistakes += (size_t)direct_visit(&o, ds->X + i * ds->stride, (size_t)ds->cls[i]);
             if (pt_stopping(p->stop)) {
+                pos = t + 1;
+                pos_mistakes = mistakes;
                 s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d at sample %zu", epoch, t + 1);
                 break;
             }
         }
-        r->updates += mistakes;
+        r->updates += mistakes - before;
         if (s != PT_OK) break;
         if ((s = pt_report_push_epoch(r, mistakes, NAN)) != PT_OK) break;
         bool finite = true;
@@ -265,6 +470,10 @@ static pt_status train_direct(const pt_dataset *ds, const pt_train_params *p, co
                                         "rescale the features", epoch);
             break;
         }
+        done = epoch;
+        pos = pos_mistakes = 0;
+        finished = mistakes == 0;
+        if (finished) r->converged = 1;
         if (p->progress && p->progress(epoch, mistakes, pt_now() - t0, p->progress_user)) {
             s = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d", epoch);
             break;
@@ -272,11 +481,21 @@ static pt_status train_direct(const pt_dataset *ds, const pt_train_params *p, co
         if (snap) {
             direct_snapshot(&o, snap->W, snap->Bk);
             snap->epochs_run = epoch;
-            if (p->epoch_hook(snap, epoch, mistakes, p->epoch_user)) break;
+            if ((s = direct_capture(&o, r, from, epoch, 0, 0, finished, order, shuffles, &rng,
+                                    snap->states[0])) != PT_OK ||
+                p->epoch_hook(snap, epoch, mistakes, p->epoch_user))
+                break;
         }
-        if (mistakes == 0) {
-            r->converged = 1;
-            break;
+    }
+    if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
+        /* where the run stands, for --resume (pt_train drops it from a finished run) */
+        pt_status cs = direct_capture(&o, r, from, done, pos, pos_mistakes, finished, order,
+                                      shuffles, &rng, state);
+        if (cs == PT_OK) cs = pt_model_keep_run(m, state);
+        state = NULL;
+        if (cs != PT_OK) {
+            s = cs;
+            goto out;
         }
     }
     direct_snapshot(&o, m->W, m->Bk);
@@ -286,6 +505,7 @@ out:
     pt_free(o.UB);
     pt_free(order);
     pt_model_free(snap);
+    pt_train_state_free(state);
     return s;
 }
 
@@ -304,43 +524,93 @@ static void class_view(void *user, size_t c, pt_dataset *view)
     view->class_values = cv->binary;
 }
 
+/* The kernel one-vs-rest run between rounds: the epoch hook sees the classes' models. */
+typedef struct kernel_ovr {
+    const pt_train_params *p;
+    class_views *cv;
+    pt_model *m;
+    pt_train_state **states;
+    pt_train_report *reps;
+    double t0;
+    pt_status s;
+} kernel_ovr;
+
+/* Every class's model as its state stands (they replace those of m). */
+static pt_status class_models(const kernel_ovr *ko)
+{
+    pt_model *m = ko->m;
+    pt_dataset view;
+    class_view(ko->cv, 0, &view); /* a class model's meta does not depend on the class */
+    for (size_t c = 0; c < m->nclass; c++) {
+        pt_dataset vc;
+        class_view(ko->cv, c, &vc);
+        pt_model *mc = NULL;
+        PT_TRY(pt_kernel_model_from_state(&vc, ko->p, ko->states[c], &mc));
+        pt_model_set_meta(mc, &view, ko->p);
+        mc->epochs_run = ko->states[c]->epochs_done;
+        pt_model_free(m->sub[c]);
+        m->sub[c] = mc;
+    }
+    return PT_OK;
+}
+
+static int kernel_round(void *user, int epoch)
+{
+    kernel_ovr *ko = user;
+    if (ko->p->epoch_hook && (ko->s = class_models(ko)) != PT_OK) return 1;
+    return after_round(ko->p, ko->m, ko->states, ko->m->nclass, ko->reps, epoch, ko->t0, &ko->s);
+}
+
 static pt_status train_kernel_ovr(const pt_dataset *ds, const pt_train_params *p,
                                   const pt_kernels *k, pt_model **out, pt_train_report *r)
 {
     const size_t K = ds->nclass;
     pt_model *m = calloc(1, sizeof *m);
     pt_train_report *reps = calloc(K, sizeof *reps);
+    pt_train_state **states = states_from(p, K);
     float *y = pt_alloc((ds->n ? ds->n : 1) * sizeof(float), "one-vs-rest labels");
-    pt_status s = m && reps && y && (m->sub = calloc(K, sizeof *m->sub)) && (m->labels = malloc(K * sizeof(double)))
+    pt_status s = m && reps && states && y && (m->sub = calloc(K, sizeof *m->sub)) &&
+                          (m->labels = malloc(K * sizeof(double)))
                       ? PT_OK
                       : pt_fail(PT_ERR_NOMEM, "cannot allocate %zu one-vs-rest problems", K);
     if (s == PT_OK) {
         m->d = ds->d;
         m->nclass = K;
         memcpy(m->labels, ds->class_values, K * sizeof(double));
+        pt_model_set_meta(m, ds, p);
         pt_train_params inner = *p;
         inner.progress = NULL;
         inner.epoch_hook = NULL;
+        inner.resume = NULL;
         class_views cv = {ds, y, {0.0, 1.0}};
+        kernel_ovr ko = {.p = p, .cv = &cv, .m = m, .states = states, .reps = reps,
+                         .t0 = pt_now(), .s = PT_OK};
         size_t failed;
-        s = pt_train_kernel_problems(ds, K, class_view, &cv, &inner, k, m->sub, reps, &failed);
-        pt_dataset view;
-        class_view(&cv, 0, &view); /* the meta of a class model does not depend on the class */
-        for (size_t c = 0; c < K; c++)
-            if (m->sub[c]) pt_model_set_meta(m->sub[c], &view, p);
-        if (s != PT_OK && failed < K) pt_fail_prefix(s, "class %g", ds->class_values[failed]);
+        bool rounds = p->epoch_hook || p->progress;
+        s = pt_train_kernel_problems(ds, K, class_view, &cv, &inner, k, states, reps,
+                                     rounds ? kernel_round : NULL, &ko, &failed);
+        if (s == PT_OK) s = ko.s; /* the progress callback stopped it, or a model failed */
+        if (s != PT_OK && s != PT_ERR_INTERRUPTED && failed < K)
+            pt_fail_prefix(s, "class %g", ds->class_values[failed]);
+        if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
+            pt_status ms = class_models(&ko);
+            if (ms == PT_OK) ms = merge_reports(reps, K, r);
+            if (ms != PT_OK) s = ms;
+        }
     }
-    if (s == PT_OK) s = merge_reports(reps, K, r);
     for (size_t c = 0; reps && c < K; c++) pt_train_report_clear(&reps[c]);
     free(reps);
     pt_free(y);
-    if (s != PT_OK) {
+    if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
+        states_free(states, K);
         pt_model_free(m);
         return s;
     }
-    pt_model_set_meta(m, ds, p);
+    /* an interrupted run keeps every class's model and where it stands */
+    m->states = states;
+    m->nstates = K;
     *out = m;
-    return PT_OK;
+    return s;
 }
 
 pt_status pt_train_multiclass(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,

@@ -186,7 +186,7 @@ void pt_train_report_clear(pt_train_report *r)
 
 pt_status pt_report_push_epoch(pt_train_report *r, size_t mistakes, double objective)
 {
-    int e = r->epochs_run;
+    int e = r->epochs_run - r->epochs_before; /* entries so far */
     size_t *m = realloc(r->mistakes_per_epoch, (size_t)(e + 1) * sizeof *m);
     if (!m) return pt_fail(PT_ERR_NOMEM, "cannot grow the epoch report");
     r->mistakes_per_epoch = m;
@@ -198,14 +198,14 @@ pt_status pt_report_push_epoch(pt_train_report *r, size_t mistakes, double objec
         o[e] = objective;
     }
     /* the time the epoch ended; pt_train turns these into durations. NULL after the first
-     * epoch means the timing was dropped (one-vs-rest merges) and stays so. */
+     * entry means the timing was dropped (one-vs-rest merges) and stays so. */
     if (e == 0 || r->seconds_per_epoch) {
         double *t = realloc(r->seconds_per_epoch, (size_t)(e + 1) * sizeof *t);
         if (!t) return pt_fail(PT_ERR_NOMEM, "cannot grow the epoch report");
         r->seconds_per_epoch = t;
         t[e] = pt_now();
     }
-    r->epochs_run = e + 1;
+    r->epochs_run++;
     return PT_OK;
 }
 
@@ -229,6 +229,61 @@ void pt_model_set_meta(pt_model *m, const pt_dataset *ds, const pt_train_params 
     m->params.stop = NULL;
     m->params.resume = NULL; /* the caller's models: never kept past the call */
     m->params.init = NULL;
+}
+
+/* The run recorded in p->resume must be one of this data with these parameters (its epochs
+ * may grow), or the result would not be the uninterrupted run's. */
+static pt_status check_resume(const pt_dataset *ds, const pt_train_params *p)
+{
+    const pt_model *m = p->resume;
+    const pt_train_params *q = &m->params;
+    if (!m->nstates)
+        return pt_fail(PT_ERR_INVALID, "the model to resume records no run in progress: it is "
+                       "final (only interrupted runs and checkpoints can be resumed)");
+    bool ovr = ds->nclass > 2 && p->multiclass == PT_MULTI_OVR;
+    size_t d = p->expand.kind != PT_EXPAND_NONE ? m->expand_d_in : m->d;
+    if (m->path != p->path || m->variant != p->variant || m->nclass != ds->nclass ||
+        (ds->nclass > 2 && m->multiclass != p->multiclass) || d != ds->d ||
+        m->nstates != (ovr ? ds->nclass : 1) || q->expand.kind != p->expand.kind)
+        return pt_fail(PT_ERR_FORMAT, "the run to resume (%s path, %s, %zu classes, %zu features) "
+                       "is not one of this data (%zu classes, %zu features) on the %s path, %s",
+                       pt_path_name(m->path), pt_variant_name(m->variant), m->nclass, d,
+                       ds->nclass, ds->d, pt_path_name(p->path), pt_variant_name(p->variant));
+    for (size_t k = 0; k < m->nstates; k++) {
+        const pt_train_state *st = m->states[k];
+        if (st->n != ds->n)
+            return pt_fail(PT_ERR_FORMAT, "the run to resume was on %zu rows; this data has %zu",
+                           st->n, ds->n);
+        if (st->epochs_done > p->epochs)
+            return pt_fail(PT_ERR_INVALID, "the run to resume has done %d epochs, more than the "
+                           "%d asked for", st->epochs_done, p->epochs);
+    }
+    /* the parameters every step depends on */
+    const char *other = p->bias != m->bias ? "bias"
+                        : p->eta != q->eta ? "eta"
+                        : p->margin != q->margin ? "margin"
+                        : p->shuffle != q->shuffle ? "shuffle"
+                        : p->seed != q->seed ? "seed"
+                        : p->loss != q->loss ? "loss"
+                        : p->lambda != q->lambda ? "lambda"
+                        : p->schedule != q->schedule ? "schedule"
+                        : p->batch_size != q->batch_size ? "batch size"
+                        : p->tol != q->tol ? "tol"
+                        : p->average_iterates != q->average_iterates ? "average of iterates"
+                        : p->kernel != q->kernel ? "kernel"
+                        : p->degree != q->degree ? "degree"
+                        : p->gamma != q->gamma ? "gamma"
+                        : p->coef0 != q->coef0 ? "coef0"
+                        : p->expand.kind != PT_EXPAND_NONE && (p->expand.degree != q->expand.degree ||
+                                  p->expand.coef0 != q->expand.coef0 ||
+                                  p->expand.rff_dim != q->expand.rff_dim ||
+                                  p->expand.gamma != q->expand.gamma ||
+                                  p->expand.seed != q->expand.seed) ? "expansion"
+                        : NULL;
+    if (other)
+        return pt_fail(PT_ERR_INVALID, "the run to resume was trained with another %s (take its "
+                       "parameters with pt_model_get_params)", other);
+    return PT_OK;
 }
 
 /* ------------------------------------------------------------------------- warm start */
@@ -323,6 +378,7 @@ pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
                        "path; the %s path trains one-vs-rest (pt_train_params.multiclass "
                        "PT_MULTI_OVR)",
                        ds->nclass, pt_path_name(p->path));
+    if (p->resume) PT_TRY(check_resume(ds, p));
     return check_init(ds, p);
 }
 
@@ -368,15 +424,17 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
     pt_threads_leave(saved);
     r->train_seconds = pt_now() - t0;
     /* Epoch end times into durations, last to first. An epoch begins where the one before it
-     * ended, or at t0; epochs restored by a resume are stamped -INFINITY and last 0 s. */
+     * ended, or at t0. */
     double *sec = r->seconds_per_epoch;
-    for (int e = sec ? r->epochs_run - 1 : -1; e >= 0; e--) {
-        double begin = e > 0 && sec[e - 1] > t0 ? sec[e - 1] : t0;
+    for (int e = sec ? r->epochs_run - r->epochs_before - 1 : -1; e >= 0; e--) {
+        double begin = e > 0 ? sec[e - 1] : t0;
         sec[e] = sec[e] > begin ? sec[e] - begin : 0.0;
     }
     if (m) {
         pt_model_set_meta(m, ds, p);
         m->epochs_run = r->epochs_run;
+        /* a finished run's model is final: where the run stood is of no more use */
+        if (s == PT_OK) pt_model_clear_run(m);
     }
     /* An interrupted run still hands back the model as it stands, so the caller can save it. */
     if (s != PT_OK && s != PT_ERR_INTERRUPTED) {

@@ -351,6 +351,54 @@ pt_status pt_batch_subgradient(const pt_dataset *ds, const pt_train_params *p,
     return s;
 }
 
+/* Where a batch run stands (see pt_train_state); the counters the epoch loop keeps. */
+typedef struct batch_pos {
+    int done;         /* complete epochs */
+    size_t q;         /* blocks done in the next */
+    size_t mistakes;  /* its mistakes so far */
+    double obj;       /* its objective sum so far */
+    double prev;      /* the last complete epoch's objective */
+    double t;         /* steps taken */
+    bool finished;
+} batch_pos;
+
+static pt_status batch_capture(const batch_run *run, const pt_train_report *r,
+                               const pt_train_state *from, const batch_pos *at,
+                               const uint32_t *order, size_t nblk, int shuffles, const pt_rng *rng,
+                               pt_train_state *st)
+{
+    st->epochs_done = at->done;
+    st->pos = at->q;
+    st->epoch_mistakes = at->mistakes;
+    st->updates = r->updates;
+    st->steps = at->t;
+    st->finished = at->finished;
+    st->objective = at->done > 0 ? at->prev : 0.0;
+    st->epoch_objective = at->obj;
+    memcpy(st->w, run->w, run->len * sizeof(float));
+    st->b[0] = run->b;
+    if (st->u) {
+        memcpy(st->u, run->avg, run->len * sizeof(float));
+        st->avg_b = run->avg_b;
+    }
+    pt_train_state_history(st, from, r);
+    return order ? pt_train_state_keep_order(st, order, nblk, shuffles, rng) : PT_OK;
+}
+
+/* The model as it stands into w, b: the average of the iterates, or the last. */
+static void batch_snapshot(const batch_run *run, double t, float *w, float *b)
+{
+    bool avg = run->avg && t > 0.0;
+    const float *src = avg ? run->avg : run->w;
+    if (w != src) memcpy(w, src, run->len * sizeof(float));
+    *b = run->p->bias ? (avg ? (float)run->avg_b : run->b) : 0.0f;
+}
+
+static pt_train_state *batch_state_new(const batch_run *run, size_t n)
+{
+    return pt_train_state_new(n, run->len, 1, PT_STATE_LINEAR | (run->avg ? PT_STATE_SUMS : 0));
+}
+
 pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
                          pt_model *m, pt_train_report *r)
 {
@@ -361,30 +409,53 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
     if (p->shuffle && nblk > UINT32_MAX)
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 blocks (got %zu)",
                        nblk);
+    const pt_train_state *from = p->resume ? p->resume->states[0] : NULL;
 
     batch_run run;
     uint32_t *order = NULL;
+    pt_model *snap = NULL; /* what the epoch hook sees */
+    pt_train_state *state = NULL;
     pt_status s = run_init(&run, ds, p, k, p->batch_impl, m->w, B);
     if (s != PT_OK) goto out;
-    if (p->shuffle && nblk > 1) {
-        if (!(order = pt_alloc(nblk * sizeof *order, "block order"))) {
-            s = PT_ERR_NOMEM;
-            goto out;
-        }
-        for (size_t i = 0; i < nblk; i++) order[i] = (uint32_t)i;
+    if ((p->shuffle && nblk > 1 && !(order = pt_alloc(nblk * sizeof *order, "block order"))) ||
+        !(state = batch_state_new(&run, n)) ||
+        (p->epoch_hook && (!(snap = pt_model_clone(m)) ||
+                           pt_model_keep_run(snap, batch_state_new(&run, n)) != PT_OK))) {
+        s = pt_fail(PT_ERR_NOMEM, "cannot allocate the batch path's buffers");
+        goto out;
     }
-    pt_thread_counts ts = pt_threads_enter(run.threads);
     pt_rng rng;
-    pt_rng_seed(&rng, p->seed);
+    int shuffles = 0; /* the block order has had one per epoch begun */
+    if (order) pt_train_state_order(from, p->seed, order, nblk, &rng, &shuffles);
     const bool perceptron = p->loss == PT_LOSS_PERCEPTRON;
-    double t = 0.0, prev = NAN, t0 = pt_now();
+    batch_pos at = {.prev = NAN};
     run.b = m->b;
+    if (from) {
+        memcpy(run.w, from->w, run.len * sizeof(float));
+        run.b = from->b[0];
+        if (run.avg) {
+            memcpy(run.avg, from->u, run.len * sizeof(float));
+            run.avg_b = from->avg_b;
+        }
+        pt_report_resume(r, from);
+        at = (batch_pos){.done = from->epochs_done,
+                         .q = from->pos,
+                         .mistakes = from->epoch_mistakes,
+                         .obj = from->epoch_objective,
+                         .prev = from->epochs_done ? from->objective : NAN,
+                         .t = from->steps,
+                         .finished = from->finished};
+    }
+    const batch_pos start = at;
+    pt_thread_counts ts = pt_threads_enter(run.threads);
+    double t0 = pt_now();
 
-    for (int epoch = 1; epoch <= p->epochs; epoch++) {
-        if (order) pt_rng_shuffle(&rng, order, nblk);
-        size_t mistakes = 0;
-        double obj = 0.0;
-        for (size_t q = 0; q < nblk; q++) {
+    for (int epoch = at.done + 1; epoch <= p->epochs && !at.finished; epoch++) {
+        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, nblk);
+        bool resumed = epoch == start.done + 1;
+        size_t mistakes = resumed ? start.mistakes : 0;
+        double obj = resumed ? start.obj : 0.0;
+        for (size_t q = resumed ? start.q : 0; q < nblk; q++) {
             size_t r0 = (order ? order[q] : q) * B, rows = n - r0 < B ? n - r0 : B;
             double reg = 0.5 * (double)p->lambda * norm2(run.w, run.d);
             pt_batch_eval e;
@@ -393,40 +464,60 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
             obj += e.loss + (double)rows * reg;
             /* full batch with no mistake: w separates the data and is the answer */
             if (nblk == 1 && perceptron && e.mistakes == 0) break;
-            t += 1.0;
-            update(&run, G, e.gsum, rows, t);
+            at.t += 1.0;
+            update(&run, G, e.gsum, rows, at.t);
             if (pt_stopping(p->stop)) {
-                r->updates = (size_t)t;
+                r->updates = (size_t)at.t;
+                at.q = q + 1;
+                at.mistakes = mistakes;
+                at.obj = obj;
                 s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d at block %zu of %zu",
                             epoch, q + 1, nblk);
                 goto finish;
             }
         }
         obj /= (double)n;
-        r->updates = (size_t)t;
+        r->updates = (size_t)at.t;
         if ((s = pt_report_push_epoch(r, mistakes, obj)) != PT_OK) goto finish;
         if ((s = check_finite(&run, obj, epoch)) != PT_OK) goto finish;
+        at.done = epoch;
+        at.q = at.mistakes = 0;
+        at.obj = 0.0;
+        if (perceptron && mistakes == 0) r->converged = 1;
+        at.finished = (perceptron && mistakes == 0) ||
+                      (p->tol > 0.0 && epoch > 1 && fabs(obj - at.prev) <= p->tol * fabs(at.prev));
+        at.prev = obj;
         if (p->progress && p->progress(epoch, mistakes, pt_now() - t0, p->progress_user)) {
             s = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d",
                         epoch);
             goto finish;
         }
-        if (perceptron && mistakes == 0) {
-            r->converged = 1;
-            break;
+        if (snap) {
+            batch_snapshot(&run, at.t, snap->w, &snap->b);
+            snap->epochs_run = epoch;
+            if ((s = batch_capture(&run, r, from, &at, order, nblk, shuffles, &rng,
+                                   snap->states[0])) != PT_OK)
+                goto finish;
+            if (p->epoch_hook(snap, epoch, mistakes, p->epoch_user)) break;
         }
-        if (p->tol > 0.0 && epoch > 1 && fabs(obj - prev) <= p->tol * fabs(prev)) break;
-        prev = obj;
     }
 finish:
     pt_threads_leave(ts);
-    if (run.avg && t > 0.0) {
-        memcpy(run.w, run.avg, run.len * sizeof(float));
-        run.b = (float)run.avg_b;
+    if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
+        /* where the run stands, for --resume (pt_train drops it from a finished run) */
+        pt_status cs = batch_capture(&run, r, from, &at, order, nblk, shuffles, &rng, state);
+        if (cs == PT_OK) cs = pt_model_keep_run(m, state);
+        state = NULL;
+        if (cs != PT_OK) {
+            s = cs;
+            goto out;
+        }
     }
-    m->b = p->bias ? run.b : 0.0f;
+    batch_snapshot(&run, at.t, run.w, &m->b);
 out:
     run_free(&run);
     pt_free(order);
+    pt_model_free(snap);
+    pt_train_state_free(state);
     return s;
 }

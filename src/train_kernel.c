@@ -373,7 +373,7 @@ typedef struct dual {
 /* The memory plan (checked before anything is allocated), then the packed rows, the dual
  * state and the storage of K: everything the problems share. */
 static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
-                              dual *dv)
+                              size_t problems, dual *dv)
 {
     const size_t n = ds->n, d = ds->d;
     const bool averaged = p->variant == PT_VARIANT_AVERAGED;
@@ -391,6 +391,11 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
     fixed = add_or_max(fixed, rows_state_bytes(d, s->threads));
     fixed = add_or_max(fixed, mul_or_max(n, sizeof(uint32_t) * 2));       /* alpha, order */
     if (averaged) fixed = add_or_max(fixed, mul_or_max(n, sizeof(double))); /* beta */
+    /* where each problem stands (alpha, margins, beta; the order when shuffled), and a
+     * snapshot's */
+    size_t state_row = 2 * sizeof(float) + (averaged ? sizeof(double) : 0) +
+                       (p->shuffle ? sizeof(uint32_t) : 0);
+    fixed = add_or_max(fixed, mul_or_max(mul_or_max(problems + 1, n), state_row));
     const size_t tiles = pt_gram_full_scratch_bytes(s->threads);
     if (fixed > budget)
         return pt_fail(PT_ERR_LIMIT,
@@ -463,30 +468,82 @@ static void kernel_free(kstate *s, dual *dv)
     free(dv->beta);
 }
 
+/* Where a problem stands into a new *out: the dual coefficients, their lazy sums, the margins
+ * (every pending update applied), the counters and the last epochs' mistakes. */
+static pt_status dual_capture(const kstate *s, const dual *dv, const pt_train_report *r,
+                              const pt_train_state *from, int done, size_t pos, size_t pos_mistakes,
+                              double steps, bool finished, int shuffles, const pt_rng *rng,
+                              pt_train_state **out)
+{
+    const size_t n = s->n;
+    unsigned parts = PT_STATE_DUAL | (dv->beta ? PT_STATE_DUAL_AVG : 0);
+    pt_train_state *st = pt_train_state_new(n, 0, 0, parts);
+    if (!st) return PT_ERR_NOMEM;
+    st->epochs_done = done;
+    st->pos = pos;
+    st->epoch_mistakes = pos_mistakes;
+    st->updates = r->updates;
+    st->steps = steps;
+    st->finished = finished;
+    memcpy(st->alpha, dv->alpha, n * sizeof *st->alpha);
+    if (dv->beta) memcpy(st->beta, dv->beta, n * sizeof *st->beta);
+    memcpy(st->f, dv->f, n * sizeof *st->f);
+    pt_train_state_history(st, from, r);
+    pt_status ps = s->p->shuffle ? pt_train_state_keep_order(st, dv->order, n, shuffles, rng)
+                                 : PT_OK;
+    if (ps != PT_OK) {
+        pt_train_state_free(st);
+        return ps;
+    }
+    *out = st;
+    return PT_OK;
+}
+
 /* One binary problem on the shared storage: view has the rows of the setup's dataset and its
- * own labels. Every problem starts from zero, with the seed's shuffles, as if alone. */
-static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, pt_model **out, pt_train_report *r)
+ * own labels. It starts from scratch, with the seed's shuffles, as if alone, or from a recorded
+ * state, and runs up to epoch `limit`; *state is where it then stands. */
+static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, const pt_train_state *from,
+                               int limit, pt_train_state **state, pt_train_report *r)
 {
     const pt_train_params *p = s->p;
     const size_t n = s->n;
     const bool averaged = p->variant == PT_VARIANT_AVERAGED;
     float *f = dv->f;
-    memset(f, 0, s->ld * sizeof(float));
-    memset(dv->alpha, 0, (n ? n : 1) * sizeof *dv->alpha);
-    if (averaged) memset(dv->beta, 0, (n ? n : 1) * sizeof *dv->beta);
-    for (size_t i = 0; i < n; i++) dv->order[i] = (uint32_t)i;
     uint32_t *alpha = dv->alpha, *order = dv->order;
     double *beta = dv->beta;
+    memset(f, 0, s->ld * sizeof(float));
+    double steps = 0.0;
+    int first = 1;
+    size_t start = 0, carried = 0;
+    bool finished = false;
+    if (from) {
+        memcpy(f, from->f, n * sizeof(float));
+        memcpy(alpha, from->alpha, n * sizeof *alpha);
+        if (averaged) memcpy(beta, from->beta, n * sizeof *beta);
+        steps = from->steps;
+        pt_report_resume(r, from);
+        first = from->epochs_done + 1;
+        start = from->pos;
+        carried = from->epoch_mistakes;
+        finished = from->finished;
+    } else {
+        memset(alpha, 0, (n ? n : 1) * sizeof *alpha);
+        if (averaged) memset(beta, 0, (n ? n : 1) * sizeof *beta);
+    }
+    pt_rng rng;
+    int shuffles = 0;
+    pt_train_state_order(p->shuffle ? from : NULL, p->seed, order, n, &rng, &shuffles);
+    if (!p->shuffle) shuffles = INT32_MAX; /* the order never changes */
 
     pt_status st = PT_OK;
-    pt_rng rng;
-    pt_rng_seed(&rng, p->seed);
     const float tau = p->margin, eta = p->eta, *Y = view->y;
-    double steps = 0.0, t0 = pt_now();
-    for (int epoch = 1; epoch <= p->epochs; epoch++) {
-        if (p->shuffle) pt_rng_shuffle(&rng, order, n);
-        size_t mistakes = 0;
-        for (size_t t = 0; t < n; t++) {
+    int done = first - 1;
+    size_t pos = start, pos_mistakes = carried;
+    double t0 = pt_now();
+    for (int epoch = first; epoch <= limit && !finished; epoch++) {
+        for (; shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
+        size_t mistakes = epoch == first ? carried : 0, before = mistakes;
+        for (size_t t = epoch == first ? start : 0; t < n; t++) {
             size_t i = order[t];
             if (Y[i] * margin(s, i, f) <= tau) {
                 update(s, i, eta * Y[i], f);
@@ -506,61 +563,128 @@ static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, pt_m
             }
             steps += 1.0;
             if (pt_stopping(p->stop)) {
-                r->updates += mistakes;
+                r->updates += mistakes - before;
+                pos = t + 1;
+                pos_mistakes = mistakes;
                 st = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d at sample %zu", epoch, t + 1);
                 goto finish;
             }
         }
         flush(s, f);
-        r->updates += mistakes;
+        r->updates += mistakes - before;
         if ((st = pt_report_push_epoch(r, mistakes, NAN)) != PT_OK) goto finish;
         if ((st = check_finite(f, n, epoch)) != PT_OK) goto finish;
+        done = epoch;
+        pos = pos_mistakes = 0;
+        finished = mistakes == 0;
+        if (finished) r->converged = 1;
         if (p->progress && p->progress(epoch, mistakes, pt_now() - t0, p->progress_user)) {
             st = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d", epoch);
             goto finish;
         }
         if (p->epoch_hook) {
-            /* the model as it stands (the current average for the averaged variant) */
+            /* the model as it stands (the current average for the averaged variant) and where
+             * the run stands */
             pt_model *snap = NULL;
             if ((st = make_model(view, p, alpha, beta, steps, &snap)) != PT_OK) goto finish;
             pt_model_set_meta(snap, view, p);
             snap->epochs_run = epoch;
+            pt_train_state *now = NULL;
+            if ((st = dual_capture(s, dv, r, from, done, 0, 0, steps, finished, shuffles, &rng,
+                                   &now)) != PT_OK ||
+                (st = pt_model_keep_run(snap, now)) != PT_OK) {
+                pt_model_free(snap);
+                goto finish;
+            }
             int stop = p->epoch_hook(snap, epoch, mistakes, p->epoch_user);
             pt_model_free(snap);
             if (stop) break;
         }
-        if (mistakes == 0) {
-            r->converged = 1;
-            break;
-        }
     }
 finish:
-    /* the pending updates of an interrupted epoch are in alpha already; f is reset next */
-    s->np = 0;
+    /* the updates still pending (rows storage) go into f: the state holds every one */
+    flush(s, f);
     if (st == PT_OK || st == PT_ERR_INTERRUPTED) {
-        pt_status ms = make_model(view, p, alpha, beta, steps, out);
+        pt_status ms = dual_capture(s, dv, r, from, done, pos, pos_mistakes, steps, finished,
+                                    shuffles, &rng, state);
         if (ms != PT_OK) st = ms;
     }
     return st;
 }
 
-pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn view_of, void *user,
-                                   const pt_train_params *p, const pt_kernels *k, pt_model **models,
-                                   pt_train_report *reps, size_t *failed)
+/* The epochs a problem has done (a finished one: past every limit). */
+static int problem_epochs(const pt_train_state *st)
 {
-    for (size_t c = 0; c < K; c++) models[c] = NULL;
+    return !st ? 0 : st->finished ? INT32_MAX : st->epochs_done;
+}
+
+pt_status pt_kernel_model_from_state(const pt_dataset *view, const pt_train_params *p,
+                                     const pt_train_state *st, pt_model **out)
+{
+    return make_model(view, p, st->alpha, st->beta, st->steps, out);
+}
+
+/* Problem c up to epoch limit: its state and report updated. */
+static pt_status run_problem(kstate *s, dual *dv, const pt_dataset *ds, size_t c, pt_view_fn view_of,
+                             void *user, int limit, pt_train_state **states, pt_train_report *reps)
+{
+    pt_dataset view = *ds;
+    if (view_of) view_of(user, c, &view);
+    pt_train_state *to = NULL;
+    pt_train_report part = {0};
+    pt_status st = train_problem(s, &view, dv, states[c], limit, &to, &part);
+    if (st == PT_OK || st == PT_ERR_INTERRUPTED) {
+        pt_train_state_free(states[c]);
+        states[c] = to;
+        pt_status as = pt_report_append(&reps[c], &part);
+        if (as != PT_OK) st = as;
+    }
+    pt_train_report_clear(&part);
+    return st;
+}
+
+pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn view_of, void *user,
+                                   const pt_train_params *p, const pt_kernels *k,
+                                   pt_train_state **states, pt_train_report *reps,
+                                   pt_round_fn round, void *round_user, size_t *failed)
+{
     *failed = SIZE_MAX;
     if (p->variant == PT_VARIANT_VOTED)
         return pt_fail(PT_ERR_UNSUPPORTED,
                        "the voted perceptron has no kernel path (use PT_VARIANT_AVERAGED)");
     kstate s = {0};
     dual dv = {0};
-    pt_status st = kernel_setup(&s, ds, p, k, &dv);
-    for (size_t c = 0; c < K && st == PT_OK; c++) {
-        pt_dataset view = *ds;
-        if (view_of) view_of(user, c, &view);
-        *failed = c;
-        st = train_problem(&s, &view, &dv, &models[c], &reps[c]);
+    pt_status st = kernel_setup(&s, ds, p, k, K, &dv);
+    /* Rounds: every problem up to epoch E, then round(E), for E from the epoch of the problem
+     * furthest behind; without round, one round to the last epoch (the problems in turn). */
+    int E = p->epochs;
+    for (size_t c = 0; round && c < K; c++)
+        if (problem_epochs(states[c]) < E) E = problem_epochs(states[c]) + 1;
+    for (; st == PT_OK; E++) {
+        for (size_t c = 0; c < K && st == PT_OK; c++) {
+            if (problem_epochs(states[c]) >= E) continue;
+            if (pt_stopping(p->stop)) {
+                st = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d, before class %zu of %zu",
+                             E, c + 1, K);
+                break;
+            }
+            *failed = c;
+            st = run_problem(&s, &dv, ds, c, view_of, user, E, states, reps);
+        }
+        if (st != PT_OK) break;
+        *failed = SIZE_MAX;
+        bool all_done = true;
+        for (size_t c = 0; c < K; c++) all_done &= problem_epochs(states[c]) >= p->epochs;
+        if (!round || round(round_user, E) != 0 || all_done || E >= p->epochs) break;
+    }
+    for (size_t c = 0; c < K && (st == PT_OK || st == PT_ERR_INTERRUPTED); c++) {
+        /* problems never started (an interrupt came first) stand at the start */
+        if (!states[c] && !(states[c] = pt_train_state_new(
+                                s.n, 0, 0, PT_STATE_DUAL | (dv.beta ? PT_STATE_DUAL_AVG : 0))))
+            st = PT_ERR_NOMEM;
+        /* and those that had nothing left to do report where they stood */
+        else if (!reps[c].epochs_run && !reps[c].mistakes_per_epoch)
+            pt_report_resume(&reps[c], states[c]);
     }
     kernel_free(&s, &dv);
     return st;
@@ -570,7 +694,24 @@ pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const 
                           pt_model **out, pt_train_report *r)
 {
     size_t failed;
-    return pt_train_kernel_problems(ds, 1, NULL, NULL, p, k, out, r, &failed);
+    *out = NULL;
+    pt_train_state *state = p->resume ? pt_train_state_clone(p->resume->states[0]) : NULL;
+    if (p->resume && !state) return PT_ERR_NOMEM;
+    pt_status s = pt_train_kernel_problems(ds, 1, NULL, NULL, p, k, &state, r, NULL, NULL, &failed);
+    if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
+        pt_status ms = pt_kernel_model_from_state(ds, p, state, out);
+        if (ms == PT_OK) {
+            ms = pt_model_keep_run(*out, state); /* it takes the state */
+            state = NULL;
+        }
+        if (ms != PT_OK) {
+            pt_model_free(*out);
+            *out = NULL;
+            s = ms;
+        }
+    }
+    pt_train_state_free(state);
+    return s;
 }
 
 /* ------------------------------------------------------------------------- prediction */

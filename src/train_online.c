@@ -156,60 +156,103 @@ static pt_status check_finite(const online *o, int epoch)
                    epoch);
 }
 
-/* Record where the run stands into st (allocated to o's sizes by state_alloc). */
-static void state_capture(const online *o, const pt_train_report *r, size_t n, int epochs_done,
-                          size_t sample, size_t epoch_mistakes, pt_train_state *st)
+/* Record where the run stands into st (made by state_new): the live iterate, the counters, the
+ * last epochs' mistakes (from, the state the run started from, keeps the older ones) and the
+ * sample order. */
+static pt_status state_capture(const online *o, const pt_train_report *r, const pt_train_state *from,
+                               int epochs_done, size_t pos, size_t epoch_mistakes, bool finished,
+                               const uint32_t *order, int shuffles, const pt_rng *rng,
+                               pt_train_state *st)
 {
-    st->n = n;
     st->epochs_done = epochs_done;
-    st->sample = sample;
+    st->pos = pos;
     st->epoch_mistakes = epoch_mistakes;
     st->updates = r->updates;
     st->steps = o->steps;
-    st->b = o->b;
-    st->ub = o->ub;
+    st->finished = finished;
+    st->survived = o->survived;
     memcpy(st->w, o->w, o->len * sizeof(float));
-    if (st->u) memcpy(st->u, o->u, o->len * sizeof(float));
-    if (epochs_done > 0) memcpy(st->history, r->mistakes_per_epoch, (size_t)epochs_done * sizeof(size_t));
-}
-
-static pt_train_state *state_alloc(const online *o, int max_epochs)
-{
-    pt_train_state *st = calloc(1, sizeof *st);
-    if (!st) return NULL;
-    st->len = o->len;
-    st->w = pt_alloc(o->len * sizeof(float), "training state");
-    st->u = o->averaged ? pt_alloc(o->len * sizeof(float), "training state") : NULL;
-    st->history = malloc(((size_t)max_epochs + 1) * sizeof(size_t));
-    if (!st->w || (o->averaged && !st->u) || !st->history) {
-        pt_train_state_free(st);
-        return NULL;
+    st->b[0] = o->b;
+    if (st->u) {
+        memcpy(st->u, o->u, o->len * sizeof(float));
+        st->ub[0] = o->ub;
     }
-    return st;
+    pt_train_state_history(st, from, r);
+    return order ? pt_train_state_keep_order(st, order, st->n, shuffles, rng) : PT_OK;
 }
 
-/* Continue from a recorded state: weights, counters and the report so far. */
-static pt_status state_restore(online *o, const pt_train_state *st, const pt_dataset *ds,
-                               const pt_train_params *p, pt_train_report *r)
+static pt_train_state *state_new(const online *o, size_t n)
 {
-    if (st->n != ds->n || st->len != o->len)
-        return pt_fail(PT_ERR_INVALID, "the run to resume was on %zu rows of %zu floats; this data "
-                       "has %zu rows of %zu", st->n, st->len, ds->n, o->len);
-    if ((st->u != NULL) != o->averaged)
-        return pt_fail(PT_ERR_INVALID, "the run to resume used another variant");
-    if (st->epochs_done > p->epochs)
-        return pt_fail(PT_ERR_INVALID, "the run to resume has done %d epochs, more than "
-                       "pt_train_params.epochs %d",
-                       st->epochs_done, p->epochs);
+    return pt_train_state_new(n, o->len, 1, PT_STATE_LINEAR | (o->averaged ? PT_STATE_SUMS : 0));
+}
+
+/* Continue from a recorded state: the live iterate and the counters (the report takes over
+ * its epochs in pt_report_resume). */
+static void state_restore(online *o, const pt_train_state *st)
+{
     memcpy(o->w, st->w, o->len * sizeof(float));
-    if (o->u) memcpy(o->u, st->u, o->len * sizeof(float));
-    o->b = st->b;
-    o->ub = st->ub;
+    o->b = st->b[0];
+    if (o->u) {
+        memcpy(o->u, st->u, o->len * sizeof(float));
+        o->ub = st->ub[0];
+    }
     o->steps = st->steps;
-    for (int e = 0; e < st->epochs_done; e++) PT_TRY(pt_report_push_epoch(r, st->history[e], NAN));
-    /* restored epochs took no time in this run (pt_train reports them as 0 s) */
-    for (int e = 0; e < st->epochs_done && r->seconds_per_epoch; e++) r->seconds_per_epoch[e] = -INFINITY;
-    r->updates = st->updates;
+    o->survived = st->survived;
+}
+
+/* Voted: the vectors of the run to resume. Its model lists the current vector last when it
+ * had survived a sample (as every snapshot and interrupted model does): that one is live again. */
+static pt_status votes_restore(online *o, const pt_model *from, const pt_train_state *st)
+{
+    size_t nv = from->n_votes;
+    if (st->survived > 0.0f) {
+        if (nv == 0) return pt_fail(PT_ERR_FORMAT, "the voted run to resume lists no vectors");
+        nv--;
+    }
+    if (nv > o->max_vectors)
+        return pt_fail(PT_ERR_LIMIT, "the voted run to resume has %zu vectors, more than the "
+                       "memory budget holds (%zu)", nv, o->max_vectors);
+    size_t cap = nv > 64 ? nv : 64;
+    if (cap > o->max_vectors) cap = o->max_vectors;
+    o->V = pt_alloc((cap ? cap : 1) * o->len * sizeof(float), "voted vectors");
+    o->Vb = malloc((cap ? cap : 1) * sizeof(float));
+    o->Vc = malloc((cap ? cap : 1) * sizeof(float));
+    if (!o->V || !o->Vb || !o->Vc)
+        return pt_fail(PT_ERR_NOMEM, "cannot allocate %zu voted vectors", cap);
+    if (nv) {
+        memcpy(o->V, from->votes, nv * o->len * sizeof(float));
+        memcpy(o->Vb, from->vote_b, nv * sizeof(float));
+        memcpy(o->Vc, from->vote_c, nv * sizeof(float));
+    }
+    o->nv = nv;
+    o->cap = cap;
+    return PT_OK;
+}
+
+/* The epoch hook's model: the one as it stands, with where the run stands (the voted variant
+ * lends it its vectors, the current one included, for the call). */
+static pt_status call_hook(online *o, const pt_train_params *p, pt_model *snap, int epoch,
+                           size_t mistakes, int *stop)
+{
+    snapshot(o, snap->w, &snap->b);
+    snap->epochs_run = epoch;
+    bool pushed = false;
+    if (o->voted) {
+        if (o->survived > 0.0f) {
+            if (!online_push_vote(o)) return pt_fail(o->vote_error, "%s", o->vote_msg);
+            pushed = true;
+        }
+        snap->votes = o->V;
+        snap->vote_b = o->Vb;
+        snap->vote_c = o->Vc;
+        snap->n_votes = o->nv;
+    }
+    *stop = p->epoch_hook(snap, epoch, mistakes, p->epoch_user);
+    if (o->voted) {
+        snap->votes = snap->vote_b = snap->vote_c = NULL;
+        snap->n_votes = 0;
+        if (pushed) o->nv--;
+    }
     return PT_OK;
 }
 
@@ -217,8 +260,6 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
                        const pt_kernels *k, pt_model *m, pt_train_report *r)
 {
     const size_t n = ds->n;
-    if (p->variant == PT_VARIANT_VOTED && p->resume)
-        return pt_fail(PT_ERR_UNSUPPORTED, "a voted perceptron run cannot be resumed");
     online o = {
         .k = k,
         .len = map ? pt_stride_for(map->d_out) : ds->stride,
@@ -238,42 +279,40 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     float *mapped = NULL;
     pt_model *snap = NULL; /* what the epoch hook sees */
     pt_train_state *state = NULL;
-    const pt_train_state *resume = p->resume ? p->resume->state : NULL;
+    const pt_train_state *from = p->resume ? p->resume->states[0] : NULL;
     pt_status s = PT_OK;
-    if (p->resume && !resume)
-        return pt_fail(PT_ERR_INVALID, "the model to resume from records no run in progress");
     if (p->shuffle && n > UINT32_MAX)
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
     /* every buffer once, before the first epoch */
     if ((o.averaged && !(o.u = pt_calloc(o.len * sizeof(float), "averaging buffer"))) ||
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
         (map && !(mapped = pt_calloc(o.len * sizeof(float), "mapped row"))) ||
-        (p->epoch_hook && !(snap = pt_model_clone(m))) ||
-        !(state = state_alloc(&o, p->epochs)) || (snap && !(snap->state = state_alloc(&o, p->epochs)))) {
+        (p->epoch_hook && (!(snap = pt_model_clone(m)) ||
+                           pt_model_keep_run(snap, state_new(&o, n)) != PT_OK)) ||
+        !(state = state_new(&o, n))) {
         s = pt_fail(PT_ERR_NOMEM, "cannot allocate the online path's buffers (%zu floats a row)", o.len);
         goto out;
     }
-    if (order)
-        for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
     pt_rng rng;
-    pt_rng_seed(&rng, p->seed);
+    int shuffles = 0; /* the order has had one per epoch begun */
+    if (order) pt_train_state_order(from, p->seed, order, n, &rng, &shuffles);
     int first = 1;
     size_t start = 0, carried = 0; /* where the first epoch starts, and its mistakes so far */
-    if (resume) {
-        if ((s = state_restore(&o, resume, ds, p, r)) != PT_OK) goto out;
-        first = resume->epochs_done + 1;
-        start = resume->sample;
-        carried = resume->epoch_mistakes;
-        /* replay the shuffles of the epochs done: the order of epoch `first` comes next */
-        for (int e = 1; order && e < first; e++) pt_rng_shuffle(&rng, order, n);
-        if (resume->epochs_done > 0 && resume->sample == 0 &&
-            resume->history[resume->epochs_done - 1] == 0) {
-            r->converged = 1; /* it had converged: nothing left to do */
-            first = p->epochs + 1;
-        }
+    bool finished = false;
+    if (from) {
+        state_restore(&o, from);
+        if (o.voted && (s = votes_restore(&o, p->resume, from)) != PT_OK) goto out;
+        pt_report_resume(r, from);
+        first = from->epochs_done + 1;
+        start = from->pos;
+        carried = from->epoch_mistakes;
+        finished = from->finished; /* converged: nothing left to do */
     }
+    /* where the run stands when the loop ends: complete epochs, then samples and mistakes */
+    int done = first - 1;
+    size_t pos = start, pos_mistakes = carried;
     double t0 = pt_now();
-    size_t last = first > 1 ? r->mistakes_per_epoch[first - 2] : n; /* previous epoch's mistakes */
+    size_t last = from ? pt_train_state_last(from) : n; /* previous epoch's mistakes */
     /* auto: the last sequential epoch's time. An epoch of the blocked pass that is not faster
      * sets it aside: when its mistakes were many (too dense to pay), until the mistakes per
      * epoch have fallen four times below; when they were few (a busy machine: a thread that
@@ -288,8 +327,8 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         }
     }
 
-    for (int epoch = first; epoch <= p->epochs; epoch++) {
-        if (order) pt_rng_shuffle(&rng, order, n);
+    for (int epoch = first; epoch <= p->epochs && !finished; epoch++) {
+        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
         bool blocked = !map && (p->pass == PT_PASS_BLOCKED ||
                                 (p->pass == PT_PASS_AUTO && threads >= 2 && epoch > 1 && last < blocked_below &&
                                  epoch >= blocked_from &&
@@ -319,32 +358,40 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
             pt_log(PT_LOG_INFO, "online path: epoch %d: the blocked pass took %.2f ms, the last sequential epoch %.2f ms",
                    epoch, took * 1e3, seq_seconds * 1e3);
         }
-        if (s == PT_ERR_INTERRUPTED && o.vote_error != PT_OK) {
-            s = pt_fail(o.vote_error, "%s", o.vote_msg);
-        }
-        if (s == PT_ERR_INTERRUPTED && !o.voted) {
-            /* keep where it stands so that --resume continues exactly from here */
-            state_capture(&o, r, n, epoch - 1, t, mistakes, state);
-            m->state = state;
-            state = NULL;
+        if (s == PT_ERR_INTERRUPTED && o.vote_error != PT_OK) s = pt_fail(o.vote_error, "%s", o.vote_msg);
+        if (s == PT_ERR_INTERRUPTED) {
+            pos = t; /* --resume continues from this sample */
+            pos_mistakes = mistakes;
         }
         if (s != PT_OK) break;
         if ((s = pt_report_push_epoch(r, mistakes, NAN)) != PT_OK) break;
         if ((s = check_finite(&o, epoch)) != PT_OK) break;
+        done = epoch;
+        pos = pos_mistakes = 0;
         last = mistakes;
+        finished = mistakes == 0;
         if (p->progress && p->progress(epoch, mistakes, pt_now() - t0, p->progress_user)) {
             s = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d", epoch);
             break;
         }
         if (snap) {
-            snapshot(&o, snap->w, &snap->b);
-            snap->epochs_run = epoch;
-            state_capture(&o, r, n, epoch, 0, 0, snap->state);
-            if (p->epoch_hook(snap, epoch, mistakes, p->epoch_user)) break;
+            int stop = 0;
+            if ((s = state_capture(&o, r, from, epoch, 0, 0, finished, order, shuffles, &rng,
+                                   snap->states[0])) != PT_OK ||
+                (s = call_hook(&o, p, snap, epoch, mistakes, &stop)) != PT_OK || stop)
+                break;
         }
-        if (mistakes == 0) {
-            r->converged = 1;
-            break;
+    }
+    r->converged = finished && last == 0;
+    if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
+        /* where the run stands, for --resume (pt_train drops it from a finished run) */
+        pt_status cs = state_capture(&o, r, from, done, pos, pos_mistakes, finished, order,
+                                     shuffles, &rng, state);
+        if (cs == PT_OK) cs = pt_model_keep_run(m, state);
+        state = NULL;
+        if (cs != PT_OK) {
+            s = cs;
+            goto out;
         }
     }
     snapshot(&o, o.w, &m->b);
@@ -390,40 +437,97 @@ pt_status pt_train_online_mapped(const pt_dataset *ds, const pt_row_map *map,
  * all fed from one pass over X per epoch (so X streams once per epoch, not once per class).
  * Each problem sees exactly what a run of its own would see (same order, same updates) and
  * stops at its own first epoch with no mistake, so the weights equal K separate runs.
+ *
+ * A problem may start from a recorded state (states[c]); the pass starts where the one furthest
+ * behind stands and each of the others joins it at its own sample (a resumed run whose classes
+ * were trained by threads that stopped at different samples).
  */
+
+/* (epoch, sample) positions in pass order. */
+static bool before_pos(int e1, size_t t1, int e2, size_t t2)
+{
+    return e1 < e2 || (e1 == e2 && t1 < t2);
+}
+
 pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
-                              size_t c0, size_t c1, float *W, float *B, pt_train_report *reps)
+                              size_t c0, size_t c1, float *W, float *B, pt_train_report *reps,
+                              pt_train_state **states)
 {
     const size_t n = ds->n, len = ds->stride, K = c1 - c0;
     if (p->shuffle && n > UINT32_MAX)
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
+    /* per problem: where it starts (epoch, sample, mistakes so far), where it stands */
+    typedef struct problem {
+        int epoch, done;
+        size_t t, carried, pos, pos_mistakes, mistakes;
+        bool finished, running;
+    } problem;
     online *o = calloc(K, sizeof *o);
-    size_t *active = malloc(K * sizeof *active), *mistakes = calloc(K, sizeof *mistakes);
+    problem *pr = calloc(K, sizeof *pr);
+    size_t *active = malloc(K * sizeof *active), *waiting = malloc(K * sizeof *waiting);
+    pt_train_state **out = calloc(K, sizeof *out);
     uint32_t *order = p->shuffle ? pt_alloc((n ? n : 1) * sizeof *order, "sample order") : NULL;
     pt_status s = PT_OK;
-    if (!o || !active || !mistakes || (p->shuffle && !order)) {
+    if (!o || !pr || !active || !waiting || !out || (p->shuffle && !order)) {
         s = pt_fail(PT_ERR_NOMEM, "cannot allocate %zu one-vs-rest problems", K);
         goto out;
     }
+    int e0 = 0;
+    size_t t0 = 0, first = SIZE_MAX; /* the pass starts where problem `first` stands */
     for (size_t c = 0; c < K; c++) {
         o[c] = (online){.k = k, .len = len, .tau = p->margin, .eta = p->eta,
                         .bias = p->bias ? 1.0f : 0.0f,
                         .averaged = p->variant == PT_VARIANT_AVERAGED, .w = W + c * len,
-                        .b = B[c]};
-        if (o[c].averaged && !(o[c].u = pt_calloc(len * sizeof(float), "averaging buffer"))) {
-            s = PT_ERR_NOMEM;
+                        .b = B[c], /* 0, or a warm start's */
+                        .stop = p->stop};
+        if ((o[c].averaged && !(o[c].u = pt_calloc(len * sizeof(float), "averaging buffer"))) ||
+            !(out[c] = state_new(&o[c], n))) {
+            s = pt_fail(PT_ERR_NOMEM, "cannot allocate %zu one-vs-rest problems", K);
             goto out;
         }
-        active[c] = c;
+        const pt_train_state *st = states[c];
+        pr[c] = (problem){.epoch = 1};
+        if (st) {
+            state_restore(&o[c], st);
+            pt_report_resume(&reps[c], st);
+            pr[c] = (problem){.epoch = st->epochs_done + 1,
+                              .t = st->pos,
+                              .carried = st->epoch_mistakes,
+                              .finished = st->finished};
+        }
+        pr[c].done = pr[c].epoch - 1;
+        pr[c].pos = pr[c].t;
+        pr[c].pos_mistakes = pr[c].carried;
+        pr[c].running = !pr[c].finished && pr[c].epoch <= p->epochs;
+        if (pr[c].running && (first == SIZE_MAX || before_pos(pr[c].epoch, pr[c].t, e0, t0))) {
+            first = c;
+            e0 = pr[c].epoch;
+            t0 = pr[c].t;
+        }
     }
-    for (size_t i = 0; order && i < n; i++) order[i] = (uint32_t)i;
     pt_rng rng;
-    pt_rng_seed(&rng, p->seed);
-    size_t nactive = K;
-    for (int epoch = 1; epoch <= p->epochs && nactive > 0; epoch++) {
-        if (order) pt_rng_shuffle(&rng, order, n);
-        for (size_t a = 0; a < nactive; a++) mistakes[active[a]] = 0;
-        for (size_t t = 0; t < n; t++) {
+    int shuffles = 0;
+    if (order)
+        pt_train_state_order(first < K ? states[first] : NULL, p->seed, order, n, &rng, &shuffles);
+    size_t nactive = 0, nwaiting = 0;
+    for (size_t c = 0; c < K; c++)
+        if (pr[c].running) waiting[nwaiting++] = c;
+    for (int epoch = e0; first < K && epoch <= p->epochs && nactive + nwaiting > 0; epoch++) {
+        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
+        for (size_t a = 0; a < nactive; a++) pr[active[a]].mistakes = 0;
+        for (size_t t = epoch == e0 ? t0 : 0; t <= n; t++) {
+            /* problems whose run stands here join the pass */
+            for (size_t w = 0; w < nwaiting;) {
+                size_t c = waiting[w];
+                if (pr[c].epoch != epoch || pr[c].t != t) {
+                    w++;
+                    continue;
+                }
+                pr[c].mistakes = pr[c].carried;
+                active[nactive++] = c;
+                waiting[w] = waiting[--nwaiting];
+            }
+            if (t == n) break;
             size_t i = order ? order[t] : t;
             const float *x = ds->X + i * len;
             int32_t cls = ds->cls[i];
@@ -431,12 +535,18 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
                 size_t c = active[a];
                 float y = cls == (int32_t)(c0 + c) ? 1.0f : -1.0f, sc;
                 if (!o[c].averaged)
-                    mistakes[c] += (size_t)k->step(o[c].w, &o[c].b, x, len, y, o[c].tau, o[c].eta,
-                                                   o[c].bias, &sc);
+                    pr[c].mistakes += (size_t)k->step(o[c].w, &o[c].b, x, len, y, o[c].tau, o[c].eta,
+                                                      o[c].bias, &sc);
                 else
-                    mistakes[c] += (size_t)visit(&o[c], x, y, score_of(&o[c], x));
+                    pr[c].mistakes += (size_t)visit(&o[c], x, y, score_of(&o[c], x));
             }
             if (pt_stopping(p->stop)) {
+                for (size_t a = 0; a < nactive; a++) {
+                    problem *q = &pr[active[a]];
+                    q->pos = t + 1;
+                    q->pos_mistakes = q->mistakes;
+                    reps[active[a]].updates += q->mistakes - (q->epoch == epoch ? q->carried : 0);
+                }
                 s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t + 1);
                 goto finish;
             }
@@ -445,21 +555,49 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
         size_t keep = 0;
         for (size_t a = 0; a < nactive; a++) {
             size_t c = active[a];
-            reps[c].updates += mistakes[c];
-            if ((s = pt_report_push_epoch(&reps[c], mistakes[c], NAN)) != PT_OK) goto finish;
+            problem *q = &pr[c];
+            reps[c].updates += q->mistakes - (q->epoch == epoch ? q->carried : 0);
+            if ((s = pt_report_push_epoch(&reps[c], q->mistakes, NAN)) != PT_OK) goto finish;
             if ((s = check_finite(&o[c], epoch)) != PT_OK) goto finish;
-            if (mistakes[c] == 0) reps[c].converged = 1;
-            else active[keep++] = c;
+            q->done = epoch;
+            q->pos = q->pos_mistakes = 0;
+            if (q->mistakes == 0) {
+                q->finished = true;
+                reps[c].converged = 1;
+            } else {
+                active[keep++] = c;
+            }
         }
         nactive = keep;
     }
 finish:
+    if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
+        /* where each problem stands, then the models as they stand */
+        for (size_t c = 0; c < K; c++) {
+            problem *q = &pr[c];
+            pt_status cs = state_capture(&o[c], &reps[c], states[c], q->done, q->pos,
+                                         q->pos_mistakes, q->finished, q->finished ? NULL : order,
+                                         shuffles, &rng, out[c]);
+            if (cs != PT_OK) {
+                s = cs;
+                goto out;
+            }
+        }
+        for (size_t c = 0; c < K; c++) {
+            pt_train_state_free(states[c]);
+            states[c] = out[c];
+            out[c] = NULL;
+        }
+    }
     for (size_t c = 0; c < K; c++) snapshot(&o[c], o[c].w, &B[c]);
 out:
     for (size_t c = 0; o && c < K; c++) pt_free(o[c].u);
+    for (size_t c = 0; out && c < K; c++) pt_train_state_free(out[c]);
     free(o);
+    free(pr);
     free(active);
-    free(mistakes);
+    free(waiting);
+    free(out);
     pt_free(order);
     return s;
 }

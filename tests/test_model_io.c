@@ -596,6 +596,286 @@ START_TEST(contradictory_fields)
 }
 END_TEST
 
+/* ------------------------------------------------------------------- run states */
+
+/* Noisy two-class data (labels that no separator fits) of n rows, d features. */
+static pt_dataset *noisy(size_t n, size_t d, uint64_t seed)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_NOISY;
+    g.n = n;
+    g.d = d;
+    g.noise = 0.3;
+    g.seed = seed;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    return ds;
+}
+
+static int stop_at_end_of(const pt_model *m, int epoch, size_t mistakes, void *user)
+{
+    (void)m;
+    (void)mistakes;
+    if (epoch == *(const int *)user) pt_request_stop();
+    return 0;
+}
+
+/* A run of p stopped in the middle of the epoch after `at`. */
+static pt_model *interrupted(const pt_dataset *ds, const pt_train_params *p, int at)
+{
+    pt_train_params q = *p;
+    q.epoch_hook = stop_at_end_of;
+    q.epoch_user = &at;
+    pt_model *m = NULL;
+    ck_assert_int_eq(pt_train(ds, &q, &m, NULL), PT_ERR_INTERRUPTED);
+    ck_assert(pt_model_resumable(m));
+    return m;
+}
+
+/* The text with the line that starts with `key` replaced by `line` (NULL: removed), and the
+ * checksum recomputed. */
+static char *with_state_line(const char *text, const char *key, const char *line)
+{
+    size_t len = strlen(text), body = len - 26;
+    char *out = malloc(len + (line ? strlen(line) : 0) + 64);
+    const char *at = text;
+    while (strncmp(at, key, strlen(key)) != 0) {
+        at = strchr(at, '\n');
+        ck_assert_msg(at != NULL, "no line '%s'", key);
+        at++;
+    }
+    const char *next = strchr(at, '\n') + 1;
+    size_t k = (size_t)(at - text), o = k;
+    memcpy(out, text, k);
+    if (line) o += (size_t)sprintf(out + o, "%s\n", line);
+    memcpy(out + o, next, body - (size_t)(next - text));
+    o += body - (size_t)(next - text);
+    snprintf(out + o, 64, "checksum %016llx\n", (unsigned long long)pt_checksum(out, o));
+    return out;
+}
+
+/* The first line of text starting with key, without the newline (static buffer). */
+static const char *line_of(const char *text, const char *key)
+{
+    static char buf[1 << 16];
+    const char *at = text;
+    while (strncmp(at, key, strlen(key)) != 0) at = strchr(at, '\n') + 1;
+    size_t n = (size_t)(strchr(at, '\n') - at);
+    ck_assert(n < sizeof buf);
+    memcpy(buf, at, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+static pt_status load_text(const char *text, pt_model **m)
+{
+    const char *p = tu_write_file("state", ".model", text);
+    pt_status s = pt_model_load(p, m);
+    unlink(p);
+    return s;
+}
+
+/* A run state written by version 1 (every epoch in its history; b and ub on the resume line)
+ * still loads, and resumes to the uninterrupted run's model. */
+START_TEST(v1_run_state_loads)
+{
+    pt_dataset *ds = noisy(150, 3, 4);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.epochs = 40;
+    p.shuffle = 1;
+    p.variant = PT_VARIANT_AVERAGED;
+    pt_model *full, *part = interrupted(ds, &p, 17);
+    ck_assert_int_eq(pt_train(ds, &p, &full, NULL), PT_OK);
+    size_t len;
+    char *t = model_text(part, &len);
+    ck_assert(strncmp(t, "ptron-model 2\n", 14) == 0);
+    /* the same run state as version 1 wrote it */
+    unsigned long long n, e, pos, em, upd;
+    char steps[64], v1[256], b[64], ub[64];
+    ck_assert_int_eq(sscanf(line_of(t, "resume "), "resume %llu %llu %llu %llu %llu %63s", &n, &e,
+                            &pos, &em, &upd, steps), 6);
+    ck_assert_int_eq(sscanf(line_of(t, "live_b "), "live_b %63s", b), 1);
+    ck_assert_int_eq(sscanf(line_of(t, "live_ub "), "live_ub %63s", ub), 1);
+    snprintf(v1, sizeof v1, "resume %llu %llu %llu %llu %llu %s %s %s", n, e, pos, em, upd, steps, b, ub);
+    char *a = with_state_line(t, "resume ", v1), *c = with_state_line(a, "live_b ", NULL);
+    free(a);
+    a = with_state_line(c, "live_ub ", NULL);
+    free(c);
+    c = with_state_line(a, "ptron-model ", "ptron-model 1");
+    pt_model *m1;
+    ck_assert_msg(load_text(c, &m1) == PT_OK, "%s", pt_last_error());
+    pt_train_params q = p;
+    q.resume = m1;
+    pt_model *rest;
+    ck_assert_int_eq(pt_train(ds, &q, &rest, NULL), PT_OK);
+    assert_same(rest, full);
+    pt_model_free(rest);
+    pt_model_free(m1);
+    free(a);
+    free(c);
+
+    /* a history of 322,534 epochs (a long run's version 1 file): loads, keeps the last 1000 */
+    const int E = 322534;
+    pt_model *classic;
+    p.variant = PT_VARIANT_CLASSIC;
+    classic = interrupted(ds, &p, 5);
+    free(t);
+    t = model_text(classic, &len);
+    char *hist = malloc((size_t)E * 8 + 16), *h = hist;
+    h += sprintf(h, "history");
+    for (int k = 0; k < E; k++) h += sprintf(h, " %d", k % 7);
+    unsigned long long sum = 0;
+    for (int k = 0; k < E; k++) sum += (unsigned long long)(k % 7);
+    ck_assert_int_eq(sscanf(line_of(t, "resume "), "resume %llu %llu %llu %llu %llu %63s", &n, &e,
+                            &pos, &em, &upd, steps), 6);
+    snprintf(v1, sizeof v1, "resume %llu %d %llu %llu %llu %s %s 0", n, E, pos, em, sum + em, steps,
+             line_of(t, "live_b ") + 7);
+    char epochs_run[64], epochs[64];
+    snprintf(epochs_run, sizeof epochs_run, "epochs_run %d", E);
+    snprintf(epochs, sizeof epochs, "epochs %d", E + 5);
+    a = with_state_line(t, "resume ", v1);
+    c = with_state_line(a, "history", hist);
+    free(a);
+    a = with_state_line(c, "live_b ", NULL);
+    free(c);
+    c = with_state_line(a, "epochs_run ", epochs_run);
+    free(a);
+    a = with_state_line(c, "epochs ", epochs);
+    free(c);
+    c = with_state_line(a, "ptron-model ", "ptron-model 1");
+    ck_assert_msg(load_text(c, &m1) == PT_OK, "%s", pt_last_error());
+    pt_model_info info;
+    pt_model_get_info(m1, &info);
+    ck_assert_int_eq(info.run_epochs_done, E);
+    ck_assert_int_eq(info.run_recent_epochs, 1000);
+    for (int k = 0; k < 1000; k++) ck_assert_uint_eq(info.run_recent_mistakes[k], (size_t)((E - 1000 + k) % 7));
+    /* and continues */
+    pt_model_get_params(m1, &q);
+    q.resume = m1;
+    pt_train_report r;
+    ck_assert_msg(pt_train(ds, &q, &rest, &r) == PT_OK, "%s", pt_last_error());
+    ck_assert_int_eq(r.epochs_run, E + 5);
+    ck_assert_int_eq(r.epochs_before, E);
+    pt_train_report_clear(&r);
+    pt_model_free(rest);
+    pt_model_free(m1);
+    free(a);
+    free(c);
+    free(hist);
+    free(t);
+    pt_model_free(classic);
+    pt_model_free(part);
+    pt_model_free(full);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* A run state edited into something no run could have left (a valid checksum): a parse error
+ * that names the file and the line. */
+START_TEST(edited_run_state)
+{
+    pt_dataset *ds = noisy(150, 3, 4);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.epochs = 40;
+    p.shuffle = 1;
+    p.variant = PT_VARIANT_AVERAGED;
+    pt_model *part = interrupted(ds, &p, 17);
+    size_t len;
+    char *t = model_text(part, &len);
+    unsigned long long n, e, pos, em, upd;
+    double steps;
+    int fin;
+    ck_assert_int_eq(sscanf(line_of(t, "resume "), "resume %llu %llu %llu %llu %llu %lf %d", &n, &e,
+                            &pos, &em, &upd, &steps, &fin), 7);
+    ck_assert(e == 17 && pos > 0 && fin == 0);
+    /* the line numbers: resume, history, live_w, live_b, live_u, live_ub */
+    int resume_line = 1;
+    for (const char *q = t; q < strstr(t, "\nresume ") + 1; q++) resume_line += *q == '\n';
+    char hist[8192];
+    snprintf(hist, sizeof hist, "%s", line_of(t, "history"));
+    struct {
+        const char *key;
+        char line[8300];
+        int at;
+        const char *msg;
+    } cases[16];
+    int nc = 0;
+#define CASE(k, at_, msg_, ...)                                                                    \
+    do {                                                                                           \
+        cases[nc].key = (k);                                                                       \
+        snprintf(cases[nc].line, sizeof cases[nc].line, __VA_ARGS__);                              \
+        cases[nc].at = resume_line + (at_);                                                        \
+        cases[nc].msg = (msg_);                                                                    \
+        nc++;                                                                                      \
+    } while (0)
+    CASE("resume ", 0, "position", "resume %llu %llu %llu %llu %llu %.17g 0", n, e, n + 1, em, upd, steps);
+    CASE("resume ", 0, "epochs done", "resume %llu %llu %llu %llu %llu %.17g 0", n, 41ull, pos, em, upd, steps);
+    CASE("resume ", 0, "the model ran", "resume %llu %llu %llu %llu %llu %.17g 0", n, 30ull, pos, em, upd, steps);
+    CASE("resume ", 0, "finished", "resume %llu %llu %llu %llu %llu %.17g 1", n, e, pos, em, upd, steps);
+    CASE("resume ", 0, "mistakes in", "resume %llu %llu %llu %llu %llu %.17g 0", n, e, pos, pos + 1, upd, steps);
+    CASE("resume ", 0, "samples visited", "resume %llu %llu %llu %llu %llu %.17g 0", n, e, pos, em, upd, steps + 1);
+    CASE("resume ", 0, "rows", "resume 1 %llu %llu %llu %llu %.17g 0", e, pos, em, upd, steps);
+    CASE("resume ", 0, "expected 7 values", "resume %llu %llu %llu %llu %llu %.17g", n, e, pos, em, upd, steps);
+    CASE("resume ", 1, "updates", "resume %llu %llu %llu %llu %llu %.17g 0", n, e, pos, em, upd + 1, steps);
+    CASE("history", 1, "expected 17 values, found 16", "%.*s", (int)(strrchr(hist, ' ') - hist), hist);
+    CASE("history", 1, "expected 17 values, found more", "%s 3", hist);
+    CASE("history", 1, "history", "history 999%s", strchr(hist + 8, ' '));
+    CASE("live_w", 2, "live_w: expected 3 values, found 2", "live_w 1 2");
+    CASE("live_w", 2, "'x' is not a finite number", "live_w 1 2 x");
+    CASE("live_ub", 5, "expected 'live_ub'", "live_u 1 2 3");
+#undef CASE
+    for (int k = 0; k < nc; k++) {
+        char *edited = with_state_line(t, cases[k].key, cases[k].line);
+        const char *path = tu_write_file("state", ".model", edited);
+        pt_model *m = NULL;
+        pt_status s = pt_model_load(path, &m);
+        char want[600];
+        snprintf(want, sizeof want, "%s:%d: ", path, cases[k].at);
+        ck_assert_msg(s == PT_ERR_PARSE && strstr(pt_last_error(), want) && strstr(pt_last_error(), cases[k].msg),
+                      "'%s': status %d, '%s' (want '%s' and '%s')", cases[k].line, (int)s,
+                      pt_last_error(), want, cases[k].msg);
+        ck_assert_ptr_null(m);
+        unlink(path);
+        free(edited);
+    }
+    free(t);
+    pt_model_free(part);
+
+    /* the kernel path's dual lines */
+    p.path = PT_PATH_KERNEL;
+    p.kernel = PT_KERNEL_RBF;
+    part = interrupted(ds, &p, 5);
+    t = model_text(part, &len);
+    char alpha[8192];
+    snprintf(alpha, sizeof alpha, "%s", line_of(t, "alpha "));
+    char *edited = with_state_line(t, "alpha ", "alpha 1");
+    pt_model *m = NULL;
+    ck_assert_int_eq(load_text(edited, &m), PT_ERR_PARSE);
+    ck_assert_msg(strstr(pt_last_error(), "alpha: expected 150 values, found 1"), "%s", pt_last_error());
+    free(edited);
+    alpha[strlen(alpha) - 1] = alpha[strlen(alpha) - 1] == '0' ? '1' : '0'; /* one update more or less */
+    edited = with_state_line(t, "alpha ", alpha);
+    ck_assert_int_eq(load_text(edited, &m), PT_ERR_PARSE);
+    ck_assert_msg(strstr(pt_last_error(), "updates in all"), "%s", pt_last_error());
+    free(edited);
+    /* rows that cannot fit: refused before anything is allocated */
+    ck_assert_int_eq(sscanf(line_of(t, "resume "), "resume %llu %llu %llu %llu %llu %lf %d", &n, &e,
+                            &pos, &em, &upd, &steps, &fin), 7);
+    char big[256];
+    snprintf(big, sizeof big, "resume 9999999999999 %llu %llu %llu %llu %.17g 0", e, pos, em, upd, steps);
+    edited = with_state_line(t, "resume ", big);
+    ck_assert_int_eq(load_text(edited, &m), PT_ERR_PARSE);
+    ck_assert_msg(strstr(pt_last_error(), "cannot fit"), "%s", pt_last_error());
+    free(edited);
+    free(t);
+    pt_model_free(part);
+    pt_dataset_free(ds);
+}
+END_TEST
+
 /* Saving into a directory that does not exist fails and creates nothing. */
 START_TEST(save_missing_dir)
 {
@@ -680,6 +960,8 @@ static Suite *suite(void)
     tcase_add_test(t, save_missing_dir);
     tcase_add_test(t, save_replaces_whole);
     tcase_add_test(t, failed_save_keeps_old);
+    tcase_add_test(t, v1_run_state_loads);
+    tcase_add_test(t, edited_run_state);
     suite_add_tcase(s, t);
     return s;
 }
