@@ -1,6 +1,8 @@
 /* The CLI end to end: gen, info, convert, train, predict; the JSON contract; exit statuses
  * and messages for usage errors and bad input. */
+#include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +13,7 @@
 
 #define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "'%s' not in: %s", (sub), (s))
 
-static char path_buf[8][512];
+static char path_buf[16][512];
 static const char *keep(int slot, const char *p)
 {
     snprintf(path_buf[slot], sizeof path_buf[slot], "%s", p);
@@ -398,41 +400,288 @@ START_TEST(test_help_lists_every_option)
 }
 END_TEST
 
-/* SIGINT part-way: the model as it stands is written (exit 130) and --resume ends with the
- * uninterrupted run's model file, byte for byte. SIGTERM: exit 143. */
-START_TEST(test_interrupt_and_resume)
+/* ---------------------------------------------------------------- interrupts */
+
+/* Noise no separator fits, in any feature space (each class's first row repeated with the next
+ * class's label): a run of --epochs 1000000000 on it cannot end before a signal. n rows, d
+ * features, k classes. */
+static const char *noise_file(const char *tag, size_t n, size_t d, size_t k)
 {
-    const char *data = keep(0, tu_path("int", ".ptd")), *full = keep(1, tu_path("full", ".model")),
-               *part = keep(2, tu_path("part", ".model")), *rest = keep(3, tu_path("rest", ".model"));
-    const char *opts = "--averaged --shuffle --epochs 60 --seed 5 --quiet";
-    ck_assert_int_eq(run(NULL, NULL, "gen noisy --n 100000 --d 32 --seed 4 -o %s", data), 0);
-    ck_assert_int_eq(run(NULL, NULL, "train %s -o %s %s", data, full, opts), 0);
-    const int sigs[] = {2, 15}, want[] = {130, 143};
-    for (int k = 0; k < 2; k++) {
-        char cmd[4096];
-        snprintf(cmd, sizeof cmd, "%s train %s -o %s %s 2>/dev/null & p=$!; sleep 0.3; kill -%d $p; wait $p",
-                 getenv("PTRON_BIN"), data, part, opts, sigs[k]);
-        int st = system(cmd), rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-        char *a = tu_read_file(full, NULL), *b;
-        if (rc == 0) {
-            /* it finished before the signal: nothing to resume */
-            b = tu_read_file(part, NULL);
-        } else {
-            ck_assert_int_eq(rc, want[k]);
-            ck_assert_int_eq(run(NULL, NULL, "train %s -o %s --resume %s --quiet", data, rest, part), 0);
-            b = tu_read_file(rest, NULL);
+    size_t cap = (n + k) * (d * 24 + 16) + 16, len = 0;
+    char *t = malloc(cap);
+    uint64_t s = 12345 + n * 7 + d;
+    for (size_t i = 0; i < n + k; i++) {
+        size_t row = i < n ? i : i - n;
+        size_t label = i < n ? (i < k ? i : (s >> 33) % k) : (row + 1) % k;
+        len += (size_t)snprintf(t + len, cap - len, "%zu", label);
+        uint64_t r = 99991 * (row + 1);
+        for (size_t j = 0; j < d; j++) {
+            r = r * 6364136223846793005u + 1442695040888963407u;
+            len += (size_t)snprintf(t + len, cap - len, " %zu:%.6f", j + 1,
+                                    (double)(r >> 11) / 9007199254740992.0 * 2.0 - 1.0);
         }
-        ck_assert_ptr_nonnull(b);
-        ck_assert_str_eq(a, b);
-        free(a);
-        free(b);
+        len += (size_t)snprintf(t + len, cap - len, "\n");
+        s = s * 6364136223846793005u + 1442695040888963407u;
     }
-    /* resuming a finished model is refused clearly */
+    const char *p = tu_write_bytes(tag, ".svm", t, len);
+    free(t);
+    return p;
+}
+
+/* The number after "key": in a JSON text (-1 if absent). */
+static long long json_number(const char *json, const char *key)
+{
+    char k[128];
+    snprintf(k, sizeof k, "\"%s\": ", key);
+    const char *at = strstr(json, k);
+    return at ? atoll(at + strlen(k)) : -1;
+}
+
+/* `ptron train DATA OPTS --epochs 1000000000` stopped by signal sig once its first checkpoint
+ * (after `every` epochs, so thousands of epochs by construction) exists: it exits 130 or 143,
+ * says it was interrupted, and its model loads, predicts and says where the run stands.
+ * Returns the epochs it had done. */
+static long long interrupt_run(const char *data, const char *opts, const char *model, int sig,
+                               int every, bool resumable)
+{
+    const char *ck = keep(14, tu_path("ck", ".model")), *err = keep(15, tu_path("int", ".err"));
+    char args[2048];
+    snprintf(args, sizeof args, "train %s -o %s %s --epochs 1000000000 --checkpoint %s "
+             "--checkpoint-every %d", data, model, opts, ck, every);
+    unlink(ck);
+    unlink(model);
+    int pid = tu_spawn_cli(args, NULL, err);
+    tu_wait_for_file(ck, pid);
+    kill(pid, sig);
+    int rc = tu_wait_cli(pid);
+    char *e = tu_read_file(err, NULL);
+    ck_assert_msg(rc == 128 + sig, "%s: exit %d, expected %d: %s", opts, rc, 128 + sig, e);
+    HAS(e, "interrupted in epoch");
+    if (resumable) HAS(e, "continue with --resume");
+    else HAS(e, "cannot be resumed");
+    free(e);
+    char *out, *er;
+    ck_assert_int_eq(run(&out, &er, "info %s --json", model), 0);
+    long long done = json_number(out, "epochs_done");
+    if (resumable) {
+        HAS(out, "\"resumable\": true");
+        ck_assert_msg(done >= every, "%s: %lld epochs done", opts, done);
+    }
+    free(out);
+    free(er);
+    ck_assert_int_eq(run(&out, &er, "predict %s %s", model, data), 0);
+    HAS(out, "Accuracy = ");
+    free(out);
+    free(er);
+    unlink(ck);
+    unlink(err);
+    return done;
+}
+
+/* The interrupted run resumed to `epochs` gives the model file of an uninterrupted run of
+ * that many epochs, byte for byte. */
+static void resume_matches(const char *data, const char *opts, const char *part, long long epochs)
+{
+    const char *ref = keep(12, tu_path("ref", ".model")), *rest = keep(13, tu_path("rest", ".model"));
     char *out, *err;
-    ck_assert_int_eq(run(&out, &err, "train %s -o %s --resume %s", data, rest, full), 2);
-    HAS(err, "records no run in progress");
+    int rc = run(&out, &err, "train %s -o %s %s --epochs %lld --quiet", data, ref, opts, epochs);
+    ck_assert_msg(rc == 0, "%s: %s", opts, err);
     free(out);
     free(err);
+    rc = run(&out, &err, "train %s -o %s --resume %s --epochs %lld --json", data, rest, part, epochs);
+    ck_assert_msg(rc == 0, "%s: resume: %s", opts, err);
+    HAS(out, "\"epochs_before\": ");
+    free(out);
+    free(err);
+    size_t la, lb;
+    char *a = tu_read_file(ref, &la), *b = tu_read_file(rest, &lb);
+    ck_assert_msg(a && b && la == lb && memcmp(a, b, la) == 0,
+                  "%s: the resumed model is not the uninterrupted run's", opts);
+    free(a);
+    free(b);
+    unlink(ref);
+    unlink(rest);
+}
+
+/* SIGINT and SIGTERM on every path, each run long enough by construction: exit 130 / 143, a
+ * model that loads and predicts, and --resume gives the uninterrupted run's model file. */
+START_TEST(test_interrupt_every_path)
+{
+    const char *two = keep(0, noise_file("two", 40, 2, 2)), *four = keep(1, noise_file("four", 48, 2, 4));
+    const char *part = keep(2, tu_path("part", ".model"));
+    const struct {
+        const char *data, *opts;
+    } runs[] = {
+        {two, "--shuffle"},
+        {two, "--pass blocked --threads 2 --shuffle"},
+        {two, "--voted --shuffle"},
+        {two, "--averaged --shuffle"},
+        {two, "--expand 2 --averaged"},
+        {two, "--path batch --batch-size 8 --shuffle --average-iterates"},
+        {two, "--path batch --expand 2"},
+        {two, "--path kernel --kernel rbf --averaged --shuffle"},
+        {two, "--path kernel --gram full"},
+        {four, "--multiclass direct --averaged --shuffle"},
+        {four, "--averaged --shuffle --threads 2"},
+        {four, "--path batch --batch-size 8 --threads 2"},
+        {four, "--path kernel --gram full --kernel rbf --shuffle"},
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+        int sig = k % 4 == 3 ? SIGTERM : SIGINT;
+        long long done = interrupt_run(runs[k].data, runs[k].opts, part, sig, 1000, true);
+        resume_matches(runs[k].data, runs[k].opts, part, done + 3);
+    }
+    /* --early-stop keeps the best epoch's model, a final one: the message does not suggest
+     * --resume */
+    char opts[1024];
+    snprintf(opts, sizeof opts, "--test %s --early-stop 1000000", two);
+    interrupt_run(two, opts, part, SIGINT, 100, false);
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "info %s --json", part), 0);
+    HAS(out, "\"resumable\": false");
+    free(out);
+    free(err);
+}
+END_TEST
+
+/* A run stopped part-way through an epoch (SIGINT lands wherever the run is), resumed; a
+ * finished model and a bad resume file are refused with the reason. */
+START_TEST(test_interrupt_and_resume)
+{
+    const char *data = keep(0, noise_file("int", 3000, 20, 2)), *part = keep(1, tu_path("part", ".model"));
+    const char *opts = "--averaged --shuffle --seed 5";
+    long long done = interrupt_run(data, opts, part, SIGINT, 10, true);
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "info %s", part), 0);
+    HAS(out, "run in progress: ");
+    HAS(out, "continue it with ptron train --resume");
+    free(out);
+    free(err);
+    resume_matches(data, opts, part, done + 2);
+
+    /* a finished model cannot be resumed */
+    const char *full = keep(2, tu_path("full", ".model")), *rest = keep(3, tu_path("rest", ".model"));
+    ck_assert_int_eq(run(NULL, NULL, "train %s -o %s --epochs 3 --quiet", data, full), 0);
+    ck_assert_int_eq(run(&out, &err, "info %s --json", full), 0);
+    HAS(out, "\"resumable\": false");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --resume %s", data, rest, full), 2);
+    HAS(err, "records no run in progress");
+    HAS(err, "final model");
+    free(out);
+    free(err);
+    /* nor a run on other data */
+    const char *other = keep(4, noise_file("other", 2999, 20, 2));
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --resume %s", other, rest, part), 2);
+    HAS(err, part);
+    HAS(err, "rows");
+    free(out);
+    free(err);
+    /* a run state edited into nonsense: exit 2, file and line */
+    size_t len;
+    char *t = tu_read_file(part, &len);
+    char *r = strstr(t, "\nresume ") + 8;
+    *r = *r == '9' ? '8' : '9'; /* another row count */
+    char *body_end = strstr(t, "\nchecksum ") + 1;
+    snprintf(body_end, 27, "checksum %016llx\n", (unsigned long long)pt_checksum(t, (size_t)(body_end - t)));
+    const char *bad = keep(5, tu_write_file("bad", ".model", t));
+    free(t);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --resume %s", data, rest, bad), 2);
+    HAS(err, bad);
+    free(out);
+    free(err);
+}
+END_TEST
+
+/* A signal that arrives after training, during the final evaluation and save, still ends
+ * with 130 or 143, and the model written is the whole final model. */
+START_TEST(test_signal_after_training)
+{
+    const char *data = keep(0, noise_file("late", 40, 2, 2)), *model = keep(1, tu_path("late", ".model"));
+    const char *err = keep(2, tu_path("late", ".err"));
+    const char *sigs[] = {"INT", "TERM"};
+    const int want[] = {130, 143};
+    for (int k = 0; k < 2; k++) {
+        char args[2048];
+        snprintf(args, sizeof args, "train %s -o %s --epochs 5", data, model);
+        unlink(model);
+        setenv("PTRON_TEST_SIGNAL_AFTER_TRAINING", sigs[k], 1);
+        int pid = tu_spawn_cli(args, NULL, err);
+        unsetenv("PTRON_TEST_SIGNAL_AFTER_TRAINING");
+        int rc = tu_wait_cli(pid);
+        char *e = tu_read_file(err, NULL);
+        ck_assert_msg(rc == want[k], "exit %d, expected %d: %s", rc, want[k], e);
+        HAS(e, "after training finished");
+        free(e);
+        char *out, *er;
+        ck_assert_int_eq(run(&out, &er, "info %s --json", model), 0);
+        HAS(out, "\"epochs_run\": 5");
+        HAS(out, "\"resumable\": false");
+        free(out);
+        free(er);
+    }
+}
+END_TEST
+
+/* A checkpoint that cannot be written: a warning that names the file and the reason, the run
+ * goes on, and the -o model is written. */
+START_TEST(test_checkpoint_failure_warns)
+{
+    const char *data = keep(0, noise_file("ckf", 40, 2, 2)), *model = keep(1, tu_path("ckf", ".model"));
+    char *out, *err;
+    int rc = run(&out, &err, "train %s -o %s --epochs 30 --checkpoint /nonexistent-dir/ck.model "
+                 "--checkpoint-every 10 --quiet", data, model);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    HAS(err, "warning: checkpoint of epoch 10 not written: /nonexistent-dir/ck.model");
+    HAS(err, "3 of 3 checkpoints could not be written");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "info %s --json", model), 0);
+    HAS(out, "\"epochs_run\": 30");
+    free(out);
+    free(err);
+}
+END_TEST
+
+/* --early-stop keeps the best epoch's model: a final model that loads and cannot be resumed;
+ * --early-stop with --resume is refused. */
+START_TEST(test_early_stop_model_loads)
+{
+    const char *data = keep(0, noise_file("es", 200, 5, 2)), *test = keep(1, noise_file("est", 100, 5, 2));
+    const char *model = keep(2, tu_path("es", ".model")), *ck = keep(3, tu_path("esck", ".model"));
+    const char *paths[] = {"", "--path batch", "--path kernel --kernel rbf", "--averaged --shuffle"};
+    for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
+        char *out, *err;
+        int rc = run(&out, &err, "train %s -o %s %s --epochs 2000 --test %s --early-stop 3 --json "
+                     "--checkpoint %s", data, model, paths[k], test, ck);
+        ck_assert_msg(rc == 0, "%s: exit %d: %s", paths[k], rc, err);
+        HAS(out, "\"stopped_early\": true");
+        free(out);
+        free(err);
+        ck_assert_int_eq(run(&out, &err, "info %s --json", model), 0);
+        HAS(out, "\"resumable\": false");
+        free(out);
+        free(err);
+        ck_assert_int_eq(run(&out, &err, "predict %s %s", model, test), 0);
+        free(out);
+        free(err);
+        rc = run(&out, &err, "train %s -o %s --resume %s", data, tu_path("x", ".model"), model);
+        ck_assert_int_eq(rc, 2);
+        HAS(err, "final model");
+        free(out);
+        free(err);
+        /* its checkpoints can be resumed, without --early-stop */
+        rc = run(&out, &err, "train %s -o %s --resume %s --early-stop 3 --test %s", data, model, ck, test);
+        ck_assert_int_eq(rc, 1);
+        HAS(err, "--early-stop");
+        free(out);
+        free(err);
+        rc = run(&out, &err, "train %s -o %s --resume %s --test %s --quiet", data, model, ck, test);
+        ck_assert_msg(rc == 0, "%s: resuming a checkpoint of an early-stopped run: %s", paths[k], err);
+        free(out);
+        free(err);
+    }
 }
 END_TEST
 
@@ -556,7 +805,7 @@ int main(void)
 {
     Suite *s = suite_create("cli");
     TCase *tc = tcase_create("cli");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_separable_20000x64_converges);
     tcase_add_test(tc, test_human_output_and_bounds);
     tcase_add_test(tc, test_bounds_claims);
@@ -570,6 +819,10 @@ int main(void)
     tcase_add_test(tc, test_interrupt_and_resume);
     tcase_add_test(tc, test_bad_model_fields_exit_2);
     tcase_add_test(tc, test_csv_delimiter_option);
+    tcase_add_test(tc, test_interrupt_every_path);
+    tcase_add_test(tc, test_signal_after_training);
+    tcase_add_test(tc, test_checkpoint_failure_warns);
+    tcase_add_test(tc, test_early_stop_model_loads);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

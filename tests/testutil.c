@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,6 +81,57 @@ int tu_run_cli_sh(const char *prefix, const char *args, char **out, char **err)
 }
 
 int tu_run_cli(const char *args, char **out, char **err) { return tu_run_cli_sh("", args, out, err); }
+
+int tu_spawn_cli(const char *args, const char *out_path, const char *err_path)
+{
+    const char *bin = getenv("PTRON_BIN");
+    ck_assert_msg(bin != NULL, "PTRON_BIN not set");
+    char *copy = strdup(args), *argv[128], *save = NULL;
+    int argc = 0;
+    argv[argc++] = (char *)bin;
+    for (char *t = strtok_r(copy, " ", &save); t && argc < 127; t = strtok_r(NULL, " ", &save))
+        argv[argc++] = t;
+    argv[argc] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        int out = open(out_path ? out_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int err = open(err_path ? err_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int in = open("/dev/null", O_RDONLY);
+        if (out < 0 || err < 0 || in < 0) _exit(97);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(err, 2);
+        /* the default dispositions, whatever the test runner set */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        execv(bin, argv);
+        _exit(98);
+    }
+    free(copy);
+    return (int)pid;
+}
+
+int tu_wait_cli(int pid)
+{
+    int st;
+    ck_assert(waitpid((pid_t)pid, &st, 0) == (pid_t)pid);
+    return WIFSIGNALED(st) ? 1000 + WTERMSIG(st) : WEXITSTATUS(st);
+}
+
+void tu_wait_for_file(const char *path, int pid)
+{
+    for (;;) {
+        if (access(path, F_OK) == 0) return;
+        int st;
+        pid_t r = waitpid((pid_t)pid, &st, WNOHANG);
+        ck_assert_msg(r == 0, "the run ended (%s %d) before %s appeared",
+                      WIFSIGNALED(st) ? "signal" : "exit", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st),
+                      path);
+        usleep(1000);
+    }
+}
 
 pt_dataset *tu_dataset(size_t n, size_t d, const float *x, const double *labels)
 {

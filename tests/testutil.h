@@ -24,6 +24,15 @@ int tu_run_cli(const char *args, char **out, char **err);
  * $PTRON_BIN ARGS". */
 int tu_run_cli_sh(const char *prefix, const char *args, char **out, char **err);
 
+/* Start "$PTRON_BIN args" in the background without a shell (args split at spaces), stdout and
+ * stderr into the files named (NULL: /dev/null); returns its pid. */
+int tu_spawn_cli(const char *args, const char *out_path, const char *err_path);
+/* Wait for a spawned process: its exit status, or 1000 + the signal that killed it. */
+int tu_wait_cli(int pid);
+/* Wait until path exists: the event a test waits for before it sends a signal. Fails the test
+ * if the process ends first (it could not have been interrupted). No clock is involved. */
+void tu_wait_for_file(const char *path, int pid);
+
 /* A small dataset from a dense array (row-major, n x d) and labels. */
 pt_dataset *tu_dataset(size_t n, size_t d, const float *x, const double *labels);
 

@@ -40,6 +40,18 @@ static int info_model(const char *path, bool json)
         free(labels);
         if (mi.nclass > 2) json_str(&j, "multiclass", pt_multiclass_name(mi.multiclass));
         json_int(&j, "epochs_run", mi.epochs_run);
+        json_bool(&j, "resumable", mi.resumable);
+        if (mi.resumable) {
+            json_object_begin(&j, "run");
+            json_int(&j, "epochs_done", mi.run_epochs_done);
+            json_int(&j, "position", (long long)mi.run_position);
+            json_int(&j, "rows", (long long)mi.run_rows);
+            json_int(&j, "updates", (long long)mi.run_updates);
+            if (mi.run_recent_mistakes)
+                json_size_array(&j, "recent_mistakes", mi.run_recent_mistakes,
+                                (size_t)mi.run_recent_epochs);
+            json_object_end(&j);
+        }
         json_end(&j);
     } else {
         printf("%s: ptron model, %s path (%s), %zu features, bias %s\n", path,
@@ -54,6 +66,24 @@ static int info_model(const char *path, bool json)
         if (mi.path == PT_PATH_KERNEL)
             printf("  kernel %s, %zu support vectors\n", pt_kernel_name(mi.kernel), mi.n_support);
         printf("  trained %d epochs\n", mi.epochs_run);
+        if (mi.resumable) {
+            /* an interrupted run or a checkpoint */
+            printf("  run in progress: %d epochs done", mi.run_epochs_done);
+            if (mi.run_position && mi.path == PT_PATH_BATCH)
+                printf(" and %zu blocks of rows into the next", mi.run_position);
+            else if (mi.run_position)
+                printf(" and %zu of the next epoch's %zu samples", mi.run_position, mi.run_rows);
+            printf(", %zu updates%s; continue it with ptron train --resume %s\n", mi.run_updates,
+                   mi.nclass > 2 && mi.multiclass == PT_MULTI_OVR ? " (all classes; the class "
+                   "furthest behind)" : "", path);
+            if (mi.run_recent_epochs) {
+                int shown = mi.run_recent_epochs < 10 ? mi.run_recent_epochs : 10;
+                printf("  mistakes in the last %d epochs:", shown);
+                for (int e = mi.run_recent_epochs - shown; e < mi.run_recent_epochs; e++)
+                    printf(" %zu", mi.run_recent_mistakes[e]);
+                printf("\n");
+            }
+        }
     }
     pt_model_free(m);
     return EXIT_OK;

@@ -6,12 +6,15 @@
 
 #include "cli.h"
 
+/* SIGINT and SIGTERM request a stop of the run's token: one that comes before training
+ * starts stops it at once, one that comes after is seen once the model is saved. */
 static volatile sig_atomic_t got_signal;
+static pt_stop *stop_token;
 
 static void on_signal(int sig)
 {
     got_signal = sig;
-    pt_request_stop();
+    if (stop_token) pt_stop_request(stop_token);
 }
 
 typedef struct train_opts {
@@ -23,14 +26,18 @@ typedef struct train_opts {
 } train_opts;
 
 /* Held-out evaluation after each epoch (--test), and early stopping (--early-stop N): stop
- * when the held-out accuracy has not improved for N epochs, and keep the best model. */
+ * when the held-out accuracy has not improved for N epochs, and keep the best model. The same
+ * hook writes the checkpoints. */
 typedef struct heldout {
     const char *checkpoint; /* --checkpoint FILE, written every `every` epochs */
     long every;
+    int checkpoints, failed_checkpoints; /* written, and not written (warned) */
+    char checkpoint_error[512];
     pt_dataset *data;
     long patience;
-    double *acc; /* per epoch */
-    int epochs;
+    double *acc;     /* per epoch from first_epoch */
+    int first_epoch; /* the first epoch evaluated (a resumed run starts after its earlier ones) */
+    int epochs;      /* evaluated */
     double best;
     int best_epoch;
     pt_model *best_model;
@@ -38,29 +45,45 @@ typedef struct heldout {
     bool at_end; /* evaluated once after training, not per epoch */
 } heldout;
 
+/* A checkpoint that cannot be written does not stop a long run: a warning names the file and
+ * the reason (once, and again when the reason changes), training goes on, and the end of the
+ * run says how many were lost. */
+static void write_checkpoint(heldout *h, const pt_model *m, int epoch)
+{
+    if (pt_model_save(m, h->checkpoint) == PT_OK) {
+        if (h->failed_checkpoints && h->checkpoint_error[0])
+            fprintf(stderr, "ptron: checkpoint of epoch %d written to %s again\n", epoch,
+                    h->checkpoint);
+        h->checkpoints++;
+        h->checkpoint_error[0] = '\0';
+        return;
+    }
+    h->failed_checkpoints++;
+    if (strcmp(h->checkpoint_error, cli_message(pt_last_error())) != 0) {
+        snprintf(h->checkpoint_error, sizeof h->checkpoint_error, "%s", cli_message(pt_last_error()));
+        fprintf(stderr, "ptron: warning: checkpoint of epoch %d not written: %s; training goes "
+                        "on (the model is still written to -o at the end)\n",
+                epoch, h->checkpoint_error);
+    }
+}
+
 static int on_epoch(const pt_model *m, int epoch, size_t mistakes, void *user)
 {
     (void)mistakes;
     heldout *h = user;
-    if (h->checkpoint && epoch % h->every == 0) {
-        pt_status s = pt_model_save(m, h->checkpoint);
-        if (s != PT_OK) {
-            h->error = s;
-            return 1;
-        }
-    }
+    if (h->checkpoint && epoch % h->every == 0) write_checkpoint(h, m, epoch);
     if (!h->data) return 0;
     pt_eval ev;
     pt_status s = pt_model_evaluate(m, h->data, &ev);
-    double *a = realloc(h->acc, (size_t)epoch * sizeof *a);
+    if (!h->epochs) h->first_epoch = epoch;
+    double *a = s == PT_OK ? realloc(h->acc, (size_t)(h->epochs + 1) * sizeof *a) : NULL;
     if (s != PT_OK || !a) {
         h->error = s != PT_OK ? s : PT_ERR_NOMEM;
         return 1;
     }
     h->acc = a;
-    h->acc[epoch - 1] = ev.accuracy;
-    h->epochs = epoch;
-    if (epoch == 1 || ev.accuracy > h->best) {
+    h->acc[h->epochs++] = ev.accuracy;
+    if (h->epochs == 1 || ev.accuracy > h->best) {
         h->best = ev.accuracy;
         h->best_epoch = epoch;
         if (h->patience > 0) {
@@ -69,6 +92,7 @@ static int on_epoch(const pt_model *m, int epoch, size_t mistakes, void *user)
                 h->error = PT_ERR_NOMEM;
                 return 1;
             }
+            pt_model_clear_run(h->best_model); /* the model kept is final, not a checkpoint */
         }
     }
     return h->patience > 0 && epoch - h->best_epoch >= h->patience;
@@ -183,6 +207,9 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     p->init_random = o->init && strcmp(o->init, "random") == 0;
     if (o->init && o->resume)
         return cli_usage_error("train", "--init and --resume: a resumed run continues its own weights");
+    if (o->early_stop && o->resume)
+        return cli_usage_error("train", "--early-stop cannot continue a run (--resume): the "
+                               "held-out record it stops on is not kept in the model");
     if (pt_train_params_check(p) != PT_OK) return cli_usage_error("train", "%s", pt_last_error());
     return EXIT_OK;
 }
@@ -254,6 +281,9 @@ static void print_bounds(const pt_run_bounds *b, const train_opts *o, int bias, 
     printf("    (E = %d, c = %.4g, L_hinge per pass %.4g)\n", b->passes, b->hinge_scale, b->hinge_loss);
 }
 
+/* The exit status of a run stopped by a signal. */
+static int signal_status(void) { return got_signal == SIGTERM ? EXIT_SIGTERM : EXIT_SIGINT; }
+
 int cmd_train(int argc, char **argv)
 {
     train_opts o = {0};
@@ -262,6 +292,13 @@ int cmd_train(int argc, char **argv)
     int rc = parse(argc, argv, &o, &p);
     if (rc != EXIT_OK) return rc;
     cli_install_log(o.quiet || o.json);
+    /* from here on SIGINT and SIGTERM ask training to stop; the run then saves what it has */
+    if (!(stop_token = pt_stop_create())) return cli_fail(PT_ERR_NOMEM);
+    p.stop = stop_token;
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 
     char *default_model = NULL;
     if (!o.model) {
@@ -293,8 +330,9 @@ int cmd_train(int argc, char **argv)
             goto out;
         }
         if (!pt_model_resumable(resume)) {
-            fprintf(stderr, "ptron: %s records no run in progress (only interrupted runs and "
-                            "--checkpoint files can be resumed)\n", o.resume);
+            fprintf(stderr, "ptron: %s records no run in progress: it is a final model (only the "
+                            "model of an interrupted run and --checkpoint files can be resumed)\n",
+                    o.resume);
             rc = EXIT_INPUT;
             goto out;
         }
@@ -304,6 +342,9 @@ int cmd_train(int argc, char **argv)
         p.threads = kept.threads;
         p.isa = kept.isa;
         p.pass = kept.pass;
+        p.mem_budget_bytes = kept.mem_budget_bytes;
+        p.cache_mb = kept.cache_mb;
+        p.stop = kept.stop;
         p.resume = resume;
     }
     if (o.init && !p.init_random) {
@@ -340,44 +381,65 @@ int cmd_train(int argc, char **argv)
     progress_init(&prog, o.quiet || o.json, p.epochs, pt_dataset_n(ds));
     p.progress = progress_epoch;
     p.progress_user = &prog;
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
 
+    if (got_signal) {
+        /* before training began: there is nothing to save */
+        fprintf(stderr, "ptron: interrupted before training began; nothing written\n");
+        rc = signal_status();
+        goto out;
+    }
     s = pt_train(ds, &p, &m, &rep);
     progress_done(&prog);
     if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
-        rc = cli_fail(s);
+        if (o.resume && s == PT_ERR_FORMAT) {
+            /* the recorded run does not fit this data */
+            fprintf(stderr, "ptron: %s: %s\n", o.resume, cli_message(pt_last_error()));
+            rc = EXIT_INPUT;
+        } else {
+            rc = cli_fail(s);
+        }
         goto out;
     }
     if (held.error != PT_OK) {
         rc = cli_fail(held.error);
         goto out;
     }
-    if (o.test && held.epochs == 0) {
-        /* paths without per-epoch snapshots (batch, kernel, one-vs-rest): once, at the end */
-        if (o.early_stop)
-            fprintf(stderr, "ptron: warning: --early-stop needs per-epoch snapshots (binary online "
-                            "path or --multiclass direct); evaluated once, at the end\n");
+    bool interrupted = s == PT_ERR_INTERRUPTED;
+    char stop_msg[512];
+    snprintf(stop_msg, sizeof stop_msg, "%s", interrupted ? cli_message(pt_last_error()) : "");
+    if (o.test && held.epochs == 0 && !interrupted) {
+        /* no epoch ran in this call (a resumed run that had finished): once, at the end */
         held.patience = 0;
         held.at_end = true;
-        if (on_epoch(m, 1, 0, &held), held.error != PT_OK) {
+        held.checkpoint = NULL;
+        if (on_epoch(m, rep.epochs_run, 0, &held), held.error != PT_OK) {
             rc = cli_fail(held.error);
             goto out;
         }
     }
-    bool stopped_early = held.best_model && held.epochs > held.best_epoch;
-    if (stopped_early) {
-        /* keep the model of the best held-out epoch */
+    int last_evaluated = held.epochs ? held.first_epoch + held.epochs - 1 : 0;
+    bool stopped_early = held.best_model && last_evaluated > held.best_epoch;
+    bool keep_best = held.best_model && (stopped_early || interrupted);
+    if (keep_best) {
+        /* keep the model of the best held-out epoch (final: early stopping is not resumed) */
         pt_model_free(m);
         m = held.best_model;
         held.best_model = NULL;
     }
-    bool interrupted = s == PT_ERR_INTERRUPTED;
-    if (interrupted)
-        fprintf(stderr, "ptron: %s; saving the model as it stands to %s (continue with --resume %s)\n",
-                pt_last_error(), o.model, o.model);
+    if (interrupted) {
+        if (pt_model_resumable(m))
+            fprintf(stderr, "ptron: %s; saving the model as it stands to %s (continue with "
+                            "--resume %s)\n", stop_msg, o.model, o.model);
+        else
+            fprintf(stderr, "ptron: %s; saving %s to %s (it cannot be resumed%s)\n", stop_msg,
+                    keep_best ? "the best held-out epoch's model" : "the model as it stands",
+                    o.model, keep_best ? ": early stopping keeps the best model" : "");
+    }
+
+    /* Test hook (tests/test_cli.c), not part of the CLI: a signal that arrives once training
+     * is over, during the final evaluation and save. */
+    const char *late = getenv("PTRON_TEST_SIGNAL_AFTER_TRAINING");
+    if (late) raise(strcmp(late, "TERM") == 0 ? SIGTERM : SIGINT);
 
     pt_eval ev;
     s = pt_model_evaluate(m, ds, &ev);
@@ -397,8 +459,19 @@ int cmd_train(int argc, char **argv)
         rc = cli_fail(s);
         goto out;
     }
+    if (held.failed_checkpoints)
+        fprintf(stderr, "ptron: warning: %d of %d checkpoints could not be written to %s (last "
+                        "reason: %s)\n", held.failed_checkpoints,
+                held.checkpoints + held.failed_checkpoints, o.checkpoint,
+                held.checkpoint_error[0] ? held.checkpoint_error : "see above");
+    /* a signal during the evaluation or the save: the model is written whole (atomically), and
+     * the exit status still says the run was stopped */
+    if (got_signal && !interrupted)
+        fprintf(stderr, "ptron: %s after training finished; the final model was written to %s\n",
+                got_signal == SIGTERM ? "SIGTERM" : "SIGINT", o.model);
 
-    double samples = (double)pt_dataset_n(ds) * rep.epochs_run;
+    int ran = rep.epochs_run - rep.epochs_before; /* the epochs this call trained */
+    double samples = (double)pt_dataset_n(ds) * ran;
     if (o.json) {
         json_out j;
         json_begin(&j, stdout);
@@ -412,11 +485,12 @@ int cmd_train(int argc, char **argv)
             json_int(&j, "expanded_d", (long long)pt_expand_dim(&p.expand, pt_dataset_d(ds)));
         if (o.init) json_str(&j, "init", p.init_random ? "random" : o.init);
         json_int(&j, "epochs_run", rep.epochs_run);
-        json_size_array(&j, "mistakes_per_epoch", rep.mistakes_per_epoch, (size_t)rep.epochs_run);
+        if (rep.epochs_before) json_int(&j, "epochs_before", rep.epochs_before);
+        json_size_array(&j, "mistakes_per_epoch", rep.mistakes_per_epoch, (size_t)ran);
         if (rep.objective_per_epoch)
-            json_double_array(&j, "objective_per_epoch", rep.objective_per_epoch, (size_t)rep.epochs_run);
+            json_double_array(&j, "objective_per_epoch", rep.objective_per_epoch, (size_t)ran);
         if (rep.seconds_per_epoch)
-            json_double_array(&j, "seconds_per_epoch", rep.seconds_per_epoch, (size_t)rep.epochs_run);
+            json_double_array(&j, "seconds_per_epoch", rep.seconds_per_epoch, (size_t)ran);
         json_int(&j, "updates", (long long)rep.updates);
         json_bool(&j, "converged", rep.converged);
         json_bool(&j, "interrupted", interrupted);
@@ -480,14 +554,17 @@ int cmd_train(int argc, char **argv)
                    (unsigned long long)p.seed);
         else if (o.init)
             printf("started from the weights of %s\n", o.init);
-        printf("mistakes per epoch:");
-        for (int e = 0; e < rep.epochs_run && e < 20; e++) printf(" %zu", rep.mistakes_per_epoch[e]);
-        printf(rep.epochs_run > 20 ? " ...\n" : "\n");
+        if (rep.epochs_before) printf("mistakes per epoch from epoch %d:", rep.epochs_before + 1);
+        else printf("mistakes per epoch:");
+        for (int e = 0; e < ran && e < 20; e++) printf(" %zu", rep.mistakes_per_epoch[e]);
+        printf(ran > 20 ? " ...\n" : "\n");
         printf("train accuracy = %.4g%% (%zu/%zu)\n", 100.0 * ev.accuracy, ev.correct, ev.n);
         if (held.at_end) {
             printf("held-out accuracy = %.4g%% (after training)\n", 100.0 * held.best);
         } else if (held.epochs) {
-            printf("held-out accuracy per epoch:");
+            if (held.first_epoch > 1)
+                printf("held-out accuracy per epoch from epoch %d:", held.first_epoch);
+            else printf("held-out accuracy per epoch:");
             for (int e = 0; e < held.epochs && e < 20; e++) printf(" %.4g%%", 100.0 * held.acc[e]);
             printf(held.epochs > 20 ? " ...\n" : "\n");
             printf("best held-out accuracy %.4g%% at epoch %d%s\n", 100.0 * held.best, held.best_epoch,
@@ -498,8 +575,12 @@ int cmd_train(int argc, char **argv)
         if (want_bounds) print_bounds(&b, &o, p.bias, rep.updates);
         printf("model written to %s\n", o.model);
     }
-    rc = interrupted ? (got_signal == SIGTERM ? EXIT_SIGTERM : EXIT_SIGINT) : EXIT_OK;
-out:
+    rc = interrupted || got_signal ? signal_status() : EXIT_OK;
+out:;
+    /* the handler (still installed) finds no token once it is gone */
+    pt_stop *token = stop_token;
+    stop_token = NULL;
+    pt_stop_free(token);
     pt_train_report_clear(&rep);
     pt_model_free(held.best_model);
     pt_model_free(resume);
