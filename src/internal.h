@@ -259,6 +259,7 @@ struct pt_model {
     /* the voted perceptron: every intermediate vector (n_votes rows of pt_stride_for(d)
      * floats), its bias and the number of samples it survived; w, b hold the last one */
     size_t n_votes;
+    size_t vote_cap; /* vectors the three arrays have room for, when more than n_votes */
     float *votes, *vote_b, *vote_c;
 };
 

@@ -83,6 +83,7 @@ pt_model *pt_model_clone(const pt_model *m)
             }
     }
     c->votes = c->vote_b = c->vote_c = NULL;
+    c->vote_cap = 0; /* the copies hold n_votes vectors */
     size_t len = pt_stride_for(m->d);
     bool ok = dup_buf((void **)&c->w, m->w, len, sizeof(float)) &&
               dup_buf((void **)&c->W, m->W, len * m->nclass, sizeof(float)) &&

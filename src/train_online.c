@@ -201,10 +201,14 @@ static void state_restore(online *o, const pt_train_state *st)
 }
 
 /* Voted: the vectors of the run to resume. Its model lists the current vector last when it
- * had survived a sample (as every snapshot and interrupted model does): that one is live again. */
-static pt_status votes_restore(online *o, const pt_model *from, const pt_train_state *st)
+ * had survived a sample (as every snapshot and interrupted model does): that one is live again.
+ * The vectors are copied from `from`, or taken from m when m holds them already (one-vs-rest
+ * hands a class's vectors from one round to the next without a copy). */
+static pt_status votes_restore(online *o, pt_model *m, const pt_model *from, const pt_train_state *st)
 {
-    size_t nv = from->n_votes;
+    const bool adopt = m->n_votes > 0;
+    const pt_model *src = adopt ? m : from;
+    size_t nv = src->n_votes;
     if (st->survived > 0.0f) {
         if (nv == 0) return pt_fail(PT_ERR_FORMAT, "the voted run to resume lists no vectors");
         nv--;
@@ -212,6 +216,16 @@ static pt_status votes_restore(online *o, const pt_model *from, const pt_train_s
     if (nv > o->max_vectors)
         return pt_fail(PT_ERR_LIMIT, "the voted run to resume has %zu vectors, more than the "
                        "memory budget holds (%zu)", nv, o->max_vectors);
+    if (adopt) {
+        o->V = m->votes;
+        o->Vb = m->vote_b;
+        o->Vc = m->vote_c;
+        o->nv = nv;
+        o->cap = m->vote_cap > m->n_votes ? m->vote_cap : m->n_votes;
+        m->votes = m->vote_b = m->vote_c = NULL;
+        m->n_votes = m->vote_cap = 0;
+        return PT_OK;
+    }
     size_t cap = nv > 64 ? nv : 64;
     if (cap > o->max_vectors) cap = o->max_vectors;
     o->V = pt_alloc((cap ? cap : 1) * o->len * sizeof(float), "voted vectors");
@@ -301,7 +315,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     bool finished = false;
     if (from) {
         state_restore(&o, from);
-        if (o.voted && (s = votes_restore(&o, p->resume, from)) != PT_OK) goto out;
+        if (o.voted && (s = votes_restore(&o, m, p->resume, from)) != PT_OK) goto out;
         pt_report_resume(r, from);
         first = from->epochs_done + 1;
         start = from->pos;
@@ -402,6 +416,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
             goto out;
         }
         m->n_votes = o.nv;
+        m->vote_cap = o.cap;
         m->votes = o.V;
         m->vote_b = o.Vb;
         m->vote_c = o.Vc;

@@ -523,6 +523,7 @@ START_TEST(test_interrupt_every_path)
         {two, "--path kernel --gram full"},
         {four, "--multiclass direct --averaged --shuffle"},
         {four, "--averaged --shuffle --threads 2"},
+        {four, "--voted --shuffle --threads 2"},
         {four, "--path batch --batch-size 8 --threads 2"},
         {four, "--path kernel --gram full --kernel rbf --shuffle"},
     };

@@ -55,6 +55,8 @@ static const config configs[] = {
     {.name = "one-vs-rest online averaged", .n = 60, .d = 2, .classes = 4, .variant = AVG,
      .shuffle = 1, .threads = 2},
     {.name = "one-vs-rest online classic", .n = 60, .d = 3, .classes = 3, .threads = 1},
+    {.name = "one-vs-rest voted", .n = 45, .d = 2, .classes = 3, .variant = PT_VARIANT_VOTED,
+     .shuffle = 1, .threads = 2},
     {.name = "one-vs-rest batch", .n = 60, .d = 2, .classes = 3, .path = PT_PATH_BATCH,
      .shuffle = 1, .batch_size = 16, .threads = 2},
     {.name = "one-vs-rest kernel rbf averaged", .n = 48, .d = 2, .classes = 4,
