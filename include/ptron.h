@@ -160,6 +160,16 @@ PT_API pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_for
 PT_API pt_dataset *pt_dataset_create(size_t n, size_t d);
 PT_API void pt_dataset_free(pt_dataset *ds);
 
+/* A dataset over the caller's matrix, without a copy: n rows of stride floats at X, X 64-byte
+ * aligned, stride a positive multiple of PT_ALIGN_FLOATS and at least d; each row holds its d
+ * features and then zeros (the padding, which the SIMD loops read). The library never writes X
+ * (pt_dataset_row returns NULL for it), and X must stay valid and unchanged until
+ * pt_dataset_free. One pass over X counts the non-zeros and refuses (PT_ERR_INVALID, naming
+ * row and column) a NaN or infinity among the features or a non-zero padding float. Every row
+ * starts in class 0: set the labels with pt_dataset_set_labels or pt_dataset_set_classes. */
+PT_API pt_status pt_dataset_wrap(const float *X, size_t n, size_t d, size_t stride,
+                                 pt_dataset **out);
+
 PT_API size_t pt_dataset_n(const pt_dataset *ds);
 PT_API size_t pt_dataset_d(const pt_dataset *ds);
 PT_API size_t pt_dataset_stride(const pt_dataset *ds); /* floats between rows */
@@ -167,8 +177,17 @@ PT_API size_t pt_dataset_stride(const pt_dataset *ds); /* floats between rows */
  * pt_dataset_create (a .ptd file is mapped read-only). */
 PT_API float *pt_dataset_row(pt_dataset *ds, size_t i);
 PT_API const float *pt_dataset_row_const(const pt_dataset *ds, size_t i);
+/* The whole matrix: n rows of stride floats, one after another (row i at i * stride). */
+PT_API const float *pt_dataset_matrix(const pt_dataset *ds);
 /* Set every row's label from raw values; builds the sorted class table. */
 PT_API pt_status pt_dataset_set_labels(pt_dataset *ds, const double *labels);
+/* Set every row's class from a class table the caller gives: nclass >= 1 classes named either
+ * by label values (values: ascending, distinct, finite) or by text labels (names: distinct, in
+ * strcmp order; the class values are then 0..nclass-1), exactly one of the two not NULL, and
+ * cls[i] in 0..nclass-1 for each row. Unlike pt_dataset_set_labels a class may have no row, so
+ * a chunk of a larger set keeps the whole set's classes (and, for two, their -1/+1 sides). */
+PT_API pt_status pt_dataset_set_classes(pt_dataset *ds, size_t nclass, const double *values,
+                                        const char *const *names, const int32_t *cls);
 /* The label value of row i (from the class table). */
 PT_API double pt_dataset_label(const pt_dataset *ds, size_t i);
 /* Class index of row i, in 0..nclass-1. */
@@ -427,6 +446,23 @@ PT_API pt_status pt_train_params_check(const pt_train_params *p);
  * message). */
 PT_API pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p);
 
+/* Parameters by name, for bindings and configuration files that should not depend on the
+ * struct's layout. The names are the fields' ("eta", "batch_size", "expand.degree", ...);
+ * pt_train_params_key(i) gives the i-th name, NULL past the last. Values are text: enums by
+ * their names ("averaged", "hinge", "rbf"; pt_variant_name and the like), booleans 0 or 1, and
+ * numbers as strtod reads them under the C locale (floats round to the field's type; NaN,
+ * infinity, and values out of the field's range are refused). A refused value leaves p as it
+ * was. pt_train_params_get writes the value as set would read it (floats %.9g, doubles %.17g)
+ * into buf of cap bytes. Callbacks and pointers have their own setters. */
+/* A params struct on the heap, as pt_train_params_init leaves it (NULL on allocation failure). */
+PT_API pt_train_params *pt_train_params_create(void);
+PT_API void pt_train_params_free(pt_train_params *p);
+PT_API const char *pt_train_params_key(size_t i);
+PT_API pt_status pt_train_params_set(pt_train_params *p, const char *name, const char *value);
+PT_API pt_status pt_train_params_get(const pt_train_params *p, const char *name, char *buf,
+                                     size_t cap);
+PT_API void pt_train_params_set_epoch_hook(pt_train_params *p, pt_epoch_fn fn, void *user);
+
 PT_API const char *pt_path_name(pt_path p);
 PT_API pt_status pt_path_parse(const char *name, pt_path *out);
 PT_API const char *pt_variant_name(pt_variant v);
@@ -493,6 +529,13 @@ PT_API void pt_request_stop(void);
  * naming the file and line. */
 PT_API pt_status pt_model_save(const pt_model *m, const char *path);
 PT_API pt_status pt_model_load(const char *path, pt_model **out);
+/* The same through memory: pt_model_save_buffer sets *buf (free it with pt_buffer_free) and
+ * *len to the bytes pt_model_save would write; pt_model_load_buffer reads len such bytes
+ * (checksum verified), naming the model `name` in messages where a file would be named. */
+PT_API pt_status pt_model_save_buffer(const pt_model *m, void **buf, size_t *len);
+PT_API pt_status pt_model_load_buffer(const void *buf, size_t len, const char *name,
+                                      pt_model **out);
+PT_API void pt_buffer_free(void *buf);
 PT_API void pt_model_free(pt_model *m);
 /* 1 if the model records where its run stands (the run was interrupted, or the model is a
  * snapshot passed to the epoch hook, or a checkpoint saved from one), so that
@@ -541,11 +584,26 @@ PT_API double pt_model_class_value(const pt_model *m, size_t k);
 PT_API const char *pt_model_class_name(const pt_model *m, size_t k);
 /* Linear models: w (d floats) and bias b. NULL for kernel models. */
 PT_API const float *pt_model_weights(const pt_model *m, float *bias);
+/* Linear models of more than two classes: class k's weights (d floats) and bias. NULL for
+ * binary models (pt_model_weights) and kernel models. */
+PT_API const float *pt_model_class_weights(const pt_model *m, size_t k, float *bias);
+PT_API size_t pt_model_nclass(const pt_model *m);
+/* Features a row to score has: d, or the input features of a model trained on a feature
+ * expansion (whose d is the expanded dimension). */
+PT_API size_t pt_model_features(const pt_model *m);
+PT_API int pt_model_epochs_run(const pt_model *m);
 
 /* Scores f(x) for every row of ds (n floats). Features beyond the model's d are ignored
  * (logged once as a warning); missing ones count as zero. The voted perceptron's score is its
  * vote sum_k c_k sigma(w_k.x + b_k) (sigma below). */
 PT_API pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores);
+/* Models of more than two classes: the score of every class for every row (n x nclass floats,
+ * row-major; the prediction is the first class of highest score). PT_ERR_UNSUPPORTED for a
+ * binary model (use pt_model_scores). */
+PT_API pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *out);
+/* The predicted class index (0..nclass-1, as pt_model_class_value numbers them) of every row,
+ * by the convention of pt_model_predict below. */
+PT_API pt_status pt_model_predict_class(const pt_model *m, const pt_dataset *ds, int32_t *cls);
 /* Predicted label values (n doubles, from the model's label mapping).
  * Sign convention (the notes' sigma(z) = +1 for z >= 0, -1 for z < 0): a two-class model
  * predicts the +1 label (the larger value) where the score is >= 0, a score of exactly 0

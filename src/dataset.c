@@ -152,21 +152,152 @@ pt_status pt_dataset_set_labels(pt_dataset *ds, const double *labels)
     return pt_dataset_set_class_table(ds, labels);
 }
 
+pt_status pt_dataset_set_classes(pt_dataset *ds, size_t nclass, const double *values,
+                                 const char *const *names, const int32_t *cls)
+{
+    pt_clear_error();
+    if (nclass == 0 || (values == NULL) == (names == NULL))
+        return pt_fail(PT_ERR_INVALID, "a class table needs at least one class and either "
+                       "values or names (got %zu classes, %s)", nclass,
+                       values ? "values and names" : "neither values nor names");
+    for (size_t k = 0; k < nclass; k++) {
+        if (values && !isfinite(values[k]))
+            return pt_fail(PT_ERR_INVALID, "class %zu: the label value is not finite", k);
+        if (values && k && !(values[k - 1] < values[k]))
+            return pt_fail(PT_ERR_INVALID, "class %zu: label values must be ascending and distinct "
+                           "(%.17g after %.17g)", k, values[k], values[k - 1]);
+        if (names && !names[k]) return pt_fail(PT_ERR_INVALID, "class %zu: no name", k);
+        if (names && k && strcmp(names[k - 1], names[k]) >= 0)
+            return pt_fail(PT_ERR_INVALID, "class %zu: names must be distinct and in strcmp "
+                           "order ('%s' after '%s')", k, names[k], names[k - 1]);
+    }
+    for (size_t i = 0; i < ds->n; i++)
+        if (cls[i] < 0 || (size_t)cls[i] >= nclass)
+            return pt_fail(PT_ERR_INVALID, "row %zu: class %d is not in 0..%zu", i + 1, (int)cls[i],
+                           nclass - 1);
+    double *table = malloc(nclass * sizeof *table);
+    char **copy = names ? pt_names_dup((char *const *)names, nclass) : NULL;
+    if (!table || (names && !copy)) {
+        free(table);
+        pt_names_free(copy, nclass);
+        return pt_fail(PT_ERR_NOMEM, "cannot allocate a table of %zu classes", nclass);
+    }
+    for (size_t k = 0; k < nclass; k++)
+        table[k] = values ? (values[k] == 0.0 ? 0.0 : values[k]) : (double)k;
+    pt_names_free(ds->class_names, ds->nclass);
+    free(ds->class_values);
+    ds->class_values = table;
+    ds->class_names = copy;
+    ds->nclass = nclass;
+    memcpy(ds->cls, cls, ds->n * sizeof *cls);
+    return set_binary_y(ds);
+}
+
+/* Non-zeros of one row's d features, and whether any is NaN or infinite (all exponent bits
+ * set). Integer operations only, so the compiler vectorises both sums. */
+static size_t row_nnz(const float *x, size_t d, bool *nonfinite)
+{
+    const uint32_t *u = (const uint32_t *)(const void *)x;
+    size_t nnz = 0;
+    uint32_t bad = 0;
+    for (size_t j = 0; j < d; j++) {
+        nnz += (u[j] << 1) != 0; /* +0 and -0 are zeros */
+        bad |= (u[j] & 0x7f800000u) == 0x7f800000u;
+    }
+    *nonfinite = bad != 0;
+    return nnz;
+}
+
+/* Whether the floats of row x past d (to stride) are all +0 or -0. */
+static bool padding_zero(const float *x, size_t d, size_t stride)
+{
+    const uint32_t *u = (const uint32_t *)(const void *)x;
+    uint32_t any = 0;
+    for (size_t j = d; j < stride; j++) any |= u[j] << 1;
+    return any == 0;
+}
+
+/* Count the non-zeros of the matrix in one pass (rows split over threads on large data) and
+ * find the first row with a non-finite value or, when check_padding, a non-zero padding float.
+ * Returns that row, or n when every row is clean. */
+static size_t scan_rows(const float *X, size_t n, size_t d, size_t stride, bool check_padding,
+                        size_t *nnz_out)
+{
+    size_t nnz = 0, first_bad = n;
+#pragma omp parallel for schedule(static) reduction(+ : nnz) reduction(min : first_bad) \
+    if (n * stride > (1u << 20))
+    for (size_t i = 0; i < n; i++) {
+        bool nonfinite;
+        const float *x = X + i * stride;
+        nnz += row_nnz(x, d, &nonfinite);
+        if ((nonfinite || (check_padding && !padding_zero(x, d, stride))) && i < first_bad)
+            first_bad = i;
+    }
+    *nnz_out = nnz;
+    return first_bad;
+}
+
+/* The column of the first non-finite value of row x (d if none). */
+static size_t first_nonfinite(const float *x, size_t d)
+{
+    for (size_t j = 0; j < d; j++)
+        if (!isfinite(x[j])) return j;
+    return d;
+}
+
 pt_status pt_dataset_count_nnz(pt_dataset *ds, const char *path)
 {
-    size_t nnz = 0;
-    for (size_t i = 0; i < ds->n; i++) {
-        const float *x = ds->X + i * ds->stride;
-        for (size_t j = 0; j < ds->d; j++) {
-            if (!isfinite(x[j]))
-                return pt_fail(PT_ERR_PARSE, "%s: row %zu, feature %zu: value is not finite",
-                               path, i + 1, j + 1);
-            nnz += x[j] != 0.0f;
-        }
-    }
+    size_t nnz, bad = scan_rows(ds->X, ds->n, ds->d, ds->stride, false, &nnz);
+    if (bad < ds->n)
+        return pt_fail(PT_ERR_PARSE, "%s: row %zu, feature %zu: value is not finite", path,
+                       bad + 1, first_nonfinite(ds->X + bad * ds->stride, ds->d) + 1);
     ds->nnz = nnz;
     return PT_OK;
 }
+
+pt_status pt_dataset_wrap(const float *X, size_t n, size_t d, size_t stride, pt_dataset **out)
+{
+    pt_clear_error();
+    *out = NULL;
+    size_t cells;
+    if (stride == 0 || stride % PT_ALIGN_FLOATS != 0 || stride < d)
+        return pt_fail(PT_ERR_INVALID, "a row stride of %zu floats for %zu features: it must be a "
+                       "positive multiple of %d, at least the features", stride, d, PT_ALIGN_FLOATS);
+    if (n && !X) return pt_fail(PT_ERR_INVALID, "no matrix for %zu rows", n);
+    if ((uintptr_t)X % PT_ALIGN_BYTES != 0)
+        return pt_fail(PT_ERR_INVALID, "the matrix at %p is not %d-byte aligned", (const void *)X,
+                       PT_ALIGN_BYTES);
+    if (!pt_mul_ok(n, stride, &cells) || !pt_mul_ok(cells, sizeof(float), &cells))
+        return pt_fail(PT_ERR_INVALID, "%zu rows of %zu floats: size overflows", n, stride);
+    size_t nnz, bad = scan_rows(X, n, d, stride, true, &nnz);
+    if (bad < n) {
+        const float *x = X + bad * stride;
+        size_t j = first_nonfinite(x, d);
+        if (j < d)
+            return pt_fail(PT_ERR_INVALID, "row %zu, feature %zu: NaN or infinity (every value "
+                           "must be finite)", bad + 1, j + 1);
+        for (j = d; j < stride && x[j] == 0.0f; j++) continue;
+        return pt_fail(PT_ERR_INVALID, "row %zu, padding float %zu (past the %zu features): %g "
+                       "(the padding must be zero)", bad + 1, j + 1, d, (double)x[j]);
+    }
+    pt_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds) return pt_fail(PT_ERR_NOMEM, "cannot allocate dataset header");
+    ds->n = n;
+    ds->d = d;
+    ds->stride = stride;
+    ds->X = (float *)X; /* never written: X_owned is false, so pt_dataset_row gives NULL */
+    ds->X_owned = false;
+    ds->nnz = nnz;
+    ds->cls = pt_calloc((n ? n : 1) * sizeof(int32_t), "class indices");
+    if (!ds->cls) {
+        pt_dataset_free(ds);
+        return PT_ERR_NOMEM;
+    }
+    *out = ds;
+    return PT_OK;
+}
+
+const float *pt_dataset_matrix(const pt_dataset *ds) { return ds->X; }
 
 void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info)
 {

@@ -276,8 +276,6 @@ pt_status pt_model_start(pt_model *m, const pt_train_params *p);
 void pt_random_start(uint64_t seed, size_t K, size_t d, int bias, float *W, size_t ld, float *B);
 /* A linear model of nclass > 2 classes (W, Bk zeroed, labels copied). */
 pt_model *pt_model_alloc_multiclass(size_t d, size_t nclass, const double *labels);
-/* Scores of every class for every row: out is n x nclass. */
-pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *out);
 /* One-vs-rest on the online path in lockstep: classes [c0, c1) from one pass over X per
  * epoch; W holds (c1 - c0) weight vectors of ds->stride floats, B their biases; reps one report
  * per class (train_online.c). states: one per class, where it starts (NULL: from scratch); on

@@ -210,6 +210,22 @@ const float *pt_model_weights(const pt_model *m, float *bias)
     return m->w;
 }
 
+const float *pt_model_class_weights(const pt_model *m, size_t k, float *bias)
+{
+    if (!m->W || k >= m->nclass) return NULL;
+    if (bias) *bias = m->Bk[k];
+    return m->W + k * pt_stride_for(m->d);
+}
+
+size_t pt_model_nclass(const pt_model *m) { return m->nclass; }
+
+size_t pt_model_features(const pt_model *m)
+{
+    return m->params.expand.kind != PT_EXPAND_NONE ? m->expand_d_in : m->d;
+}
+
+int pt_model_epochs_run(const pt_model *m) { return m->epochs_run; }
+
 static pt_status binary_scores(const pt_model *m, const pt_dataset *ds, float *scores);
 
 pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores)
@@ -329,6 +345,12 @@ static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_
     }
     pt_free(s);
     return st;
+}
+
+pt_status pt_model_predict_class(const pt_model *m, const pt_dataset *ds, int32_t *cls)
+{
+    pt_clear_error();
+    return predict_classes(m, ds, cls);
 }
 
 pt_status pt_model_predict(const pt_model *m, const pt_dataset *ds, double *labels)

@@ -377,30 +377,53 @@ static pt_status write_text(FILE *f, const void *ctx)
     return PT_OK;
 }
 
-pt_status pt_model_save(const pt_model *m, const char *path)
+/* The model file's text in a malloc'd buffer; what names the model in messages. */
+static pt_status model_text(const pt_model *m, const char *what, char **buf, size_t *len)
 {
-    pt_clear_error();
     PT_TRY(check_savable(m));
     /* The whole text goes to memory first: the checksum line covers every byte before it. */
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    if (!f) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the model text", path);
+    *buf = NULL;
+    *len = 0;
+    FILE *f = open_memstream(buf, len);
+    if (!f) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the model text", what);
     c_locale loc;
     c_locale_begin(&loc);
     print_model(f, m);
     bool ok = fflush(f) == 0 && !ferror(f);
-    if (ok) ok = fprintf(f, CHECKSUM_KEY "%016" PRIx64 "\n", pt_checksum(buf, len)) > 0;
+    if (ok) ok = fprintf(f, CHECKSUM_KEY "%016" PRIx64 "\n", pt_checksum(*buf, *len)) > 0;
     c_locale_end(&loc);
     if (fclose(f) != 0 || !ok) {
-        free(buf);
-        return pt_fail(PT_ERR_NOMEM, "%s: cannot build the model text in memory", path);
+        free(*buf);
+        *buf = NULL;
+        return pt_fail(PT_ERR_NOMEM, "%s: cannot build the model text in memory", what);
     }
+    return PT_OK;
+}
+
+pt_status pt_model_save(const pt_model *m, const char *path)
+{
+    pt_clear_error();
+    char *buf;
+    size_t len;
+    PT_TRY(model_text(m, path, &buf, &len));
     text t = {buf, len};
     pt_status s = pt_write_atomic(path, write_text, &t);
     free(buf);
     return s;
 }
+
+pt_status pt_model_save_buffer(const pt_model *m, void **buf, size_t *len)
+{
+    pt_clear_error();
+    char *b = NULL;
+    size_t n = 0;
+    pt_status s = model_text(m, "model", &b, &n);
+    *buf = b;
+    *len = n;
+    return s;
+}
+
+void pt_buffer_free(void *buf) { free(buf); }
 
 /* ------------------------------------------------------------------ predictions files */
 
@@ -1498,13 +1521,10 @@ static pt_status check_first_line(const char *path, const char *buf, size_t len,
     return PT_OK;
 }
 
-pt_status pt_model_load(const char *path, pt_model **out)
+/* Check and parse a model file's len bytes at buf (buf[len] is a NUL the parser may move:
+ * lines are cut in place); path names the model in messages. */
+static pt_status load_text(const char *path, char *buf, size_t len, pt_model **out)
 {
-    pt_clear_error();
-    *out = NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    PT_TRY(read_all(path, &buf, &len));
     int version = 0;
     pt_status s = check_first_line(path, buf, len, &version);
 
@@ -1546,6 +1566,36 @@ pt_status pt_model_load(const char *path, pt_model **out)
         s = parse_body(&r, out);
         c_locale_end(&loc);
     }
+    return s;
+}
+
+pt_status pt_model_load(const char *path, pt_model **out)
+{
+    pt_clear_error();
+    *out = NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    PT_TRY(read_all(path, &buf, &len));
+    pt_status s = load_text(path, buf, len, out);
     free(buf);
+    return s;
+}
+
+pt_status pt_model_load_buffer(const void *buf, size_t len, const char *name, pt_model **out)
+{
+    pt_clear_error();
+    *out = NULL;
+    if (!name) name = "model";
+    if (len && !buf) return pt_fail(PT_ERR_INVALID, "%s: no bytes", name);
+    if ((uint64_t)len > MAX_MODEL_BYTES)
+        return pt_fail(PT_ERR_LIMIT, "%s: %.1f GiB is larger than a model can be (16 GiB)", name,
+                       (double)len / (1u << 30));
+    /* a private copy: the parser cuts lines in place and needs a NUL after the last byte */
+    char *copy = malloc(len + 1);
+    if (!copy) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu bytes", name, len + 1);
+    if (len) memcpy(copy, buf, len);
+    copy[len] = '\0';
+    pt_status s = load_text(name, copy, len, out);
+    free(copy);
     return s;
 }

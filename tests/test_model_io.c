@@ -942,6 +942,53 @@ START_TEST(failed_save_keeps_old)
 }
 END_TEST
 
+/* Through memory: the same bytes as the file, the same model back, the same checks. */
+START_TEST(memory_buffers)
+{
+    pt_model *models[] = {hand_linear(40), hand_kernel()};
+    for (size_t k = 0; k < 2; k++) {
+        pt_model *m = models[k];
+        const char *p = tu_path("buffer", ".model");
+        ck_assert_int_eq(pt_model_save(m, p), PT_OK);
+        size_t flen;
+        char *file = tu_read_file(p, &flen);
+        void *buf;
+        size_t len;
+        ck_assert_int_eq(pt_model_save_buffer(m, &buf, &len), PT_OK);
+        ck_assert_uint_eq(len, flen);
+        ck_assert(bits_eq(buf, file, len));
+        pt_model *r;
+        ck_assert_int_eq(pt_model_load_buffer(buf, len, "pickle", &r), PT_OK);
+        assert_same(m, r);
+        pt_model_free(r);
+        /* the caller's bytes are only read */
+        ck_assert(bits_eq(buf, file, len));
+        /* damaged bytes: the same messages, with the given name where a path would be */
+        ((char *)buf)[len / 2] ^= 1;
+        ASSERT_ERR(pt_model_load_buffer(buf, len, "pickle", &r), PT_ERR_CHECKSUM,
+                   "pickle: checksum mismatch");
+        ck_assert_ptr_null(r);
+        ASSERT_ERR(pt_model_load_buffer(buf, len - 3, NULL, &r), PT_ERR_FORMAT, "model:");
+        ASSERT_ERR(pt_model_load_buffer("", 0, "empty", &r), PT_ERR_FORMAT, "empty:1: not a ptron model");
+        ASSERT_ERR(pt_model_load_buffer(NULL, 5, "none", &r), PT_ERR_INVALID, "none");
+        pt_buffer_free(buf);
+        free(file);
+        unlink(p);
+        pt_model_free(m);
+    }
+    pt_buffer_free(NULL);
+    /* what cannot be saved cannot be serialised either */
+    pt_model *bad = hand_linear(4);
+    bad->w[2] = NAN;
+    void *buf = (void *)&buf;
+    size_t len = 7;
+    ASSERT_ERR(pt_model_save_buffer(bad, &buf, &len), PT_ERR_NUMERIC, "not finite");
+    ck_assert_ptr_null(buf);
+    ck_assert_uint_eq(len, 0);
+    pt_model_free(bad);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("model_io");
@@ -962,6 +1009,7 @@ static Suite *suite(void)
     tcase_add_test(t, failed_save_keeps_old);
     tcase_add_test(t, v1_run_state_loads);
     tcase_add_test(t, edited_run_state);
+    tcase_add_test(t, memory_buffers);
     suite_add_tcase(s, t);
     return s;
 }

@@ -480,6 +480,95 @@ START_TEST(test_ovr_voted_keeps_votes)
 }
 END_TEST
 
+/* What a binding reads of a model: class weights, class scores, predicted class indices. */
+START_TEST(test_class_access)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_BLOBS;
+    g.n = 400;
+    g.d = 5;
+    g.classes = 4;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    const size_t n = g.n, d = g.d, K = 4;
+    float *scores = malloc(n * K * sizeof *scores);
+    int32_t *cls = malloc(n * sizeof *cls);
+    double *labels = malloc(n * sizeof *labels);
+    for (int run = 0; run < 3; run++) {
+        pt_train_params p;
+        pt_train_params_init(&p);
+        p.epochs = 3;
+        p.multiclass = run == 1 ? PT_MULTI_DIRECT : PT_MULTI_OVR;
+        p.path = run == 2 ? PT_PATH_KERNEL : PT_PATH_ONLINE;
+        pt_model *m;
+        pt_train_report r;
+        ck_assert_msg(pt_train(ds, &p, &m, &r) == PT_OK, "%s", pt_last_error());
+        ck_assert_uint_eq(pt_model_nclass(m), K);
+        ck_assert_uint_eq(pt_model_features(m), d);
+        ck_assert_int_eq(pt_model_epochs_run(m), r.epochs_run);
+        pt_train_report_clear(&r);
+        ck_assert_ptr_null(pt_model_weights(m, NULL));
+        ck_assert_ptr_null(pt_model_class_weights(m, K, NULL));
+        ck_assert_int_eq(pt_model_class_scores(m, ds, scores), PT_OK);
+        for (size_t k = 0; run < 2 && k < K; k++) {
+            float b;
+            const float *w = pt_model_class_weights(m, k, &b);
+            ck_assert_ptr_eq(w, m->W + k * pt_stride_for(d));
+            ck_assert_float_eq(b, m->Bk[k]);
+            for (size_t i = 0; i < n; i++) {
+                double s = b;
+                for (size_t j = 0; j < d; j++) s += (double)w[j] * pt_dataset_row_const(ds, i)[j];
+                ck_assert_double_eq_tol(scores[i * K + k], s, 1e-4 * (1 + fabs(s)));
+            }
+        }
+        if (run == 2) ck_assert_ptr_null(pt_model_class_weights(m, 0, NULL));
+        ck_assert_int_eq(pt_model_predict_class(m, ds, cls), PT_OK);
+        ck_assert_int_eq(pt_model_predict(m, ds, labels), PT_OK);
+        for (size_t i = 0; i < n; i++) {
+            size_t best = 0;
+            for (size_t k = 1; k < K; k++)
+                if (scores[i * K + k] > scores[i * K + best]) best = k;
+            ck_assert_int_eq(cls[i], (int32_t)best);
+            ck_assert_double_eq(labels[i], pt_model_class_value(m, (size_t)cls[i]));
+        }
+        pt_model_free(m);
+    }
+    /* a binary model has one score a row, and is read by pt_model_weights */
+    double *y = malloc(n * sizeof *y);
+    for (size_t i = 0; i < n; i++) y[i] = pt_dataset_class(ds, i) < 2 ? 4 : 9;
+    pt_dataset *bin = pt_dataset_create(n, d);
+    for (size_t i = 0; i < n; i++) memcpy(pt_dataset_row(bin, i), pt_dataset_row_const(ds, i), d * sizeof(float));
+    ck_assert_int_eq(pt_dataset_set_labels(bin, y), PT_OK);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.expand.kind = PT_EXPAND_POLY; /* and d is the expansion's, the features the input's */
+    pt_model *m;
+    ck_assert_int_eq(pt_train(bin, &p, &m, NULL), PT_OK);
+    ck_assert_uint_eq(pt_model_nclass(m), 2);
+    ck_assert_uint_eq(pt_model_features(m), d);
+    pt_model_info info;
+    pt_model_get_info(m, &info);
+    ck_assert_uint_eq(info.d, 21); /* C(5 + 2, 2) */
+    ck_assert_ptr_null(pt_model_class_weights(m, 0, NULL));
+    ck_assert_int_eq(pt_model_class_scores(m, bin, scores), PT_ERR_UNSUPPORTED);
+    ck_assert_int_eq(pt_model_scores(m, bin, scores), PT_OK);
+    ck_assert_int_eq(pt_model_predict_class(m, bin, cls), PT_OK);
+    ck_assert_int_eq(pt_model_predict(m, bin, labels), PT_OK);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(cls[i], scores[i] >= 0 ? 1 : 0); /* sigma(0) = +1 */
+        ck_assert_double_eq(labels[i], cls[i] ? 9 : 4);
+    }
+    pt_model_free(m);
+    pt_dataset_free(bin);
+    free(y);
+    free(labels);
+    free(cls);
+    free(scores);
+    pt_dataset_free(ds);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("multiclass");
@@ -495,6 +584,7 @@ int main(void)
     tcase_add_test(tc, test_kernel_ovr_equals_online_ovr);
     tcase_add_test(tc, test_kernel_ovr_equals_binary_kernel_runs);
     tcase_add_test(tc, test_ovr_voted_keeps_votes);
+    tcase_add_test(tc, test_class_access);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -1,0 +1,258 @@
+/* Training parameters by name: a table of pt_train_params' fields, so that a binding (or a
+ * configuration file) sets and reads them as text without knowing the struct's layout. */
+#include <errno.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef enum field_type { F_ENUM, F_BOOL, F_INT, F_FLOAT, F_DOUBLE, F_SIZE, F_U64 } field_type;
+
+/* Adapters from each enum's pt_*_name function to one signature. */
+#define NAME_OF(fn, type) \
+    static const char *fn##_int(int v) { return fn((type)v); }
+NAME_OF(pt_path_name, pt_path)
+NAME_OF(pt_variant_name, pt_variant)
+NAME_OF(pt_online_pass_name, pt_online_pass)
+NAME_OF(pt_isa_name, pt_isa)
+NAME_OF(pt_loss_name, pt_loss)
+NAME_OF(pt_schedule_name, pt_schedule)
+NAME_OF(pt_batch_impl_name, pt_batch_impl)
+NAME_OF(pt_kernel_name, pt_kernel)
+NAME_OF(pt_gram_storage_name, pt_gram_storage)
+NAME_OF(pt_multiclass_name, pt_multiclass)
+
+static const char *expand_kind_name(int v)
+{
+    return v == PT_EXPAND_NONE ? "none" : v == PT_EXPAND_POLY ? "poly" : v == PT_EXPAND_RFF ? "rff"
+                                                                                              : "unknown";
+}
+
+/* Every enum of pt_train_params is stored as an int (checked below). */
+_Static_assert(sizeof(pt_path) == sizeof(int) && sizeof(pt_variant) == sizeof(int) &&
+                   sizeof(pt_online_pass) == sizeof(int) && sizeof(pt_isa) == sizeof(int) &&
+                   sizeof(pt_loss) == sizeof(int) && sizeof(pt_schedule) == sizeof(int) &&
+                   sizeof(pt_batch_impl) == sizeof(int) && sizeof(pt_kernel) == sizeof(int) &&
+                   sizeof(pt_gram_storage) == sizeof(int) && sizeof(pt_multiclass) == sizeof(int) &&
+                   sizeof(pt_expand_kind) == sizeof(int),
+               "enum fields are int-sized");
+
+typedef struct field {
+    const char *name;
+    field_type type;
+    size_t offset;
+    const char *(*enum_name)(int); /* F_ENUM: the name of each value 0, 1, ... ("unknown" past
+                                     the last) */
+} field;
+
+#define FIELD(name, type) {#name, type, offsetof(pt_train_params, name), NULL}
+#define ENUM(name, fn) {#name, F_ENUM, offsetof(pt_train_params, name), fn}
+
+/* In the order of the struct. The names are the fields' (expand's with "expand." before). */
+static const field fields[] = {
+    ENUM(path, pt_path_name_int),
+    FIELD(epochs, F_INT),
+    FIELD(eta, F_FLOAT),
+    FIELD(margin, F_FLOAT),
+    ENUM(variant, pt_variant_name_int),
+    FIELD(shuffle, F_BOOL),
+    FIELD(seed, F_U64),
+    FIELD(bias, F_BOOL),
+    ENUM(pass, pt_online_pass_name_int),
+    ENUM(isa, pt_isa_name_int),
+    FIELD(threads, F_INT),
+    FIELD(mem_budget_bytes, F_SIZE),
+    ENUM(loss, pt_loss_name_int),
+    FIELD(lambda, F_FLOAT),
+    FIELD(batch_size, F_SIZE),
+    ENUM(schedule, pt_schedule_name_int),
+    FIELD(tol, F_DOUBLE),
+    ENUM(batch_impl, pt_batch_impl_name_int),
+    FIELD(average_iterates, F_BOOL),
+    ENUM(kernel, pt_kernel_name_int),
+    FIELD(degree, F_INT),
+    FIELD(gamma, F_FLOAT),
+    FIELD(coef0, F_FLOAT),
+    FIELD(cache_mb, F_SIZE),
+    ENUM(gram_storage, pt_gram_storage_name_int),
+    ENUM(multiclass, pt_multiclass_name_int),
+    ENUM(expand.kind, expand_kind_name),
+    FIELD(expand.degree, F_INT),
+    FIELD(expand.coef0, F_FLOAT),
+    FIELD(expand.rff_dim, F_SIZE),
+    FIELD(expand.gamma, F_FLOAT),
+    FIELD(expand.seed, F_U64),
+    FIELD(expand.max_features, F_SIZE),
+    FIELD(expand.mem_budget_bytes, F_SIZE),
+};
+#define NFIELDS (sizeof fields / sizeof fields[0])
+
+static const field *find(const char *name)
+{
+    for (size_t i = 0; name && i < NFIELDS; i++)
+        if (strcmp(fields[i].name, name) == 0) return &fields[i];
+    return NULL;
+}
+
+static pt_status unknown(const char *name)
+{
+    return pt_fail(PT_ERR_INVALID, "unknown training parameter '%s'", name ? name : "(null)");
+}
+
+const char *pt_train_params_key(size_t i) { return i < NFIELDS ? fields[i].name : NULL; }
+
+pt_train_params *pt_train_params_create(void)
+{
+    pt_train_params *p = malloc(sizeof *p);
+    if (!p) {
+        pt_fail(PT_ERR_NOMEM, "cannot allocate training parameters");
+        return NULL;
+    }
+    pt_train_params_init(p);
+    return p;
+}
+
+void pt_train_params_free(pt_train_params *p) { free(p); }
+
+void pt_train_params_set_epoch_hook(pt_train_params *p, pt_epoch_fn fn, void *user)
+{
+    p->epoch_hook = fn;
+    p->epoch_user = user;
+}
+
+/* Parse numbers under the C locale whatever the program set with setlocale. */
+typedef struct c_numeric {
+    locale_t c, old;
+} c_numeric;
+
+static void c_numeric_begin(c_numeric *l)
+{
+    l->c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    l->old = l->c ? uselocale(l->c) : (locale_t)0;
+}
+
+static void c_numeric_end(c_numeric *l)
+{
+    if (!l->c) return;
+    uselocale(l->old);
+    freelocale(l->c);
+}
+
+/* Parse value as the field's type into out (the field's bytes). */
+static pt_status parse_value(const field *f, const char *value, void *out)
+{
+    const char *v = value;
+    char *end = NULL;
+    errno = 0;
+    switch (f->type) {
+    case F_ENUM: {
+        char list[160] = "";
+        for (int k = 0; strcmp(f->enum_name(k), "unknown") != 0; k++) {
+            if (strcmp(f->enum_name(k), v) == 0) {
+                memcpy(out, &k, sizeof k);
+                return PT_OK;
+            }
+            strcat(list, k ? ", " : "");
+            strcat(list, f->enum_name(k));
+        }
+        return pt_fail(PT_ERR_INVALID, "%s: unknown value '%s' (%s)", f->name, v, list);
+    }
+    case F_BOOL:
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+            return pt_fail(PT_ERR_INVALID, "%s: '%s' is not 0 or 1", f->name, v);
+        *(int *)out = v[0] == '1';
+        return PT_OK;
+    case F_INT: {
+        long x = strtol(v, &end, 10);
+        if (end == v || *end || errno == ERANGE || x < INT32_MIN || x > INT32_MAX)
+            return pt_fail(PT_ERR_INVALID, "%s: '%s' is not an integer", f->name, v);
+        *(int *)out = (int)x;
+        return PT_OK;
+    }
+    case F_FLOAT: {
+        float x = strtof(v, &end);
+        if (end == v || *end || !isfinite(x))
+            return pt_fail(PT_ERR_INVALID, "%s: '%s' is not a finite number", f->name, v);
+        *(float *)out = x;
+        return PT_OK;
+    }
+    case F_DOUBLE: {
+        double x = strtod(v, &end);
+        if (end == v || *end || !isfinite(x))
+            return pt_fail(PT_ERR_INVALID, "%s: '%s' is not a finite number", f->name, v);
+        *(double *)out = x;
+        return PT_OK;
+    }
+    case F_SIZE:
+    case F_U64: {
+        unsigned long long x = strtoull(v, &end, 10);
+        if (v[0] < '0' || v[0] > '9' || *end || errno == ERANGE ||
+            (f->type == F_SIZE && x > SIZE_MAX))
+            return pt_fail(PT_ERR_INVALID, "%s: '%s' is not a non-negative integer", f->name, v);
+        if (f->type == F_SIZE) *(size_t *)out = (size_t)x;
+        else *(uint64_t *)out = (uint64_t)x;
+        return PT_OK;
+    }
+    }
+    return pt_fail(PT_ERR_INVALID, "%s: unknown field type", f->name);
+}
+
+pt_status pt_train_params_set(pt_train_params *p, const char *name, const char *value)
+{
+    pt_clear_error();
+    const field *f = find(name);
+    if (!f) return unknown(name);
+    if (!value) return pt_fail(PT_ERR_INVALID, "%s: no value", name);
+    /* parse into a scratch copy of the field, so a bad value leaves p as it was */
+    union {
+        int i;
+        float f;
+        double d;
+        size_t z;
+        uint64_t u;
+    } scratch;
+    c_numeric loc;
+    c_numeric_begin(&loc);
+    pt_status s = parse_value(f, value, &scratch);
+    c_numeric_end(&loc);
+    if (s != PT_OK) return s;
+    size_t size = f->type == F_FLOAT ? sizeof(float)
+                  : f->type == F_DOUBLE ? sizeof(double)
+                  : f->type == F_SIZE  ? sizeof(size_t)
+                  : f->type == F_U64   ? sizeof(uint64_t)
+                                       : sizeof(int);
+    memcpy((char *)p + f->offset, &scratch, size);
+    return PT_OK;
+}
+
+pt_status pt_train_params_get(const pt_train_params *p, const char *name, char *buf, size_t cap)
+{
+    pt_clear_error();
+    const field *f = find(name);
+    if (!f) return unknown(name);
+    const void *at = (const char *)p + f->offset;
+    int v;
+    int len = 0;
+    c_numeric loc;
+    c_numeric_begin(&loc);
+    switch (f->type) {
+    case F_ENUM:
+        memcpy(&v, at, sizeof v);
+        len = snprintf(buf, cap, "%s", f->enum_name(v));
+        break;
+    case F_BOOL: len = snprintf(buf, cap, "%d", *(const int *)at ? 1 : 0); break;
+    case F_INT: len = snprintf(buf, cap, "%d", *(const int *)at); break;
+    case F_FLOAT: len = snprintf(buf, cap, "%.9g", (double)*(const float *)at); break;
+    case F_DOUBLE: len = snprintf(buf, cap, "%.17g", *(const double *)at); break;
+    case F_SIZE: len = snprintf(buf, cap, "%zu", *(const size_t *)at); break;
+    case F_U64: len = snprintf(buf, cap, "%" PRIu64, *(const uint64_t *)at); break;
+    }
+    c_numeric_end(&loc);
+    if (len < 0 || (size_t)len >= cap)
+        return pt_fail(PT_ERR_INVALID, "%s: the value needs %d bytes, the buffer has %zu", name,
+                       len + 1, cap);
+    return PT_OK;
+}

@@ -1,0 +1,182 @@
+/* Training parameters by name: every key reads back what it sets, into the struct's field. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+START_TEST(test_keys_round_trip)
+{
+    pt_train_params *p = pt_train_params_create();
+    ck_assert_ptr_nonnull(p);
+    pt_train_params init;
+    pt_train_params_init(&init);
+    ck_assert_mem_eq(p, &init, sizeof init);
+    size_t count = 0;
+    char buf[64], again[64];
+    for (const char *key; (key = pt_train_params_key(count)) != NULL; count++) {
+        /* what get writes, set reads back to the same value */
+        ck_assert_int_eq(pt_train_params_get(p, key, buf, sizeof buf), PT_OK);
+        ck_assert_int_eq(pt_train_params_set(p, key, buf), PT_OK);
+        ck_assert_int_eq(pt_train_params_get(p, key, again, sizeof again), PT_OK);
+        ck_assert_str_eq(buf, again);
+        for (size_t j = 0; j < count; j++) ck_assert_str_ne(pt_train_params_key(j), key);
+    }
+    ck_assert_uint_ge(count, 30);
+    ck_assert_mem_eq(p, &init, sizeof init);
+    pt_train_params_free(p);
+    pt_train_params_free(NULL);
+}
+END_TEST
+
+START_TEST(test_set_reaches_fields)
+{
+    pt_train_params p;
+    pt_train_params_init(&p);
+    struct { const char *key, *value; } sets[] = {
+        {"path", "kernel"}, {"epochs", "37"}, {"eta", "0.1"}, {"margin", "2.5"},
+        {"variant", "voted"}, {"shuffle", "1"}, {"seed", "18446744073709551615"}, {"bias", "0"},
+        {"pass", "blocked"}, {"isa", "scalar"}, {"threads", "3"}, {"mem_budget_bytes", "12345"},
+        {"loss", "hinge"}, {"lambda", "1e-4"}, {"batch_size", "64"}, {"schedule", "pegasos"},
+        {"tol", "0.001"}, {"batch_impl", "gemv"}, {"average_iterates", "1"}, {"kernel", "rbf"},
+        {"degree", "3"}, {"gamma", "0.25"}, {"coef0", "-1.5"}, {"cache_mb", "100"},
+        {"gram_storage", "rows"}, {"multiclass", "direct"}, {"expand.kind", "rff"},
+        {"expand.degree", "4"}, {"expand.coef0", "2"}, {"expand.rff_dim", "512"},
+        {"expand.gamma", "0.5"}, {"expand.seed", "9"}, {"expand.max_features", "1000"},
+        {"expand.mem_budget_bytes", "4096"},
+    };
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        ck_assert_msg(pt_train_params_set(&p, sets[i].key, sets[i].value) == PT_OK, "%s: %s",
+                      sets[i].key, pt_last_error());
+    ck_assert_int_eq(p.path, PT_PATH_KERNEL);
+    ck_assert_int_eq(p.epochs, 37);
+    ck_assert_float_eq(p.eta, 0.1f);
+    ck_assert_float_eq(p.margin, 2.5f);
+    ck_assert_int_eq(p.variant, PT_VARIANT_VOTED);
+    ck_assert_int_eq(p.shuffle, 1);
+    ck_assert_uint_eq(p.seed, UINT64_MAX);
+    ck_assert_int_eq(p.bias, 0);
+    ck_assert_int_eq(p.pass, PT_PASS_BLOCKED);
+    ck_assert_int_eq(p.isa, PT_ISA_SCALAR);
+    ck_assert_int_eq(p.threads, 3);
+    ck_assert_uint_eq(p.mem_budget_bytes, 12345);
+    ck_assert_int_eq(p.loss, PT_LOSS_HINGE);
+    ck_assert_float_eq(p.lambda, 1e-4f);
+    ck_assert_uint_eq(p.batch_size, 64);
+    ck_assert_int_eq(p.schedule, PT_SCHEDULE_PEGASOS);
+    ck_assert_double_eq(p.tol, 0.001);
+    ck_assert_int_eq(p.batch_impl, PT_BATCH_GEMV);
+    ck_assert_int_eq(p.average_iterates, 1);
+    ck_assert_int_eq(p.kernel, PT_KERNEL_RBF);
+    ck_assert_int_eq(p.degree, 3);
+    ck_assert_float_eq(p.gamma, 0.25f);
+    ck_assert_float_eq(p.coef0, -1.5f);
+    ck_assert_uint_eq(p.cache_mb, 100);
+    ck_assert_int_eq(p.gram_storage, PT_GRAM_ROWS);
+    ck_assert_int_eq(p.multiclass, PT_MULTI_DIRECT);
+    ck_assert_int_eq(p.expand.kind, PT_EXPAND_RFF);
+    ck_assert_int_eq(p.expand.degree, 4);
+    ck_assert_float_eq(p.expand.coef0, 2.0f);
+    ck_assert_uint_eq(p.expand.rff_dim, 512);
+    ck_assert_float_eq(p.expand.gamma, 0.5f);
+    ck_assert_uint_eq(p.expand.seed, 9);
+    ck_assert_uint_eq(p.expand.max_features, 1000);
+    ck_assert_uint_eq(p.expand.mem_budget_bytes, 4096);
+    char buf[32];
+    ck_assert_int_eq(pt_train_params_get(&p, "eta", buf, sizeof buf), PT_OK);
+    ck_assert_str_eq(buf, "0.100000001"); /* the float nearest 0.1, %.9g */
+    ck_assert_int_eq(pt_train_params_get(&p, "variant", buf, sizeof buf), PT_OK);
+    ck_assert_str_eq(buf, "voted");
+}
+END_TEST
+
+START_TEST(test_refusals_keep_value)
+{
+    pt_train_params p, before;
+    pt_train_params_init(&p);
+    before = p;
+    struct { const char *key, *value, *msg; } bad[] = {
+        {"eta", "nan", "not a finite number"}, {"eta", "1e60", "not a finite number"},
+        {"eta", "0.5x", "not a finite number"}, {"eta", "", "not a finite number"},
+        {"tol", "inf", "not a finite number"}, {"epochs", "1.5", "not an integer"},
+        {"epochs", "99999999999", "not an integer"}, {"batch_size", "-1", "non-negative"},
+        {"seed", "18446744073709551616", "non-negative"}, {"shuffle", "2", "not 0 or 1"},
+        {"shuffle", "true", "not 0 or 1"}, {"variant", "average", "classic, averaged, voted"},
+        {"loss", "", "unknown value"}, {"expand.kind", "cubic", "none, poly, rff"},
+        {"no_such_key", "1", "unknown training parameter 'no_such_key'"},
+        {"epoch_hook", "0", "unknown training parameter"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(pt_train_params_set(&p, bad[i].key, bad[i].value), PT_ERR_INVALID);
+        ck_assert_msg(strstr(pt_last_error(), bad[i].msg) != NULL, "%s=%s: %s", bad[i].key,
+                      bad[i].value, pt_last_error());
+    }
+    ck_assert_int_eq(pt_train_params_set(&p, NULL, "1"), PT_ERR_INVALID);
+    ck_assert_int_eq(pt_train_params_set(&p, "eta", NULL), PT_ERR_INVALID);
+    ck_assert_mem_eq(&p, &before, sizeof p);
+    char tiny[3];
+    ck_assert_int_eq(pt_train_params_get(&p, "variant", tiny, sizeof tiny), PT_ERR_INVALID);
+    ck_assert_int_eq(pt_train_params_get(&p, "nope", tiny, sizeof tiny), PT_ERR_INVALID);
+}
+END_TEST
+
+static int hook_calls;
+static int count_epochs(const pt_model *m, int epoch, size_t mistakes, void *user)
+{
+    (void)m, (void)mistakes;
+    hook_calls++;
+    return epoch == *(int *)user;
+}
+
+START_TEST(test_params_train)
+{
+    /* a run set up by name alone equals the same run set up by fields */
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_NOISY;
+    g.n = 500;
+    g.d = 6;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    pt_train_params *byname = pt_train_params_create(), fields;
+    pt_train_params_init(&fields);
+    fields.variant = PT_VARIANT_AVERAGED;
+    fields.eta = 0.5f;
+    fields.shuffle = 1;
+    fields.seed = 4;
+    fields.epochs = 6;
+    ck_assert_int_eq(pt_train_params_set(byname, "variant", "averaged"), PT_OK);
+    ck_assert_int_eq(pt_train_params_set(byname, "eta", "0.5"), PT_OK);
+    ck_assert_int_eq(pt_train_params_set(byname, "shuffle", "1"), PT_OK);
+    ck_assert_int_eq(pt_train_params_set(byname, "seed", "4"), PT_OK);
+    ck_assert_int_eq(pt_train_params_set(byname, "epochs", "6"), PT_OK);
+    int stop_at = 2;
+    pt_train_params_set_epoch_hook(byname, count_epochs, &stop_at);
+    pt_model *a, *b;
+    pt_train_report r;
+    ck_assert_int_eq(pt_train(ds, byname, &a, &r), PT_OK);
+    ck_assert_int_eq(hook_calls, 2); /* the hook stopped the run after epoch 2 */
+    ck_assert_int_eq(r.epochs_run, 2);
+    pt_train_report_clear(&r);
+    fields.epochs = 2;
+    ck_assert_int_eq(pt_train(ds, &fields, &b, NULL), PT_OK);
+    ck_assert_mem_eq(pt_model_weights(a, NULL), pt_model_weights(b, NULL), 6 * sizeof(float));
+    pt_model_free(a);
+    pt_model_free(b);
+    pt_train_params_free(byname);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("params");
+    TCase *tc = tcase_create("params");
+    tcase_add_test(tc, test_keys_round_trip);
+    tcase_add_test(tc, test_set_reaches_fields);
+    tcase_add_test(tc, test_refusals_keep_value);
+    tcase_add_test(tc, test_params_train);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
