@@ -279,6 +279,16 @@ PT_API size_t pt_expand_dim(const pt_expand_params *p, size_t d);
 /* Materialise the expansion of every row (refused with the dimension and bytes needed when over
  * max_features or the memory budget). Labels and class table are kept. */
 PT_API pt_status pt_expand(const pt_dataset *ds, const pt_expand_params *p, pt_dataset **out);
+/* Expansion parameters by name, as pt_train_params_set below: "kind" (none, poly, rff),
+ * "degree", "coef0", "rff_dim", "gamma", "seed", "max_features", "mem_budget_bytes";
+ * pt_expand_params_create gives a struct on the heap as pt_expand_params_init leaves it (NULL on
+ * allocation failure). */
+PT_API pt_expand_params *pt_expand_params_create(void);
+PT_API void pt_expand_params_free(pt_expand_params *p);
+PT_API const char *pt_expand_params_key(size_t i);
+PT_API pt_status pt_expand_params_set(pt_expand_params *p, const char *name, const char *value);
+PT_API pt_status pt_expand_params_get(const pt_expand_params *p, const char *name, char *buf,
+                                      size_t cap);
 
 /* ------------------------------------------------------------------------ training */
 

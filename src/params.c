@@ -1,5 +1,6 @@
-/* Training parameters by name: a table of pt_train_params' fields, so that a binding (or a
- * configuration file) sets and reads them as text without knowing the struct's layout. */
+/* Parameters by name: tables of pt_train_params' and pt_expand_params' fields, so that a
+ * binding (or a configuration file) sets and reads them as text without knowing the structs'
+ * layout. */
 #include <errno.h>
 #include <inttypes.h>
 #include <locale.h>
@@ -90,16 +91,29 @@ static const field fields[] = {
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
-static const field *find(const char *name)
+#define XFIELD(name, type) {#name, type, offsetof(pt_expand_params, name), NULL}
+static const field expand_fields[] = {
+    {"kind", F_ENUM, offsetof(pt_expand_params, kind), expand_kind_name},
+    XFIELD(degree, F_INT),
+    XFIELD(coef0, F_FLOAT),
+    XFIELD(rff_dim, F_SIZE),
+    XFIELD(gamma, F_FLOAT),
+    XFIELD(seed, F_U64),
+    XFIELD(max_features, F_SIZE),
+    XFIELD(mem_budget_bytes, F_SIZE),
+};
+#define NEXPAND (sizeof expand_fields / sizeof expand_fields[0])
+
+static const field *find(const field *table, size_t count, const char *name)
 {
-    for (size_t i = 0; name && i < NFIELDS; i++)
-        if (strcmp(fields[i].name, name) == 0) return &fields[i];
+    for (size_t i = 0; name && i < count; i++)
+        if (strcmp(table[i].name, name) == 0) return &table[i];
     return NULL;
 }
 
-static pt_status unknown(const char *name)
+static pt_status unknown(const char *what, const char *name)
 {
-    return pt_fail(PT_ERR_INVALID, "unknown training parameter '%s'", name ? name : "(null)");
+    return pt_fail(PT_ERR_INVALID, "unknown %s parameter '%s'", what, name ? name : "(null)");
 }
 
 const char *pt_train_params_key(size_t i) { return i < NFIELDS ? fields[i].name : NULL; }
@@ -116,6 +130,21 @@ pt_train_params *pt_train_params_create(void)
 }
 
 void pt_train_params_free(pt_train_params *p) { free(p); }
+
+const char *pt_expand_params_key(size_t i) { return i < NEXPAND ? expand_fields[i].name : NULL; }
+
+pt_expand_params *pt_expand_params_create(void)
+{
+    pt_expand_params *p = malloc(sizeof *p);
+    if (!p) {
+        pt_fail(PT_ERR_NOMEM, "cannot allocate expansion parameters");
+        return NULL;
+    }
+    pt_expand_params_init(p);
+    return p;
+}
+
+void pt_expand_params_free(pt_expand_params *p) { free(p); }
 
 void pt_train_params_set_epoch_hook(pt_train_params *p, pt_epoch_fn fn, void *user)
 {
@@ -200,11 +229,13 @@ static pt_status parse_value(const field *f, const char *value, void *out)
     return pt_fail(PT_ERR_INVALID, "%s: unknown field type", f->name);
 }
 
-pt_status pt_train_params_set(pt_train_params *p, const char *name, const char *value)
+/* Set the field name of the struct at base (what: "training" or "expansion", for messages). */
+static pt_status set_field(const field *table, size_t count, const char *what, void *base,
+                           const char *name, const char *value)
 {
     pt_clear_error();
-    const field *f = find(name);
-    if (!f) return unknown(name);
+    const field *f = find(table, count, name);
+    if (!f) return unknown(what, name);
     if (!value) return pt_fail(PT_ERR_INVALID, "%s: no value", name);
     /* parse into a scratch copy of the field, so a bad value leaves p as it was */
     union {
@@ -224,16 +255,17 @@ pt_status pt_train_params_set(pt_train_params *p, const char *name, const char *
                   : f->type == F_SIZE  ? sizeof(size_t)
                   : f->type == F_U64   ? sizeof(uint64_t)
                                        : sizeof(int);
-    memcpy((char *)p + f->offset, &scratch, size);
+    memcpy((char *)base + f->offset, &scratch, size);
     return PT_OK;
 }
 
-pt_status pt_train_params_get(const pt_train_params *p, const char *name, char *buf, size_t cap)
+static pt_status get_field(const field *table, size_t count, const char *what, const void *base,
+                           const char *name, char *buf, size_t cap)
 {
     pt_clear_error();
-    const field *f = find(name);
-    if (!f) return unknown(name);
-    const void *at = (const char *)p + f->offset;
+    const field *f = find(table, count, name);
+    if (!f) return unknown(what, name);
+    const void *at = (const char *)base + f->offset;
     int v;
     int len = 0;
     c_numeric loc;
@@ -255,4 +287,24 @@ pt_status pt_train_params_get(const pt_train_params *p, const char *name, char *
         return pt_fail(PT_ERR_INVALID, "%s: the value needs %d bytes, the buffer has %zu", name,
                        len + 1, cap);
     return PT_OK;
+}
+
+pt_status pt_train_params_set(pt_train_params *p, const char *name, const char *value)
+{
+    return set_field(fields, NFIELDS, "training", p, name, value);
+}
+
+pt_status pt_train_params_get(const pt_train_params *p, const char *name, char *buf, size_t cap)
+{
+    return get_field(fields, NFIELDS, "training", p, name, buf, cap);
+}
+
+pt_status pt_expand_params_set(pt_expand_params *p, const char *name, const char *value)
+{
+    return set_field(expand_fields, NEXPAND, "expansion", p, name, value);
+}
+
+pt_status pt_expand_params_get(const pt_expand_params *p, const char *name, char *buf, size_t cap)
+{
+    return get_field(expand_fields, NEXPAND, "expansion", p, name, buf, cap);
 }

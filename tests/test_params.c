@@ -1,4 +1,4 @@
-/* Training parameters by name: every key reads back what it sets, into the struct's field. */
+/* Parameters by name: every key reads back what it sets, into the struct's field. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +169,44 @@ START_TEST(test_params_train)
 }
 END_TEST
 
+START_TEST(test_expand_params)
+{
+    pt_expand_params *x = pt_expand_params_create(), init;
+    pt_expand_params_init(&init);
+    ck_assert_mem_eq(x, &init, sizeof init);
+    size_t count = 0;
+    char buf[64];
+    for (const char *key; (key = pt_expand_params_key(count)) != NULL; count++) {
+        ck_assert_int_eq(pt_expand_params_get(x, key, buf, sizeof buf), PT_OK);
+        ck_assert_int_eq(pt_expand_params_set(x, key, buf), PT_OK);
+    }
+    ck_assert_uint_eq(count, 8);
+    ck_assert_mem_eq(x, &init, sizeof init);
+    struct { const char *key, *value; } sets[] = {
+        {"kind", "rff"}, {"degree", "3"}, {"coef0", "0.5"}, {"rff_dim", "40"}, {"gamma", "2"},
+        {"seed", "11"}, {"max_features", "77"}, {"mem_budget_bytes", "1048576"},
+    };
+    for (size_t i = 0; i < 8; i++) ck_assert_int_eq(pt_expand_params_set(x, sets[i].key, sets[i].value), PT_OK);
+    ck_assert_int_eq(x->kind, PT_EXPAND_RFF);
+    ck_assert_int_eq(x->degree, 3);
+    ck_assert_float_eq(x->coef0, 0.5f);
+    ck_assert_uint_eq(x->rff_dim, 40);
+    ck_assert_float_eq(x->gamma, 2.0f);
+    ck_assert_uint_eq(x->seed, 11);
+    ck_assert_uint_eq(x->max_features, 77);
+    ck_assert_uint_eq(x->mem_budget_bytes, 1048576);
+    ck_assert_uint_eq(pt_expand_dim(x, 5), 40);
+    ck_assert_int_eq(pt_expand_params_set(x, "kind", "cubic"), PT_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "none, poly, rff"));
+    ck_assert_int_eq(pt_expand_params_set(x, "expand.kind", "poly"), PT_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "unknown expansion parameter 'expand.kind'"));
+    ck_assert_int_eq(pt_expand_params_get(x, "kind", buf, sizeof buf), PT_OK);
+    ck_assert_str_eq(buf, "rff");
+    pt_expand_params_free(x);
+    pt_expand_params_free(NULL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("params");
@@ -177,6 +215,7 @@ int main(void)
     tcase_add_test(tc, test_set_reaches_fields);
     tcase_add_test(tc, test_refusals_keep_value);
     tcase_add_test(tc, test_params_train);
+    tcase_add_test(tc, test_expand_params);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
