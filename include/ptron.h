@@ -192,6 +192,8 @@ PT_API pt_status pt_dataset_set_classes(pt_dataset *ds, size_t nclass, const dou
 PT_API double pt_dataset_label(const pt_dataset *ds, size_t i);
 /* Class index of row i, in 0..nclass-1. */
 PT_API int32_t pt_dataset_class(const pt_dataset *ds, size_t i);
+/* The class index of every row (n values). */
+PT_API const int32_t *pt_dataset_classes(const pt_dataset *ds);
 PT_API size_t pt_dataset_nclass(const pt_dataset *ds);
 PT_API double pt_dataset_class_value(const pt_dataset *ds, size_t k);
 /* Text labels (a CSV whose label column holds words): the name of class k, in strcmp order;

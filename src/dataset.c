@@ -85,6 +85,7 @@ size_t pt_dataset_stride(const pt_dataset *ds) { return ds->stride; }
 float *pt_dataset_row(pt_dataset *ds, size_t i) { return ds->X_owned ? ds->X + i * ds->stride : NULL; }
 const float *pt_dataset_row_const(const pt_dataset *ds, size_t i) { return ds->X + i * ds->stride; }
 int32_t pt_dataset_class(const pt_dataset *ds, size_t i) { return ds->cls[i]; }
+const int32_t *pt_dataset_classes(const pt_dataset *ds) { return ds->cls; }
 size_t pt_dataset_nclass(const pt_dataset *ds) { return ds->nclass; }
 double pt_dataset_class_value(const pt_dataset *ds, size_t k) { return ds->class_values[k]; }
 double pt_dataset_label(const pt_dataset *ds, size_t i) { return ds->class_values[ds->cls[i]]; }

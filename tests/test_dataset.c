@@ -227,6 +227,7 @@ START_TEST(test_set_classes)
     ck_assert_uint_eq(pt_dataset_nclass(ds), 3);
     ck_assert_double_eq(pt_dataset_class_value(ds, 2), 7);
     ck_assert_double_eq(pt_dataset_label(ds, 0), 0.5);
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(pt_dataset_classes(ds)[i], 1);
     ck_assert_ptr_null(pt_dataset_y(ds));
     ck_assert_ptr_null(pt_dataset_class_name(ds, 0));
     /* two classes, one of them absent: the sides are the table's, not the rows' */
@@ -236,6 +237,7 @@ START_TEST(test_set_classes)
     ck_assert_int_eq(pt_dataset_set_classes(ds, 2, values, NULL, mixed), PT_OK);
     ck_assert_float_eq(pt_dataset_y(ds)[0], 1.0f);
     ck_assert_float_eq(pt_dataset_y(ds)[1], -1.0f);
+    ck_assert_mem_eq(pt_dataset_classes(ds), mixed, sizeof mixed);
     /* text labels: values 0..K-1, names kept */
     const char *names[] = {"cat", "dog", "owl"};
     ck_assert_int_eq(pt_dataset_set_classes(ds, 3, NULL, names, mixed), PT_OK);
