@@ -1,0 +1,173 @@
+"""What the three classifiers share: scikit-learn's fit / partial_fit / predict /
+decision_function over one trained pt_model, labels of any kind, pickling through the model
+file's bytes."""
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.multiclass import check_classification_targets
+
+from ._data import Dataset
+from ._model import Model
+from ._train import TrainParams, seed_of, threads_of, train
+
+# What X may be: dense arrays of any numeric dtype (copied into ptron's layout unless already
+# in it) or scipy.sparse (densified once, a block of rows at a time). NaN and infinity are
+# refused by the library in the same pass that counts the non-zeros.
+_X_CHECKS = dict(accept_sparse="csr", dtype="numeric", force_all_finite=False)
+
+
+def _check_int(name, value, low):
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
+        raise ValueError("%s must be an integer >= %d (got %r)" % (name, low, value))
+
+
+def _check_positive(name, value, allow_zero=False):
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
+    if not ok or value < 0 or (value == 0 and not allow_zero):
+        raise ValueError("%s must be a %s finite number (got %r)"
+                         % (name, "non-negative" if allow_zero else "positive", value))
+
+
+class PtronClassifier(ClassifierMixin, BaseEstimator):
+    """Base of ptron's classifiers (not used directly). Subclasses give _c_params()."""
+
+    _supports_partial_fit = False
+
+    # -------------------------------------------------------------------------- fitting
+
+    def fit(self, X, y):
+        """Train on X (n_samples, n_features) and labels y (any two or more distinct values,
+        numbers or strings). With warm_start=True and a model already fitted on the same
+        classes and features, training starts from its weights."""
+        X, y = self._validate_data(X, y, reset=True, **_X_CHECKS)
+        check_classification_targets(y)
+        classes, index = np.unique(y, return_inverse=True)
+        self._check_classes(classes)
+        init = None
+        if getattr(self, "warm_start", False) and getattr(self, "_model", None) is not None:
+            if np.array_equal(getattr(self, "classes_", None), classes):
+                init = self._model
+        self.classes_ = classes
+        self._train(X, index, self.max_iter, init)
+        return self
+
+    def _check_classes(self, classes):
+        if len(classes) < 2:
+            raise ValueError("%s needs samples of at least 2 classes in the data, but the data "
+                             "contains only one class: %r" % (type(self).__name__, classes[0]))
+
+    def _train(self, X, index, epochs, init):
+        X, index, monitor = self._monitor(X, index)
+        data = Dataset(X)
+        data.set_classes(self.classes_, index)
+        values = self._c_params()
+        values["epochs"] = ("max_iter", epochs)
+        values["seed"] = ("random_state", seed_of(self.random_state))
+        values["threads"] = ("n_jobs", threads_of(self.n_jobs))
+        values["bias"] = ("fit_intercept", bool(self.fit_intercept))
+        params = TrainParams(values)
+        if init is not None:
+            params.set_init(init)
+        if monitor is not None:
+            params.set_epoch_hook(monitor.on_epoch)
+        model = train(data, params)
+        self.n_iter_ = model.epochs_run
+        if monitor is not None:
+            model = monitor.finish(self, model)
+        self._model = model
+
+    def _monitor(self, X, index):
+        """(training rows, their classes, an epoch monitor or None): early stopping's hook."""
+        return X, index, None
+
+    # ------------------------------------------------------------------------- predicting
+
+    def _fitted_model(self):
+        model = getattr(self, "_model", None)
+        if model is None:
+            raise NotFittedError("This %s instance is not fitted yet. Call 'fit' with "
+                                 "appropriate arguments before using this estimator."
+                                 % type(self).__name__)
+        return model
+
+    def _data(self, X):
+        model = self._fitted_model()
+        X = self._validate_data(X, reset=False, **_X_CHECKS)
+        return model, Dataset(X)
+
+    def decision_function(self, X):
+        """Scores: shape (n_samples,) for two classes (>= 0 predicts classes_[1]: ptron's
+        sigma(0) = +1), (n_samples, n_classes) for more (the first highest wins). float32."""
+        model, data = self._data(X)
+        return model.decision(data)
+
+    def predict(self, X):
+        """The predicted label of every row."""
+        model, data = self._data(X)
+        return self.classes_[model.predict_index(data)]
+
+    # ----------------------------------------------------------------------- attributes
+
+    def _coef(self):
+        model = self._fitted_model()
+        c = model.coef(self.n_features_in_)
+        if c is None:
+            raise AttributeError("coef_ and intercept_ exist for linear models only (this is a "
+                                 "%s model)" % model.params()["path"])
+        return c
+
+    @property
+    def coef_(self):
+        """Weights: shape (1, n_features) for two classes, (n_classes, n_features) for more. A
+        copy of the trained model's (float32): changing it does not change predictions."""
+        return self._coef()[0]
+
+    @property
+    def intercept_(self):
+        """Bias weights: shape (1,) or (n_classes,), float32 (zeros with fit_intercept=False)."""
+        return self._coef()[1]
+
+    # ------------------------------------------------------------------------- pickling
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        model = state.pop("_model", None)
+        if model is not None:
+            state["_model_bytes"] = model.to_bytes()  # the model file, checksum and all
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        data = state.pop("_model_bytes", None)
+        super().__setstate__(state)
+        if data is not None:
+            self._model = Model.from_bytes(data, "pickled %s" % type(self).__name__)
+
+    def _more_tags(self):
+        return {"X_types": ["2darray", "sparse"]}
+
+    # ------------------------------------------------------------------------ partial_fit
+
+    def _partial_fit(self, X, y, classes):
+        first = getattr(self, "_model", None) is None
+        if first:
+            if classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit")
+            table = np.unique(classes)
+            self._check_classes(table)
+        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+            raise ValueError("classes=%r is not the same as on the first call to partial_fit "
+                             "(%r)" % (classes, self.classes_))
+        else:
+            table = self.classes_
+        X, y = self._validate_data(X, y, reset=first, **_X_CHECKS)
+        check_classification_targets(y)
+        index = np.searchsorted(table, y)
+        if np.any(index >= len(table)) or np.any(table[np.minimum(index, len(table) - 1)] != y):
+            unknown = np.setdiff1d(np.unique(y), table)
+            raise ValueError("labels %r are not in classes %r" % (unknown, table))
+        self.classes_ = table
+        self._train(X, index, 1, None if first else self._model)
+        return self

@@ -1,0 +1,65 @@
+"""The kernel (dual) perceptron."""
+from ._classifier import PtronClassifier, _check_int, _check_positive
+
+
+class KernelPerceptron(PtronClassifier):
+    """The kernel perceptron on ptron's kernel path (`ptron train --path kernel`): dual
+    coefficients alpha, f = K alpha kept current; on a mistake at i, alpha_i += y_i. The Gram
+    matrix is computed once when it fits cache_size, else kernel rows on demand behind an LRU
+    row cache. Prediction touches only the support vectors.
+
+    Parameters
+    ----------
+    kernel : {"linear", "poly", "rbf"}, default "linear"
+        x.z, (gamma x.z + coef0)^degree, or exp(-gamma |x - z|^2).
+    degree : int, default 2
+    gamma : float, default 1
+    coef0 : float, default 1
+        The polynomial kernel's constant (>= 0 for a kernel).
+    max_iter : int, default 10
+        Epochs at most; stops at an epoch without a mistake.
+    average : bool, default False
+        The averaged kernel perceptron.
+    shuffle : bool, default False
+    cache_size : int or None, default None
+        MiB for the Gram matrix or the row cache (`--cache-mb`); None: half of RAM.
+    gram : {"auto", "full", "rows"}, default "auto"
+        Storage of the kernel: the full Gram, rows on demand, or chosen by size (`--gram`).
+    random_state, fit_intercept, n_jobs :
+        As for Perceptron.
+
+    More than two classes train one-vs-rest on one shared Gram. The model has no coef_ (it is
+    a sum over support vectors).
+    """
+
+    def __init__(self, *, kernel="linear", degree=2, gamma=1.0, coef0=1.0, max_iter=10,
+                 average=False, shuffle=False, cache_size=None, gram="auto", random_state=None,
+                 fit_intercept=True, n_jobs=None):
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.max_iter = max_iter
+        self.average = average
+        self.shuffle = shuffle
+        self.cache_size = cache_size
+        self.gram = gram
+        self.random_state = random_state
+        self.fit_intercept = fit_intercept
+        self.n_jobs = n_jobs
+
+    def _c_params(self):
+        _check_int("max_iter", self.max_iter, 1)
+        if self.cache_size is not None:
+            _check_int("cache_size", self.cache_size, 1)
+        return {
+            "path": ("", "kernel"),
+            "kernel": ("kernel", self.kernel),
+            "degree": ("degree", self.degree),
+            "gamma": ("gamma", self.gamma),
+            "coef0": ("coef0", self.coef0),
+            "variant": ("average", "averaged" if self.average else "classic"),
+            "shuffle": ("shuffle", bool(self.shuffle)),
+            "cache_mb": ("cache_size", self.cache_size or 0),
+            "gram_storage": ("gram", self.gram),
+        }
