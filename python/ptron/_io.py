@@ -11,7 +11,8 @@ def save_model(estimator, path):
 
 
 def _float(params, key):
-    return float(params[key])
+    """A float32 parameter as the shortest decimal that rounds to it (0.3, not 0.300000012)."""
+    return float(str(np.float32(params[key])))
 
 
 def load_model(path):
@@ -33,7 +34,7 @@ def load_model(path):
     elif p["path"] == "batch":
         est = BatchClassifier(loss=p["loss"], alpha=_float(p, "lambda"),
                               learning_rate=p["schedule"], eta0=_float(p, "eta"),
-                              batch_size=int(p["batch_size"]) or None, tol=_float(p, "tol"),
+                              batch_size=int(p["batch_size"]) or None, tol=float(p["tol"]),
                               average=p["average_iterates"] == "1", **common)
     else:
         est = KernelPerceptron(kernel=p["kernel"], degree=int(p["degree"]),

@@ -70,6 +70,11 @@ class Model:
 
     def params(self):
         """The training parameters the model records, {name: text} (pt_train_params_get)."""
+        if getattr(self, "_params", None) is None:
+            self._params = self._read_params()
+        return dict(self._params)
+
+    def _read_params(self):
         p = lib.pt_train_params_create()
         if not p:
             check(7)
@@ -94,9 +99,10 @@ class Model:
     def coef(self, d):
         """(coef, intercept) of a linear model over d features: float32 arrays of shape (1, d)
         and (1,) for two classes, (K, d) and (K,) for K > 2 (copies); None for kernel models
-        and models trained on a feature expansion."""
-        if self.params()["expand.kind"] != "none":
-            return None  # weights over the expanded features, not the input's
+        models trained on a feature expansion, and voted ones (whose decision is a vote)."""
+        p = self.params()
+        if p["expand.kind"] != "none" or p["variant"] == "voted":
+            return None  # weights over the expanded features, or one of many voting vectors
         k = self.nclass
         b = ctypes.c_float()
         if k <= 2:

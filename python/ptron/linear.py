@@ -3,6 +3,7 @@ import numpy as np
 
 from ._classifier import PtronClassifier, _check_int, _check_positive
 from ._data import Dataset
+from ._train import seed_of
 
 
 class Perceptron(PtronClassifier):
