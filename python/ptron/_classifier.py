@@ -67,6 +67,11 @@ class PtronClassifier(ClassifierMixin, BaseEstimator):
         values["seed"] = ("random_state", seed_of(self.random_state))
         values["threads"] = ("n_jobs", threads_of(self.n_jobs))
         values["bias"] = ("fit_intercept", bool(self.fit_intercept))
+        start = getattr(self, "init", "zero")
+        if start not in ("zero", "random"):
+            raise ValueError("init must be 'zero' or 'random' (got %r)" % (start,))
+        if init is None and start == "random":
+            values["init_random"] = ("init", True)
         params = TrainParams(values)
         if init is not None:
             params.set_init(init)

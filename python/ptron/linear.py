@@ -42,6 +42,10 @@ class Perceptron(PtronClassifier):
     n_iter_no_change : int, default 5
     warm_start : bool, default False
         fit starts from the previous fit's weights (same classes and features).
+    init : {"zero", "random"}, default "zero"
+        Where a fit that is not a warm start begins: w = 0 (the notes' perceptron), or each
+        weight and bias uniform in [0, 1) drawn from random_state (the notes' notebook;
+        `--init random`).
     n_jobs : int or None, default None
         Threads: None or -1 all cores (ptron's default), k > 0 k threads. The model does not
         depend on it.
@@ -57,7 +61,7 @@ class Perceptron(PtronClassifier):
     def __init__(self, *, max_iter=10, eta0=1.0, margin=0.0, average=False, voted=False,
                  shuffle=False, random_state=None, fit_intercept=True, multi_class="ovr",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=5,
-                 warm_start=False, n_jobs=None):
+                 warm_start=False, init="zero", n_jobs=None):
         self.max_iter = max_iter
         self.eta0 = eta0
         self.margin = margin
@@ -71,6 +75,7 @@ class Perceptron(PtronClassifier):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.warm_start = warm_start
+        self.init = init
         self.n_jobs = n_jobs
 
     def _variant(self):
@@ -180,7 +185,7 @@ class BatchClassifier(PtronClassifier):
         Return the average of the iterates (`--average-iterates`).
     shuffle : bool, default False
         Shuffle the mini-batches' order each epoch (from random_state).
-    random_state, fit_intercept, warm_start, n_jobs :
+    random_state, fit_intercept, warm_start, init, n_jobs :
         As for Perceptron. n_jobs sets the BLAS and OpenMP threads of the call.
 
     More than two classes train one-vs-rest.
@@ -190,7 +195,8 @@ class BatchClassifier(PtronClassifier):
 
     def __init__(self, *, loss="perceptron", alpha=0.0, learning_rate="constant", eta0=1.0,
                  batch_size=None, max_iter=10, tol=0.0, average=False, shuffle=False,
-                 random_state=None, fit_intercept=True, warm_start=False, n_jobs=None):
+                 random_state=None, fit_intercept=True, warm_start=False, init="zero",
+                 n_jobs=None):
         self.loss = loss
         self.alpha = alpha
         self.learning_rate = learning_rate
@@ -203,6 +209,7 @@ class BatchClassifier(PtronClassifier):
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.warm_start = warm_start
+        self.init = init
         self.n_jobs = n_jobs
 
     def _c_params(self):
