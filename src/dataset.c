@@ -262,8 +262,9 @@ pt_status pt_dataset_wrap(const float *X, size_t n, size_t d, size_t stride, pt_
     *out = NULL;
     size_t cells;
     if (stride == 0 || stride % PT_ALIGN_FLOATS != 0 || stride < d)
-        return pt_fail(PT_ERR_INVALID, "a row stride of %zu floats for %zu features: it must be a "
-                       "positive multiple of %d, at least the features", stride, d, PT_ALIGN_FLOATS);
+        return pt_fail(PT_ERR_INVALID, "a row stride of %zu floats for %zu features: it must be "
+                       "a positive multiple of %d, at least the features", stride, d,
+                       PT_ALIGN_FLOATS);
     if (n && !X) return pt_fail(PT_ERR_INVALID, "no matrix for %zu rows", n);
     if ((uintptr_t)X % PT_ALIGN_BYTES != 0)
         return pt_fail(PT_ERR_INVALID, "the matrix at %p is not %d-byte aligned", (const void *)X,

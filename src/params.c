@@ -28,11 +28,15 @@ NAME_OF(pt_multiclass_name, pt_multiclass)
 
 static const char *expand_kind_name(int v)
 {
-    return v == PT_EXPAND_NONE ? "none" : v == PT_EXPAND_POLY ? "poly" : v == PT_EXPAND_RFF ? "rff"
-                                                                                              : "unknown";
+    switch (v) {
+    case PT_EXPAND_NONE: return "none";
+    case PT_EXPAND_POLY: return "poly";
+    case PT_EXPAND_RFF: return "rff";
+    }
+    return "unknown";
 }
 
-/* Every enum of pt_train_params is stored as an int (checked below). */
+/* The enums of pt_train_params are read and written as ints: */
 _Static_assert(sizeof(pt_path) == sizeof(int) && sizeof(pt_variant) == sizeof(int) &&
                    sizeof(pt_online_pass) == sizeof(int) && sizeof(pt_isa) == sizeof(int) &&
                    sizeof(pt_loss) == sizeof(int) && sizeof(pt_schedule) == sizeof(int) &&
