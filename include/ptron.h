@@ -465,7 +465,8 @@ PT_API pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p);
  * numbers as strtod reads them under the C locale (floats round to the field's type; NaN,
  * infinity, and values out of the field's range are refused). A refused value leaves p as it
  * was. pt_train_params_get writes the value as set would read it (floats %.9g, doubles %.17g)
- * into buf of cap bytes. Callbacks and pointers have their own setters. */
+ * into buf of cap bytes. Callbacks and pointers have their own setters (the same as assigning
+ * the fields). */
 /* A params struct on the heap, as pt_train_params_init leaves it (NULL on allocation failure). */
 PT_API pt_train_params *pt_train_params_create(void);
 PT_API void pt_train_params_free(pt_train_params *p);
@@ -474,6 +475,7 @@ PT_API pt_status pt_train_params_set(pt_train_params *p, const char *name, const
 PT_API pt_status pt_train_params_get(const pt_train_params *p, const char *name, char *buf,
                                      size_t cap);
 PT_API void pt_train_params_set_epoch_hook(pt_train_params *p, pt_epoch_fn fn, void *user);
+PT_API void pt_train_params_set_stop(pt_train_params *p, pt_stop *stop);
 
 PT_API const char *pt_path_name(pt_path p);
 PT_API pt_status pt_path_parse(const char *name, pt_path *out);

@@ -156,6 +156,8 @@ void pt_train_params_set_epoch_hook(pt_train_params *p, pt_epoch_fn fn, void *us
     p->epoch_user = user;
 }
 
+void pt_train_params_set_stop(pt_train_params *p, pt_stop *stop) { p->stop = stop; }
+
 /* Parse numbers under the C locale whatever the program set with setlocale. */
 typedef struct c_numeric {
     locale_t c, old;

@@ -164,6 +164,17 @@ START_TEST(test_params_train)
     ck_assert_mem_eq(pt_model_weights(a, NULL), pt_model_weights(b, NULL), 6 * sizeof(float));
     pt_model_free(a);
     pt_model_free(b);
+    /* a requested stop token set by its setter stops the call at once */
+    pt_stop *stop = pt_stop_create();
+    pt_stop_request(stop);
+    pt_train_params_set_epoch_hook(byname, NULL, NULL);
+    pt_train_params_set_stop(byname, stop);
+    ck_assert_int_eq(pt_train(ds, byname, &a, NULL), PT_ERR_INTERRUPTED);
+    pt_model_free(a);
+    pt_stop_reset(stop);
+    ck_assert_int_eq(pt_train(ds, byname, &a, NULL), PT_OK);
+    pt_model_free(a);
+    pt_stop_free(stop);
     pt_train_params_free(byname);
     pt_dataset_free(ds);
 }

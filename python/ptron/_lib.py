@@ -63,7 +63,9 @@ EPOCH_FN = CFUNCTYPE(c_int, c_void_p, c_int, c_size_t, c_void_p)
 _PROTOTYPES = {
     "pt_strerror": (c_char_p, [c_int]),
     "pt_last_error": (c_char_p, []),
-    "pt_request_stop": (None, []),
+    "pt_stop_create": (c_void_p, []),
+    "pt_stop_free": (None, [c_void_p]),
+    "pt_stop_request": (None, [c_void_p]),
     # datasets
     "pt_dataset_wrap": (_status, [c_void_p, c_size_t, c_size_t, c_size_t, POINTER(_ds)]),
     "pt_dataset_read": (_status, [c_char_p, c_void_p, POINTER(_ds)]),
@@ -85,6 +87,7 @@ _PROTOTYPES = {
     "pt_train_params_get": (_status, [_params, c_char_p, c_char_p, c_size_t]),
     "pt_train_params_key": (c_char_p, [c_size_t]),
     "pt_train_params_set_epoch_hook": (None, [_params, EPOCH_FN, c_void_p]),
+    "pt_train_params_set_stop": (None, [_params, c_void_p]),
     "pt_expand_params_create": (c_void_p, []),
     "pt_expand_params_free": (None, [c_void_p]),
     "pt_expand_params_set": (_status, [c_void_p, c_char_p, c_char_p]),

@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 
-from ._lib import EPOCH_FN, PtronValueError, PT_ERR_INVALID, check, error_for, lib, text
+from ._lib import EPOCH_FN, PtronValueError, error_for, lib, library_path
 from ._model import Model
 
 
@@ -41,7 +41,7 @@ class TrainParams:
         fn = getattr(lib, "pt_train_params_set_init", None)
         if fn is None:
             raise NotImplementedError("%s has no warm starts (pt_train_params_set_init); "
-                                      "rebuild it from a current ptron" % lib._name)
+                                      "rebuild it from a current ptron" % library_path)
         fn(self.handle, model.handle)
         self._keep.append(model)
 
@@ -80,23 +80,32 @@ def _call(data, params):
 def train(data, params):
     """Train on a Dataset with TrainParams; returns a Model. The call releases the GIL. On the
     main thread it runs in a helper thread, so that Ctrl-C (KeyboardInterrupt) reaches Python
-    at once: training is then asked to stop and the interrupt raised."""
-    if threading.current_thread() is not threading.main_thread():
-        status, handle, message = _call(data, params)
-    else:
-        result = []
-        worker = threading.Thread(target=lambda: result.append(_call(data, params)),
-                                  name="ptron-train", daemon=True)
-        worker.start()
-        try:
-            worker.join()
-        except KeyboardInterrupt:
-            lib.pt_request_stop()
-            worker.join()
-            if result and result[0][1]:
-                lib.pt_model_free(result[0][1])
-            raise
-        status, handle, message = result[0]
+    at once: the call's own stop token then stops training at its next sample, and the
+    interrupt is raised."""
+    stop = lib.pt_stop_create()
+    if not stop:
+        raise MemoryError("cannot allocate a stop token")
+    try:
+        lib.pt_train_params_set_stop(params.handle, stop)
+        if threading.current_thread() is not threading.main_thread():
+            status, handle, message = _call(data, params)
+        else:
+            result = []
+            worker = threading.Thread(target=lambda: result.append(_call(data, params)),
+                                      name="ptron-train", daemon=True)
+            worker.start()
+            try:
+                worker.join()
+            except KeyboardInterrupt:
+                lib.pt_stop_request(stop)
+                worker.join()
+                if result and result[0][1]:
+                    lib.pt_model_free(result[0][1])
+                raise
+            status, handle, message = result[0]
+    finally:
+        lib.pt_train_params_set_stop(params.handle, None)
+        lib.pt_stop_free(stop)
     errors = getattr(params, "hook_errors", None)
     if errors:
         if handle:
