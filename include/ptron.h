@@ -161,8 +161,9 @@ PT_API pt_dataset *pt_dataset_create(size_t n, size_t d);
 PT_API void pt_dataset_free(pt_dataset *ds);
 
 /* A dataset over the caller's matrix, without a copy: n rows of stride floats at X, X 64-byte
- * aligned, stride a positive multiple of PT_ALIGN_FLOATS and at least d; each row holds its d
- * features and then zeros (the padding, which the SIMD loops read). The library never writes X
+ * aligned, stride d rounded up to a multiple of PT_ALIGN_FLOATS (the layout of every dataset;
+ * at least PT_ALIGN_FLOATS); each row holds its d features and then zeros (the padding, which
+ * the SIMD loops read). The library never writes X
  * (pt_dataset_row returns NULL for it), and X must stay valid and unchanged until
  * pt_dataset_free. One pass over X counts the non-zeros and refuses (PT_ERR_INVALID, naming
  * row and column) a NaN or infinity among the features or a non-zero padding float. Every row

@@ -261,10 +261,11 @@ pt_status pt_dataset_wrap(const float *X, size_t n, size_t d, size_t stride, pt_
     pt_clear_error();
     *out = NULL;
     size_t cells;
-    if (stride == 0 || stride % PT_ALIGN_FLOATS != 0 || stride < d)
+    /* the paths size weight vectors and loops by pt_stride_for(d): no other stride will do */
+    if (stride != pt_stride_for(d))
         return pt_fail(PT_ERR_INVALID, "a row stride of %zu floats for %zu features: it must be "
-                       "a positive multiple of %d, at least the features", stride, d,
-                       PT_ALIGN_FLOATS);
+                       "%zu (the features rounded up to a multiple of %d)", stride, d,
+                       pt_stride_for(d), PT_ALIGN_FLOATS);
     if (n && !X) return pt_fail(PT_ERR_INVALID, "no matrix for %zu rows", n);
     if ((uintptr_t)X % PT_ALIGN_BYTES != 0)
         return pt_fail(PT_ERR_INVALID, "the matrix at %p is not %d-byte aligned", (const void *)X,

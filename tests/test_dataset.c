@@ -117,7 +117,7 @@ static float *wrap_matrix(size_t n, size_t d, size_t stride)
 
 START_TEST(test_wrap_in_place)
 {
-    const size_t n = 7, d = 5, stride = 32;
+    const size_t n = 7, d = 5, stride = 16;
     float *X = wrap_matrix(n, d, stride);
     X[3 * stride + 2] = 0.0f; /* one zero: nnz counts it out */
     X[4 * stride + 1] = -0.0f;
@@ -155,10 +155,12 @@ START_TEST(test_wrap_in_place)
     pt_model_free(b);
     pt_dataset_free(copy);
     pt_dataset_free(ds);
-    /* no rows: nothing to read */
+    /* no rows: nothing to read; no features: the whole row is padding, so zeros only */
     ck_assert_int_eq(pt_dataset_wrap(NULL, 0, 3, 16, &ds), PT_OK);
     ck_assert_uint_eq(pt_dataset_n(ds), 0);
     pt_dataset_free(ds);
+    ck_assert_int_eq(pt_dataset_wrap(X, 2, 0, 16, &ds), PT_ERR_INVALID);
+    ck_assert_ptr_null(ds);
     free(X);
 }
 END_TEST
@@ -172,8 +174,11 @@ START_TEST(test_wrap_refusals)
     /* layout */
     ck_assert_int_eq(pt_dataset_wrap(X, n, d, 24, &ds), PT_ERR_INVALID);
     ck_assert_ptr_null(ds);
-    ck_assert_ptr_nonnull(strstr(pt_last_error(), "multiple of 16"));
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "must be 32 (the features rounded up to a "
+                                                  "multiple of 16)"));
     ck_assert_int_eq(pt_dataset_wrap(X, n, d, 16, &ds), PT_ERR_INVALID);
+    /* a wider stride is refused too: weights and loops have pt_stride_for(d) floats */
+    ck_assert_int_eq(pt_dataset_wrap(X, n / 2, 10, 64, &ds), PT_ERR_INVALID);
     ck_assert_int_eq(pt_dataset_wrap(X, n, 0, 0, &ds), PT_ERR_INVALID);
     ck_assert_int_eq(pt_dataset_wrap(X + 4, n - 1, d, stride, &ds), PT_ERR_INVALID);
     ck_assert_ptr_nonnull(strstr(pt_last_error(), "64-byte aligned"));

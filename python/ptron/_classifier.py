@@ -33,22 +33,23 @@ def _check_positive(name, value, allow_zero=False):
 class PtronClassifier(ClassifierMixin, BaseEstimator):
     """Base of ptron's classifiers (not used directly). Subclasses give _c_params()."""
 
-    _supports_partial_fit = False
-
     # -------------------------------------------------------------------------- fitting
 
     def fit(self, X, y):
         """Train on X (n_samples, n_features) and labels y (any two or more distinct values,
         numbers or strings). With warm_start=True and a model already fitted on the same
-        classes and features, training starts from its weights."""
+        classes, features and fit_intercept, training starts from its weights."""
+        previous = getattr(self, "_model", None) if getattr(self, "warm_start", False) else None
+        previous_classes = getattr(self, "classes_", None)
         X, y = self._validate_data(X, y, reset=True, **_X_CHECKS)
         check_classification_targets(y)
         classes, index = np.unique(y, return_inverse=True)
         self._check_classes(classes)
         init = None
-        if getattr(self, "warm_start", False) and getattr(self, "_model", None) is not None:
-            if np.array_equal(getattr(self, "classes_", None), classes):
-                init = self._model
+        if (previous is not None and np.array_equal(previous_classes, classes)
+                and previous.n_features == X.shape[1]
+                and previous.params()["bias"] == ("1" if self.fit_intercept else "0")):
+            init = previous  # else a fresh start: the weights would not fit the data
         self.classes_ = classes
         self._train(X, index, self.max_iter, init)
         return self

@@ -1,10 +1,10 @@
 """numpy arrays as ptron datasets: in place when the layout allows it, else one copy.
 
-ptron's dense layout is row-major float32 with each row padded by zeros to a multiple of 16
-floats (64 bytes) and every row 64-byte aligned. A float32 array already laid out so (as
+ptron's dense layout is row-major float32 with each row padded by zeros to the next multiple
+of 16 floats (64 bytes) and every row 64-byte aligned. A float32 array already laid out so (as
 returned by ptron.empty, ptron.padded, ptron.load_dataset and the transformers, or any array
-with unit column stride, 64-byte aligned rows whose stride is a multiple of 64 bytes, and
-zeros in the padding) is handed to the library in place. Anything else (other dtypes,
+with unit column stride, 64-byte aligned rows d rounded up to 16 floats apart, and zeros in
+the padding) is handed to the library in place. Anything else (other dtypes,
 unaligned or non-contiguous arrays, scipy.sparse matrices) is copied once into that layout,
 converting to float32 in the same pass.
 """
@@ -110,8 +110,8 @@ def in_place_stride(X):
     if (d > 1 and X.strides[1] != 4) or row_bytes <= 0 or row_bytes % ALIGN_BYTES:
         return None
     stride = row_bytes // 4
-    if stride < d or X.ctypes.data % ALIGN_BYTES:
-        return None
+    if stride != stride_for(d) or X.ctypes.data % ALIGN_BYTES:
+        return None  # the library's weights and loops are sized by stride_for(d)
     if stride > d:
         # the padding must exist (inside the buffer) and be zero: the SIMD loops read it
         lo, hi = np.byte_bounds(_top_array(X))

@@ -56,8 +56,6 @@ class Perceptron(PtronClassifier):
     with early stopping validation_scores_ (held-out accuracy per epoch) and best_iteration_.
     """
 
-    _supports_partial_fit = True
-
     def __init__(self, *, max_iter=10, eta0=1.0, margin=0.0, average=False, voted=False,
                  shuffle=False, random_state=None, fit_intercept=True, multi_class="ovr",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=5,
@@ -190,8 +188,6 @@ class BatchClassifier(PtronClassifier):
 
     More than two classes train one-vs-rest.
     """
-
-    _supports_partial_fit = True
 
     def __init__(self, *, loss="perceptron", alpha=0.0, learning_rate="constant", eta0=1.0,
                  batch_size=None, max_iter=10, tol=0.0, average=False, shuffle=False,

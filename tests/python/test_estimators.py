@@ -234,7 +234,10 @@ def test_in_place_or_one_copy():
     # copied: other dtypes, unaligned rows, padding that holds data, strided rows, sparse
     unaligned = np.empty(200 * 32 + 1, np.float32)[1:].reshape(200, 32)
     unaligned[:] = X
-    cases = [X, unaligned, X32[:, :13], X32[::2], np.asfortranarray(X32),
+    wide = ptron.empty(200, 32)  # 13 features with zeros after them, but rows 32 floats apart
+    wide[:] = 0
+    wide[:, :13] = X[:, :13]
+    cases = [X, unaligned, X32[:, :13], wide[:, :13], X32[::2], np.asfortranarray(X32),
              scipy.sparse.csr_matrix(X), scipy.sparse.csc_matrix(X32)]
     for case in cases:
         assert Dataset(case).copied
@@ -243,6 +246,7 @@ def test_in_place_or_one_copy():
         assert_array_equal(ptron.Perceptron().fit(Xc, yc).coef_, ref.coef_)
     sub = ptron.Perceptron().fit(X32[:, :13], y)
     assert_array_equal(ptron.Perceptron().fit(padded13, y).coef_, sub.coef_)
+    assert_array_equal(ptron.Perceptron().fit(wide[:, :13], y).coef_, sub.coef_)
     assert_array_equal(ptron.Perceptron().fit(X32[::2], y[::2]).coef_,
                        ptron.Perceptron().fit(X[::2], y[::2]).coef_)
 
