@@ -477,6 +477,7 @@ PT_API pt_status pt_train_params_get(const pt_train_params *p, const char *name,
                                      size_t cap);
 PT_API void pt_train_params_set_epoch_hook(pt_train_params *p, pt_epoch_fn fn, void *user);
 PT_API void pt_train_params_set_stop(pt_train_params *p, pt_stop *stop);
+PT_API void pt_train_params_set_init(pt_train_params *p, const pt_model *init);
 
 PT_API const char *pt_path_name(pt_path p);
 PT_API pt_status pt_path_parse(const char *name, pt_path *out);

@@ -92,6 +92,7 @@ static const field fields[] = {
     FIELD(expand.seed, F_U64),
     FIELD(expand.max_features, F_SIZE),
     FIELD(expand.mem_budget_bytes, F_SIZE),
+    FIELD(init_random, F_BOOL),
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -157,6 +158,8 @@ void pt_train_params_set_epoch_hook(pt_train_params *p, pt_epoch_fn fn, void *us
 }
 
 void pt_train_params_set_stop(pt_train_params *p, pt_stop *stop) { p->stop = stop; }
+
+void pt_train_params_set_init(pt_train_params *p, const pt_model *init) { p->init = init; }
 
 /* Parse numbers under the C locale whatever the program set with setlocale. */
 typedef struct c_numeric {

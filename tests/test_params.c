@@ -44,7 +44,7 @@ START_TEST(test_set_reaches_fields)
         {"gram_storage", "rows"}, {"multiclass", "direct"}, {"expand.kind", "rff"},
         {"expand.degree", "4"}, {"expand.coef0", "2"}, {"expand.rff_dim", "512"},
         {"expand.gamma", "0.5"}, {"expand.seed", "9"}, {"expand.max_features", "1000"},
-        {"expand.mem_budget_bytes", "4096"},
+        {"expand.mem_budget_bytes", "4096"}, {"init_random", "1"},
     };
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
         ck_assert_msg(pt_train_params_set(&p, sets[i].key, sets[i].value) == PT_OK, "%s: %s",
@@ -83,6 +83,7 @@ START_TEST(test_set_reaches_fields)
     ck_assert_uint_eq(p.expand.seed, 9);
     ck_assert_uint_eq(p.expand.max_features, 1000);
     ck_assert_uint_eq(p.expand.mem_budget_bytes, 4096);
+    ck_assert_int_eq(p.init_random, 1);
     char buf[32];
     ck_assert_int_eq(pt_train_params_get(&p, "eta", buf, sizeof buf), PT_OK);
     ck_assert_str_eq(buf, "0.100000001"); /* the float nearest 0.1, %.9g */
@@ -164,6 +165,24 @@ START_TEST(test_params_train)
     ck_assert_mem_eq(pt_model_weights(a, NULL), pt_model_weights(b, NULL), 6 * sizeof(float));
     pt_model_free(a);
     pt_model_free(b);
+    /* a warm start set by its setter continues the run: 2 + 3 epochs are the 5-epoch run's
+     * (classic variant, no shuffle) */
+    pt_train_params *cont = pt_train_params_create();
+    pt_model *two, *five, *more;
+    ck_assert_int_eq(pt_train_params_set(cont, "epochs", "2"), PT_OK);
+    ck_assert_int_eq(pt_train(ds, cont, &two, NULL), PT_OK);
+    ck_assert_int_eq(pt_train_params_set(cont, "epochs", "5"), PT_OK);
+    ck_assert_int_eq(pt_train(ds, cont, &five, NULL), PT_OK);
+    ck_assert_int_eq(pt_train_params_set(cont, "epochs", "3"), PT_OK);
+    pt_train_params_set_init(cont, two);
+    ck_assert_int_eq(pt_train(ds, cont, &more, NULL), PT_OK);
+    float b5, bm;
+    ck_assert_mem_eq(pt_model_weights(five, &b5), pt_model_weights(more, &bm), 6 * sizeof(float));
+    ck_assert_float_eq(b5, bm);
+    pt_model_free(two);
+    pt_model_free(five);
+    pt_model_free(more);
+    pt_train_params_free(cont);
     /* a requested stop token set by its setter stops the call at once */
     pt_stop *stop = pt_stop_create();
     pt_stop_request(stop);

@@ -88,6 +88,7 @@ _PROTOTYPES = {
     "pt_train_params_key": (c_char_p, [c_size_t]),
     "pt_train_params_set_epoch_hook": (None, [_params, EPOCH_FN, c_void_p]),
     "pt_train_params_set_stop": (None, [_params, c_void_p]),
+    "pt_train_params_set_init": (None, [_params, _model]),
     "pt_expand_params_create": (c_void_p, []),
     "pt_expand_params_free": (None, [c_void_p]),
     "pt_expand_params_set": (_status, [c_void_p, c_char_p, c_char_p]),
@@ -116,11 +117,6 @@ _PROTOTYPES = {
     "pt_model_predict_class": (_status, [_model, _ds, c_void_p]),
 }
 
-# Bound when the library has them (warm starts came later than the rest).
-_OPTIONAL = {
-    "pt_train_params_set_init": (None, [_params, _model]),
-}
-
 
 def _bind():
     missing = []
@@ -135,11 +131,6 @@ def _bind():
     if missing:
         raise ImportError("%s lacks %s: it is older than this package; rebuild it or point "
                           "PTRON_LIB at a current one" % (library_path, ", ".join(missing)))
-    for name, (restype, argtypes) in _OPTIONAL.items():
-        fn = getattr(lib, name, None)
-        if fn is not None:
-            fn.restype = restype
-            fn.argtypes = argtypes
 
 
 _bind()

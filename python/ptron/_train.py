@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 
-from ._lib import EPOCH_FN, PtronValueError, error_for, lib, library_path
+from ._lib import EPOCH_FN, PtronValueError, error_for, lib
 from ._model import Model
 
 
@@ -38,11 +38,7 @@ class TrainParams:
 
     def set_init(self, model):
         """Start from model's weights (a warm start): same features, same classes."""
-        fn = getattr(lib, "pt_train_params_set_init", None)
-        if fn is None:
-            raise NotImplementedError("%s has no warm starts (pt_train_params_set_init); "
-                                      "rebuild it from a current ptron" % library_path)
-        fn(self.handle, model.handle)
+        lib.pt_train_params_set_init(self.handle, model.handle)
         self._keep.append(model)
 
     def set_epoch_hook(self, fn):
