@@ -195,15 +195,21 @@ pt_status pt_dataset_set_classes(pt_dataset *ds, size_t nclass, const double *va
 }
 
 /* Non-zeros of one row's d features, and whether any is NaN or infinite (all exponent bits
- * set). Integer operations only, so the compiler vectorises both sums. */
+ * set). 32-bit integer operations only, in blocks whose counts fit 32 bits, so the compiler
+ * vectorises both sums at the baseline ISA. */
 static size_t row_nnz(const float *x, size_t d, bool *nonfinite)
 {
     const uint32_t *u = (const uint32_t *)(const void *)x;
     size_t nnz = 0;
     uint32_t bad = 0;
-    for (size_t j = 0; j < d; j++) {
-        nnz += (u[j] << 1) != 0; /* +0 and -0 are zeros */
-        bad |= (u[j] & 0x7f800000u) == 0x7f800000u;
+    for (size_t j0 = 0; j0 < d; j0 += (size_t)1 << 30) {
+        size_t end = d - j0 < ((size_t)1 << 30) ? d : j0 + ((size_t)1 << 30);
+        uint32_t count = 0;
+        for (size_t j = j0; j < end; j++) {
+            count += (u[j] << 1) != 0; /* +0 and -0 are zeros */
+            bad |= (u[j] & 0x7f800000u) == 0x7f800000u;
+        }
+        nnz += count;
     }
     *nonfinite = bad != 0;
     return nnz;

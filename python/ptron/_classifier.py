@@ -30,6 +30,24 @@ def _check_positive(name, value, allow_zero=False):
                          % (name, "non-negative" if allow_zero else "positive", value))
 
 
+def _classes_of(y):
+    """(the distinct labels, sorted; each label's index among them) of a 1-D y: as
+    np.unique(y, return_inverse=True), and without sorting y when it holds few distinct numbers
+    (a pass over y per class), as classification labels mostly do."""
+    if y.dtype.kind in "biuf" and y.size:
+        found, rest = [], y
+        while rest.size and len(found) < 16:
+            low = rest.min()
+            found.append(low)
+            rest = rest[rest > low]
+        if not rest.size:
+            classes = np.array(found, dtype=y.dtype)
+            if len(classes) == 2:
+                return classes, (y == classes[1]).astype(np.intp)
+            return classes, np.searchsorted(classes, y)
+    return np.unique(y, return_inverse=True)
+
+
 class PtronClassifier(ClassifierMixin, BaseEstimator):
     """Base of ptron's classifiers (not used directly). Subclasses give _c_params()."""
 
@@ -42,8 +60,8 @@ class PtronClassifier(ClassifierMixin, BaseEstimator):
         previous = getattr(self, "_model", None) if getattr(self, "warm_start", False) else None
         previous_classes = getattr(self, "classes_", None)
         X, y = self._validate_data(X, y, reset=True, **_X_CHECKS)
-        check_classification_targets(y)
-        classes, index = np.unique(y, return_inverse=True)
+        classes, index = _classes_of(y)
+        check_classification_targets(classes)  # the same verdict as on y, one sort less
         self._check_classes(classes)
         init = None
         if (previous is not None and np.array_equal(previous_classes, classes)
