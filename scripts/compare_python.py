@@ -63,9 +63,14 @@ res = {
     "train_accuracy": {"ptron": float(mine.score(X_padded, y)),
                        "sklearn": float(theirs.score(X, y)), "cli": report["train_accuracy"]},
 }
-s = res["seconds"]
-res["sklearn_over_ptron_in_place"] = s["sklearn"] / s["ptron_in_place"]
-res["sklearn_over_ptron_copy"] = s["sklearn"] / s["ptron_copy"]
-res["python_in_place_over_cli_train"] = s["ptron_in_place"] / s["cli_train_seconds"]
-res["python_copy_over_cli_train"] = s["ptron_copy"] / s["cli_train_seconds"]
+# Ratios within each round (its measurements run back to back, in the same phase of a shared
+# machine), then their median over the rounds.
+ratios = {
+    "sklearn_over_ptron_in_place": ("sklearn", "ptron_in_place"),
+    "sklearn_over_ptron_copy": ("sklearn", "ptron_copy"),
+    "python_in_place_over_cli_train": ("ptron_in_place", "cli_train_seconds"),
+    "python_copy_over_cli_train": ("ptron_copy", "cli_train_seconds"),
+}
+res["ratios"] = {name: median([a / b for a, b in zip(runs[top], runs[bottom])])
+                 for name, (top, bottom) in ratios.items()}
 print(json.dumps(res, indent=1))
