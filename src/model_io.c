@@ -1521,8 +1521,8 @@ static pt_status check_first_line(const char *path, const char *buf, size_t len,
     return PT_OK;
 }
 
-/* Check and parse a model file's len bytes at buf (buf[len] is a NUL the parser may move:
- * lines are cut in place); path names the model in messages. */
+/* Check and parse a model file's len bytes at buf, followed by a NUL (buf is changed: the
+ * parser cuts lines in place); path names the model in messages. */
 static pt_status load_text(const char *path, char *buf, size_t len, pt_model **out)
 {
     int version = 0;
