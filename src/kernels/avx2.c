@@ -174,4 +174,5 @@ const pt_kernels pt_kernels_avx2 = {
     .scale_add = avx2_scale_add,
     .dot_many = avx2_dot_many,
     .gram = &pt_gram_kernels_avx2,
+    .sparse = &pt_sparse_kernels_avx2,
 };

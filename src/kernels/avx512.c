@@ -207,4 +207,5 @@ const pt_kernels pt_kernels_avx512 = {
     .scale_add = avx512_scale_add,
     .dot_many = avx512_dot_many,
     .gram = &pt_gram_kernels_avx512,
+    .sparse = &pt_sparse_kernels_avx512,
 };

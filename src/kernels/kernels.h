@@ -1,8 +1,9 @@
 /*
  * The SIMD kernel table: one instance per ISA (scalar.c, avx2.c, avx512.c, neon.c, each with
- * its Gram micro-kernels in gram_<isa>.c), all with the same signatures; dispatch.c picks one
- * once. scalar.c and gram_scalar.c are the reference the others are tested against. Kernels
- * never allocate, never thread, never call BLAS: the paths (and src/gram.c) do that.
+ * its Gram micro-kernels in gram_<isa>.c and its sparse-row kernels in sparse_<isa>.c), all
+ * with the same signatures; dispatch.c picks one once. scalar.c, gram_scalar.c and
+ * sparse_scalar.c are the reference the others are tested against. Kernels never allocate,
+ * never thread, never call BLAS: the paths (and src/gram.c) do that.
  *
  * Lengths are in floats and may be any value >= 0 (the hot paths pass the padded stride, a
  * multiple of 16, but tests pass 0..257 and misaligned pointers), except where an entry
@@ -12,6 +13,7 @@
 #define PT_KERNELS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ptron.h"
 
@@ -78,6 +80,98 @@ typedef struct pt_gram_kernels {
     void (*fence)(void); /* orders store's non-temporal stores before later ones */
 } pt_gram_kernels;
 
+/*
+ * The sparse-row kernels (CSR data), one signature for every ISA.
+ *
+ * A sparse row is nnz pairs (idx[k], val[k]): column indices strictly increasing, and float
+ * values. idx and val may start anywhere (a row starts anywhere inside the CSR arrays: no
+ * alignment is assumed) and nnz may be 0. A dense operand (w, u, g, buf, the rows of W) has an
+ * entry for every index the rows use; only those entries are read or written.
+ *
+ * A block of CSR rows is (rowptr, idx, val, rows): row r < rows is the nnz = rowptr[r + 1] -
+ * rowptr[r] pairs at idx + rowptr[r] and val + rowptr[r]. rowptr holds offsets into the whole
+ * CSR arrays, so the rows [r0, r1) of a matrix are (rowptr + r0, idx, val, r1 - r0).
+ *
+ * Summation order of dot (and of dot_rows, step, step_rows, dot_many, which sum as dot does).
+ * sparse_scalar.c sums in ascending k with one accumulator, each product rounded before its
+ * add (the textbook order). The SIMD ISAs sum rows of fewer than 32 non-zeros the same way,
+ * bit for bit; longer rows in lanes: the first V floor(nnz / V) products (V = 8 on x86, 4 on
+ * NEON) fused into lane k mod V of a few accumulators, the accumulators combined pairwise
+ * and the lanes in a fixed tree, then the last nnz mod V products added in order. The order
+ * depends on nnz only, never on the index values or the alignment, so a result is the same on
+ * every run. Every such order is within gamma_nnz sum_k |w[idx[k]] val[k]| of the exact sum
+ * (gamma_n = n u / (1 - n u), u = 2^-24), and on integer-valued data whose partial sums stay
+ * below 2^24 it is the exact sum, the same on every ISA. Element-wise updates (axpy, axpy2,
+ * gemv_t, scatter, clear) round a * val and its add separately on every ISA, so they equal
+ * sparse_scalar.c's bit for bit; a row's indices are distinct, so no entry is updated twice by
+ * one row.
+ *
+ * The squared norm of a sparse row (the RBF kernel's) is the dense dot of its values with
+ * themselves, pt_kernels.dot(val, val, nnz): no entry of its own.
+ */
+
+/* sum_k w[idx[k]] val[k] (a gather). */
+typedef float pt_sparse_dot_ukr(const float *w, const uint32_t *idx, const float *val, size_t nnz);
+
+/* w[idx[k]] += a val[k] for k < nnz (a scatter). */
+typedef void pt_sparse_axpy_ukr(float a, const uint32_t *idx, const float *val, size_t nnz, float *w);
+
+/* The averaged perceptron's lazy sum on a sparse row, in one pass: w[idx[k]] += a val[k] and
+ * u[idx[k]] += c val[k]; the same as axpy(a, .., w) then axpy(c, .., u), bit for bit. */
+typedef void pt_sparse_axpy2_ukr(float a, float c, const uint32_t *idx, const float *val, size_t nnz,
+                                 float *w, float *u);
+
+/* The online step on a sparse row, fused (the contract of pt_kernels.step): s = dot(w, row) +
+ * b * bias; if y s <= tau then w += eta y row (axpy with a = eta y) and b += eta y bias.
+ * Returns 1 if it updated, else 0; *score gets s. Equals dot, the test, then axpy, bit for bit. */
+typedef int pt_sparse_step_ukr(float *w, float *b, const uint32_t *idx, const float *val, size_t nnz,
+                               float y, float tau, float eta, float bias, float *score);
+
+/* The classic online epoch over a block of CSR rows in order (label Y[r] for row r): step on
+ * each, with w and b carried from row to row; the same results as step row by row. Returns the
+ * number of updates. */
+typedef size_t pt_sparse_step_rows_ukr(float *w, float *b, const uint64_t *rowptr, const uint32_t *idx,
+                                       const float *val, const float *Y, size_t rows, float tau,
+                                       float eta, float bias);
+
+/* out[r] = dot(w, row r) for a block of CSR rows, each exactly as dot computes it (the batch
+ * path's margins X w; the blocked pass's scores; a kernel row against a scattered buffer). */
+typedef void pt_sparse_dot_rows_ukr(const float *w, const uint64_t *rowptr, const uint32_t *idx,
+                                    const float *val, size_t rows, float *out);
+
+/* g[idx] += coef[r] val for the pairs of every row r of a block of CSR rows, rows in order
+ * (X^T coef over the block into one dense buffer): axpy(coef[r], row r, g) for each r, rows
+ * whose coef[r] is 0 skipped (they would add only zeros), so bit for bit the same sums as
+ * sparse_scalar.c's on every ISA. */
+typedef void pt_sparse_gemv_t_ukr(const float *coef, const uint64_t *rowptr, const uint32_t *idx,
+                                  const float *val, size_t rows, float *g);
+
+/* out[c] = dot(W + c ldw, row) for c < K, bit for bit: every class of one sample scored in one
+ * pass over the row (the multiclass perceptron). */
+typedef void pt_sparse_dot_many_ukr(const float *W, size_t ldw, size_t K, const uint32_t *idx,
+                                    const float *val, size_t nnz, float *out);
+
+/* buf[idx[k]] = val[k] for k < nnz: a sparse row into a dense buffer that is all zeros, so
+ * that other rows can be dotted with it by dot or dot_rows (the dot of two sparse rows: a
+ * kernel row, a Gram tile's row); clear sets those entries back to 0, leaving the buffer all
+ * zeros again. This is how two sparse rows are dotted: a merge of their sorted indices measured
+ * slower for every row length, even for a single pair (bench sparse/pair). */
+typedef void pt_sparse_scatter_ukr(const uint32_t *idx, const float *val, size_t nnz, float *buf);
+typedef void pt_sparse_clear_ukr(const uint32_t *idx, size_t nnz, float *buf);
+
+typedef struct pt_sparse_kernels {
+    pt_sparse_dot_ukr *dot;
+    pt_sparse_axpy_ukr *axpy;
+    pt_sparse_axpy2_ukr *axpy2;
+    pt_sparse_step_ukr *step;
+    pt_sparse_step_rows_ukr *step_rows;
+    pt_sparse_dot_rows_ukr *dot_rows;
+    pt_sparse_gemv_t_ukr *gemv_t;
+    pt_sparse_dot_many_ukr *dot_many;
+    pt_sparse_scatter_ukr *scatter;
+    pt_sparse_clear_ukr *clear;
+} pt_sparse_kernels;
+
 typedef struct pt_kernels {
     const char *name;
     pt_isa isa;
@@ -119,23 +213,31 @@ typedef struct pt_kernels {
 
     /* The Gram micro-kernels of the same ISA. */
     const pt_gram_kernels *gram;
+
+    /* The sparse-row (CSR) kernels of the same ISA. */
+    const pt_sparse_kernels *sparse;
 } pt_kernels;
 
 /* The tables each ISA file defines; NULL-free only for those compiled in (see dispatch.c).
- * The Gram ones live in gram_<isa>.c, built with the same flags into the same library. */
+ * The Gram ones live in gram_<isa>.c and the sparse ones in sparse_<isa>.c, built with the
+ * same flags into the same library. */
 extern const pt_kernels pt_kernels_scalar;
 extern const pt_gram_kernels pt_gram_kernels_scalar;
+extern const pt_sparse_kernels pt_sparse_kernels_scalar;
 #if defined(PT_HAVE_AVX2)
 extern const pt_kernels pt_kernels_avx2;
 extern const pt_gram_kernels pt_gram_kernels_avx2;
+extern const pt_sparse_kernels pt_sparse_kernels_avx2;
 #endif
 #if defined(PT_HAVE_AVX512)
 extern const pt_kernels pt_kernels_avx512;
 extern const pt_gram_kernels pt_gram_kernels_avx512;
+extern const pt_sparse_kernels pt_sparse_kernels_avx512;
 #endif
 #if defined(PT_HAVE_NEON)
 extern const pt_kernels pt_kernels_neon;
 extern const pt_gram_kernels pt_gram_kernels_neon;
+extern const pt_sparse_kernels pt_sparse_kernels_neon;
 #endif
 
 /* The table for an ISA: PT_ISA_AUTO means pt_isa_default(). Fails with PT_ERR_UNSUPPORTED

@@ -152,4 +152,5 @@ const pt_kernels pt_kernels_neon = {
     .scale_add = neon_scale_add,
     .dot_many = neon_dot_many,
     .gram = &pt_gram_kernels_neon,
+    .sparse = &pt_sparse_kernels_neon,
 };

@@ -60,4 +60,5 @@ const pt_kernels pt_kernels_scalar = {
     .scale_add = scalar_scale_add,
     .dot_many = scalar_dot_many,
     .gram = &pt_gram_kernels_scalar,
+    .sparse = &pt_sparse_kernels_scalar,
 };
