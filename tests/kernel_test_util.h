@@ -19,15 +19,20 @@
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
-/* Uniform in [-1, 1): xorshift64*, 24 random bits. */
-static inline float urand(void)
+/* xorshift64*: 64 random bits. */
+static inline uint64_t rng_next(void)
 {
     rng_state ^= rng_state >> 12;
     rng_state ^= rng_state << 25;
     rng_state ^= rng_state >> 27;
-    uint64_t r = rng_state * 0x2545f4914f6cdd1dull;
-    return (float)(r >> 40) * (2.0f / 16777216.0f) - 1.0f;
+    return rng_state * 0x2545f4914f6cdd1dull;
 }
+
+/* Uniform in [-1, 1): 24 random bits. */
+static inline float urand(void) { return (float)(rng_next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
+
+/* Uniform integer in [0, n), n > 0 (the bias of the modulo is far below what the tests see). */
+static inline size_t rand_below(size_t n) { return (size_t)((rng_next() >> 11) % n); }
 
 /* Integer in [-k, k]. */
 static inline float irand(int k) { return floorf((urand() + 1.0f) * 0.5f * (float)(2 * k + 1)) - (float)k; }

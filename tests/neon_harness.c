@@ -9,7 +9,8 @@
  * FMA, under -ffp-contract=off); step bit-exact vs scalar on integer-valued data, and equal
  * to dot + axpy bit for bit within an ISA. Reads and writes past n are caught by canaries and
  * by operands that end at an inaccessible page. The Gram micro-kernels: bit-exact vs scalar
- * (gram_kernel_checks.h, shared with test_kernels.c).
+ * (gram_kernel_checks.h, shared with test_kernels.c). The sparse-row kernels: vs scalar as
+ * sparse_kernel_checks.h states (shared with test_kernels.c).
  */
 #include <math.h>
 #include <stdint.h>
@@ -304,6 +305,10 @@ static void no_access_past_n(const pt_kernels *k)
 
 #include "gram_kernel_checks.h"
 
+/* ------------------------------------------------------------------ sparse-row kernels */
+
+#include "sparse_kernel_checks.h"
+
 /* ------------------------------------------------------------------ dispatch */
 
 static char logged[4096];
@@ -349,6 +354,7 @@ static void neon_detected(const pt_kernels *unused)
     CHECK(k->dot && k->axpy && k->step && k->axpy2 && k->scale_add, "NULL entry");
     const pt_gram_kernels *g = k->gram;
     CHECK(g && g->tile && g->row && g->norms && g->kfun && g->exp && g->store && g->fence, "NULL Gram entry");
+    sparse_table_complete(k);
 }
 
 static void unavailable_isa_fails(const pt_kernels *unused)
@@ -411,6 +417,14 @@ int main(void)
         {"gram_kfun_matches_scalar", gram_kfun_matches_scalar},
         {"gram_exp_matches_scalar", gram_exp_matches_scalar},
         {"gram_store_matches_scalar", gram_store_matches_scalar},
+        {"sparse_dot_matches_scalar", sparse_dot_matches_scalar},
+        {"sparse_axpy_matches_scalar", sparse_axpy_matches_scalar},
+        {"sparse_step_equals_dot_then_axpy", sparse_step_equals_dot_then_axpy},
+        {"sparse_row_loops_match", sparse_row_loops_match},
+        {"sparse_gemv_t_matches_scalar", sparse_gemv_t_matches_scalar},
+        {"sparse_dot_many_matches_scalar", sparse_dot_many_matches_scalar},
+        {"sparse_scatter_dot_matches_exact", sparse_scatter_dot_matches_exact},
+        {"sparse_no_access_past_end", sparse_no_access_past_end},
     };
     /* Every ISA this build and CPU run (scalar and neon here). */
     for (int isa = PT_ISA_SCALAR; isa <= PT_ISA_NEON; isa++) {

@@ -501,6 +501,66 @@ START_TEST(gram_store)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ sparse-row kernels */
+
+#include "sparse_kernel_checks.h"
+
+START_TEST(sparse_dot)
+{
+    FOR_ISA(isa);
+    sparse_dot_matches_scalar(k);
+}
+END_TEST
+
+START_TEST(sparse_axpy)
+{
+    FOR_ISA(isa);
+    sparse_axpy_matches_scalar(k);
+}
+END_TEST
+
+START_TEST(sparse_step)
+{
+    FOR_ISA(isa);
+    sparse_step_equals_dot_then_axpy(k);
+}
+END_TEST
+
+START_TEST(sparse_row_loops)
+{
+    FOR_ISA(isa);
+    sparse_row_loops_match(k);
+}
+END_TEST
+
+START_TEST(sparse_gemv_t)
+{
+    FOR_ISA(isa);
+    sparse_gemv_t_matches_scalar(k);
+}
+END_TEST
+
+START_TEST(sparse_dot_many)
+{
+    FOR_ISA(isa);
+    sparse_dot_many_matches_scalar(k);
+}
+END_TEST
+
+START_TEST(sparse_scatter_dot)
+{
+    FOR_ISA(isa);
+    sparse_scatter_dot_matches_exact(k);
+}
+END_TEST
+
+START_TEST(sparse_no_access_past)
+{
+    FOR_ISA(isa);
+    sparse_no_access_past_end(k);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ dispatch */
 
 START_TEST(isa_names_parse)
@@ -539,6 +599,7 @@ START_TEST(tables_complete)
         const pt_gram_kernels *g = k->gram;
         ck_assert(g && g->tile && g->row && g->norms && g->kfun && g->exp && g->store && g->fence);
         ck_assert(g->mr >= 1 && 8 % g->mr == 0 && g->np >= 1);
+        sparse_table_complete(k);
         n++;
     }
     ck_assert_int_ge(n, 1);
@@ -773,6 +834,14 @@ static Suite *kernels_suite(void)
     tcase_add_loop_test(tc, gram_kfun, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, gram_exp, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, gram_store, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, sparse_dot, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, sparse_axpy, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, sparse_step, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, sparse_row_loops, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, sparse_gemv_t, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, sparse_dot_many, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, sparse_scatter_dot, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, sparse_no_access_past, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     suite_add_tcase(s, tc);
 
     TCase *td = tcase_create("dispatch");
