@@ -208,13 +208,55 @@ PT_API const float *pt_dataset_y(const pt_dataset *ds);
 PT_API pt_status pt_dataset_slice(const pt_dataset *ds, size_t start, size_t count,
                                   pt_dataset **out);
 
+/* ----------------------------------------------------------------- sparse layout */
+
+/* How a dataset stores its matrix. Dense: n rows of stride floats (the layout above). Sparse:
+ * compressed sparse rows (CSR), for wide data with few non-zeros a row (text, web, hashed
+ * features): rowptr holds n + 1 offsets (uint64_t, rowptr[0] = 0, rowptr[n] = nnz), row i's
+ * non-zeros are col[rowptr[i] .. rowptr[i + 1]) (uint32_t column indices, 0-based, strictly
+ * increasing within a row, each < d) with their values val[...] (float, finite). Labels,
+ * classes and everything else are the same for both layouts. PT_LAYOUT_AUTO is for reading
+ * only (pt_read_options.layout): the reader chooses. */
+typedef enum pt_layout {
+    PT_LAYOUT_DENSE = 0,
+    PT_LAYOUT_SPARSE = 1, /* CSR */
+    PT_LAYOUT_AUTO = 2
+} pt_layout;
+
+PT_API const char *pt_layout_name(pt_layout l); /* "dense", "sparse", "auto" */
+PT_API pt_status pt_layout_parse(const char *name, pt_layout *out);
+
+PT_API pt_layout pt_dataset_layout(const pt_dataset *ds);
+/* Non-zero feature values (explicit zeros of a sparse dataset not counted). */
+PT_API size_t pt_dataset_nnz(const pt_dataset *ds);
+/* The CSR arrays of a sparse dataset (read-only views, valid until pt_dataset_free);
+ * PT_ERR_INVALID on a dense one. pt_dataset_row and pt_dataset_matrix return NULL on a sparse
+ * dataset and say so in pt_last_error. */
+PT_API pt_status pt_dataset_csr(const pt_dataset *ds, const uint64_t **rowptr,
+                                const uint32_t **col, const float **val);
+/* A sparse n x d dataset from the caller's CSR arrays (see pt_layout), copied: one pass checks
+ * them and refuses (PT_ERR_INVALID, naming row and entry) an offset out of order, a column not
+ * increasing or >= d, a non-finite value. Explicit zeros are kept. Every row starts in class 0. */
+PT_API pt_status pt_dataset_from_csr(size_t n, size_t d, const uint64_t *rowptr,
+                                     const uint32_t *col, const float *val, pt_dataset **out);
+/* The same without a copy: the arrays must stay valid and unchanged until pt_dataset_free; the
+ * library never writes them. Same checks, one pass. */
+PT_API pt_status pt_dataset_wrap_csr(size_t n, size_t d, const uint64_t *rowptr,
+                                     const uint32_t *col, const float *val, pt_dataset **out);
+/* A copy of ds in the other layout (or the same), with the same labels, classes and truth.
+ * A dense copy larger than mem_budget_bytes (0: half of RAM) is refused with the bytes it needs
+ * (PT_ERR_LIMIT). The sparse copy drops explicit zeros. */
+PT_API pt_status pt_dataset_convert(const pt_dataset *ds, pt_layout to, size_t mem_budget_bytes,
+                                    pt_dataset **out);
+
 /* What `ptron info` prints. */
 typedef struct pt_dataset_info {
     size_t n, d, stride, nclass;
     size_t nnz;          /* non-zero feature values */
     double density;      /* nnz / (n d) */
     double R;            /* max_i |x_i| (features only, no bias) */
-    size_t bytes;        /* bytes of the padded matrix */
+    size_t bytes;        /* bytes of the matrix: padded dense rows, or the CSR arrays */
+    pt_layout layout;
     int has_truth;       /* 1 if a generator stored w*, R and gamma */
     double truth_R, truth_gamma;
     char kind[16];       /* generator kind, "" if not generated */

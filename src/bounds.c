@@ -118,6 +118,7 @@ pt_status pt_bounds_compute(const pt_dataset *ds, const float *wstar, float wbia
 {
     pt_clear_error();
     memset(out, 0, sizeof *out);
+    PT_TRY(pt_require_dense(ds, "bounds"));
     if (ds->nclass != 2) return pt_fail(PT_ERR_LABELS, "bounds need two classes (got %zu)", ds->nclass);
     size_t n = ds->n;
     double *m = malloc((n ? n : 1) * sizeof *m);

@@ -1,4 +1,5 @@
-/* The dense dataset: allocation, labels and class table, accessors, info. */
+/* Datasets: the dense layout's allocation, labels and class table, accessors, info, slices
+ * (the sparse layout's own code is in dataset_csr.c). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,12 @@ pt_dataset *pt_dataset_create(size_t n, size_t d)
 void pt_dataset_free(pt_dataset *ds)
 {
     if (!ds) return;
-    if (ds->X_owned) pt_free(ds->X);
+    if (ds->X_owned) {
+        pt_free(ds->X);
+        pt_free(ds->rowptr);
+        pt_free(ds->col);
+        pt_free(ds->val);
+    }
     if (ds->map) munmap(ds->map, ds->map_len);
     pt_free(ds->cls);
     pt_free(ds->y);
@@ -82,8 +88,23 @@ void pt_dataset_free(pt_dataset *ds)
 size_t pt_dataset_n(const pt_dataset *ds) { return ds->n; }
 size_t pt_dataset_d(const pt_dataset *ds) { return ds->d; }
 size_t pt_dataset_stride(const pt_dataset *ds) { return ds->stride; }
-float *pt_dataset_row(pt_dataset *ds, size_t i) { return ds->X_owned ? ds->X + i * ds->stride : NULL; }
-const float *pt_dataset_row_const(const pt_dataset *ds, size_t i) { return ds->X + i * ds->stride; }
+/* NULL, saying why, for a sparse dataset: its rows are pt_dataset_csr's. */
+static bool dense_rows(const pt_dataset *ds, const char *fn)
+{
+    if (ds->layout == PT_LAYOUT_DENSE) return true;
+    pt_fail(PT_ERR_INVALID, "%s: the dataset is sparse (CSR): read its rows with pt_dataset_csr", fn);
+    return false;
+}
+
+float *pt_dataset_row(pt_dataset *ds, size_t i)
+{
+    return dense_rows(ds, "pt_dataset_row") && ds->X_owned ? ds->X + i * ds->stride : NULL;
+}
+
+const float *pt_dataset_row_const(const pt_dataset *ds, size_t i)
+{
+    return dense_rows(ds, "pt_dataset_row_const") ? ds->X + i * ds->stride : NULL;
+}
 int32_t pt_dataset_class(const pt_dataset *ds, size_t i) { return ds->cls[i]; }
 const int32_t *pt_dataset_classes(const pt_dataset *ds) { return ds->cls; }
 size_t pt_dataset_nclass(const pt_dataset *ds) { return ds->nclass; }
@@ -254,6 +275,17 @@ static size_t first_nonfinite(const float *x, size_t d)
 
 pt_status pt_dataset_count_nnz(pt_dataset *ds, const char *path)
 {
+    if (ds->layout == PT_LAYOUT_SPARSE) {
+        size_t all = (size_t)ds->rowptr[ds->n], nnz = 0;
+        for (size_t k = 0; k < all; k++) {
+            if (!isfinite(ds->val[k]))
+                return pt_fail(PT_ERR_PARSE, "%s: column %u: value is not finite", path,
+                               ds->col[k] + 1);
+            nnz += ds->val[k] != 0.0f;
+        }
+        ds->nnz = nnz;
+        return PT_OK;
+    }
     size_t nnz, bad = scan_rows(ds->X, ds->n, ds->d, ds->stride, false, &nnz);
     if (bad < ds->n)
         return pt_fail(PT_ERR_PARSE, "%s: row %zu, feature %zu: value is not finite", path,
@@ -306,7 +338,10 @@ pt_status pt_dataset_wrap(const float *X, size_t n, size_t d, size_t stride, pt_
     return PT_OK;
 }
 
-const float *pt_dataset_matrix(const pt_dataset *ds) { return ds->X; }
+const float *pt_dataset_matrix(const pt_dataset *ds)
+{
+    return dense_rows(ds, "pt_dataset_matrix") ? ds->X : NULL;
+}
 
 void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info)
 {
@@ -319,13 +354,18 @@ void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info)
     info->density = ds->n && ds->d ? (double)ds->nnz / ((double)ds->n * (double)ds->d) : 0.0;
     double r2 = 0.0;
     for (size_t i = 0; i < ds->n; i++) {
-        const float *x = ds->X + i * ds->stride;
+        /* the row's values: all d of a dense row, or the non-zeros of a sparse one */
+        const float *x = ds->X ? ds->X + i * ds->stride : NULL;
+        const uint32_t *col;
+        size_t m = x ? ds->d : pt_csr_row(ds, i, &col, &x);
         double s = 0.0;
-        for (size_t j = 0; j < ds->d; j++) s += (double)x[j] * x[j];
+        for (size_t j = 0; j < m; j++) s += (double)x[j] * x[j];
         if (s > r2) r2 = s;
     }
     info->R = sqrt(r2);
-    info->bytes = pt_dense_bytes(ds->n, ds->d);
+    info->layout = ds->layout;
+    info->bytes = ds->layout == PT_LAYOUT_SPARSE ? pt_sparse_bytes(ds->n, (size_t)ds->rowptr[ds->n])
+                                                  : pt_dense_bytes(ds->n, ds->d);
     info->has_truth = ds->wstar != NULL;
     info->truth_R = ds->truth_R;
     info->truth_gamma = ds->truth_gamma;
@@ -339,6 +379,31 @@ const double *pt_dataset_truth(const pt_dataset *ds, double *R, double *gamma)
     return ds->wstar;
 }
 
+pt_status pt_dataset_copy_meta(pt_dataset *dst, const pt_dataset *src, size_t start)
+{
+    size_t count = dst->n;
+    memcpy(dst->cls, src->cls + start, count * sizeof(int32_t));
+    dst->nclass = src->nclass;
+    if (!(dst->class_values = malloc((src->nclass ? src->nclass : 1) * sizeof(double)))) goto nomem;
+    memcpy(dst->class_values, src->class_values, src->nclass * sizeof(double));
+    if (src->class_names && !(dst->class_names = pt_names_dup(src->class_names, src->nclass)))
+        goto nomem;
+    if (src->y) {
+        if (!(dst->y = pt_alloc((count ? count : 1) * sizeof(float), "labels"))) goto nomem;
+        memcpy(dst->y, src->y + start, count * sizeof(float));
+    }
+    if (src->wstar) {
+        if (!(dst->wstar = malloc((src->d ? src->d : 1) * sizeof(double)))) goto nomem;
+        memcpy(dst->wstar, src->wstar, src->d * sizeof(double));
+    }
+    dst->truth_R = src->truth_R;
+    dst->truth_gamma = src->truth_gamma;
+    memcpy(dst->kind, src->kind, sizeof dst->kind);
+    return PT_OK;
+nomem:
+    return pt_fail(PT_ERR_NOMEM, "cannot allocate the labels of %zu rows", count);
+}
+
 pt_status pt_dataset_slice(const pt_dataset *ds, size_t start, size_t count, pt_dataset **out)
 {
     pt_clear_error();
@@ -346,36 +411,25 @@ pt_status pt_dataset_slice(const pt_dataset *ds, size_t start, size_t count, pt_
     if (start > ds->n || count > ds->n - start)
         return pt_fail(PT_ERR_INVALID, "rows %zu..%zu are outside the dataset's %zu rows", start + 1,
                        start + count, ds->n);
-    pt_dataset *s = pt_dataset_alloc(count, ds->d);
-    if (!s) return PT_ERR_NOMEM;
-    memcpy(s->X, ds->X + start * ds->stride, count * ds->stride * sizeof(float));
-    memcpy(s->cls, ds->cls + start, count * sizeof(int32_t));
-    s->nclass = ds->nclass;
-    s->class_values = malloc((ds->nclass ? ds->nclass : 1) * sizeof(double));
-    if (!s->class_values) goto nomem;
-    memcpy(s->class_values, ds->class_values, ds->nclass * sizeof(double));
-    if (ds->class_names && !(s->class_names = pt_names_dup(ds->class_names, ds->nclass))) goto nomem;
-    if (ds->y) {
-        if (!(s->y = pt_alloc((count ? count : 1) * sizeof(float), "labels"))) goto nomem;
-        memcpy(s->y, ds->y + start, count * sizeof(float));
+    pt_dataset *s;
+    if (ds->layout == PT_LAYOUT_SPARSE) {
+        uint64_t a = ds->rowptr[start], b = ds->rowptr[start + count];
+        if (!(s = pt_dataset_alloc_sparse(count, ds->d, (size_t)(b - a)))) return PT_ERR_NOMEM;
+        for (size_t i = 0; i <= count; i++) s->rowptr[i] = ds->rowptr[start + i] - a;
+        memcpy(s->col, ds->col + a, (size_t)(b - a) * sizeof(uint32_t));
+        memcpy(s->val, ds->val + a, (size_t)(b - a) * sizeof(float));
+    } else {
+        if (!(s = pt_dataset_alloc(count, ds->d))) return PT_ERR_NOMEM;
+        memcpy(s->X, ds->X + start * ds->stride, count * ds->stride * sizeof(float));
     }
-    if (ds->wstar) {
-        if (!(s->wstar = malloc(ds->d * sizeof(double)))) goto nomem;
-        memcpy(s->wstar, ds->wstar, ds->d * sizeof(double));
-    }
-    s->truth_R = ds->truth_R;
-    s->truth_gamma = ds->truth_gamma;
-    memcpy(s->kind, ds->kind, sizeof s->kind);
-    pt_status st = pt_dataset_count_nnz(s, "slice");
+    pt_status st = pt_dataset_copy_meta(s, ds, start);
+    if (st == PT_OK) st = pt_dataset_count_nnz(s, "slice");
     if (st != PT_OK) {
         pt_dataset_free(s);
         return st;
     }
     *out = s;
     return PT_OK;
-nomem:
-    pt_dataset_free(s);
-    return pt_fail(PT_ERR_NOMEM, "cannot allocate a slice of %zu rows", count);
 }
 
 void pt_dataset_binary_view(const pt_dataset *ds, size_t k, float *y, pt_dataset *view)

@@ -510,6 +510,7 @@ pt_status pt_expand(const pt_dataset *ds, const pt_expand_params *p, pt_dataset 
     pt_clear_error();
     *out = NULL;
     PT_TRY(PT_CHECK_STRUCT(p, pt_expand_params));
+    PT_TRY(pt_require_dense(ds, "the feature expansion"));
     PT_TRY(pt_expand_check_params(p));
     PT_TRY(check_dim(p, ds->d, ds->n, p->mem_budget_bytes, "pt_expand_params.mem_budget_bytes"));
     pt_expander *e;

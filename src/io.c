@@ -73,6 +73,7 @@ pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset
 pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f)
 {
     pt_clear_error();
+    PT_TRY(pt_require_dense(ds, "writing a dataset"));
     if (f == PT_FORMAT_AUTO) f = pt_format_from_path(path);
     switch (f) {
     case PT_FORMAT_CSV: return pt_write_atomic(path, pt_write_csv, ds);

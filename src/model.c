@@ -231,6 +231,7 @@ static pt_status binary_scores(const pt_model *m, const pt_dataset *ds, float *s
 pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores)
 {
     pt_clear_error();
+    PT_TRY(pt_require_dense(ds, "scoring"));
     if (m->nclass > 2)
         return pt_fail(PT_ERR_INVALID, "a %zu-class model has one score per class: use "
                                        "pt_model_class_scores", m->nclass);
@@ -302,6 +303,7 @@ static pt_status class_scores(const pt_model *m, const pt_dataset *ds, float *ou
 pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *out)
 {
     pt_clear_error();
+    PT_TRY(pt_require_dense(ds, "scoring"));
     if (ds->d > m->d)
         pt_log(PT_LOG_WARN, "model has %zu features, data has %zu: features %zu..%zu ignored",
                m->d, ds->d, m->d + 1, ds->d);
@@ -315,6 +317,7 @@ pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *
 /* Predicted class index of every row. */
 static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_t *pred)
 {
+    PT_TRY(pt_require_dense(ds, "prediction"));
     size_t K = m->nclass, n = ds->n;
     size_t rows = K > 2 ? CLASS_SCORE_BLOCK_BYTES / sizeof(float) / K : n;
     rows = rows < 1 ? 1 : rows > n ? (n ? n : 1) : rows;

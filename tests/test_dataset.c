@@ -269,6 +269,151 @@ START_TEST(test_set_classes)
 }
 END_TEST
 
+/* A 4 x 6 sparse set: rows with 2, 0, 3 and 1 non-zeros, one explicit zero. */
+static const uint64_t sp_rowptr[5] = {0, 2, 2, 5, 6};
+static const uint32_t sp_col[6] = {0, 5, 1, 2, 4, 3};
+static const float sp_val[6] = {1.5f, -2.0f, 0.25f, 0.0f, 3.0f, -1.0f};
+static const double sp_labels[4] = {1, -1, 1, -1};
+
+START_TEST(test_csr_round_trip)
+{
+    pt_dataset *ds, *dense, *back;
+    ck_assert_int_eq(pt_dataset_from_csr(4, 6, sp_rowptr, sp_col, sp_val, &ds), PT_OK);
+    ck_assert_int_eq(pt_dataset_set_labels(ds, sp_labels), PT_OK);
+    ck_assert_int_eq(pt_dataset_layout(ds), PT_LAYOUT_SPARSE);
+    ck_assert_uint_eq(pt_dataset_nnz(ds), 5); /* the explicit zero is stored, not counted */
+    ck_assert_uint_eq(pt_dataset_stride(ds), 16);
+    /* dense rows are refused with a message; the CSR arrays are views of the copy */
+    ck_assert_ptr_null(pt_dataset_row_const(ds, 0));
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "sparse"));
+    ck_assert_ptr_null(pt_dataset_matrix(ds));
+    const uint64_t *rp;
+    const uint32_t *col;
+    const float *val;
+    ck_assert_int_eq(pt_dataset_csr(ds, &rp, &col, &val), PT_OK);
+    ck_assert_mem_eq(rp, sp_rowptr, sizeof sp_rowptr);
+    ck_assert_mem_eq(col, sp_col, sizeof sp_col);
+    ck_assert_mem_eq(val, sp_val, sizeof sp_val);
+    ck_assert_ptr_ne(col, sp_col);
+
+    ck_assert_int_eq(pt_dataset_convert(ds, PT_LAYOUT_DENSE, 0, &dense), PT_OK);
+    ck_assert_int_eq(pt_dataset_layout(dense), PT_LAYOUT_DENSE);
+    ck_assert_int_eq(pt_dataset_csr(dense, &rp, &col, &val), PT_ERR_INVALID);
+    float want[4][6] = {{1.5f, 0, 0, 0, 0, -2.0f}, {0}, {0, 0.25f, 0, 0, 3.0f, 0}, {0, 0, 0, -1.0f, 0, 0}};
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert_mem_eq(pt_dataset_row_const(dense, i), want[i], sizeof want[i]);
+        ck_assert(pt_dataset_label(dense, i) == sp_labels[i]);
+    }
+    ck_assert_uint_eq(pt_dataset_nnz(dense), 5);
+
+    /* back to sparse: the explicit zero is dropped, everything else equal */
+    ck_assert_int_eq(pt_dataset_convert(dense, PT_LAYOUT_SPARSE, 0, &back), PT_OK);
+    ck_assert_int_eq(pt_dataset_csr(back, &rp, &col, &val), PT_OK);
+    const uint64_t rp2[5] = {0, 2, 2, 4, 5};
+    const uint32_t col2[5] = {0, 5, 1, 4, 3};
+    const float val2[5] = {1.5f, -2.0f, 0.25f, 3.0f, -1.0f};
+    ck_assert_mem_eq(rp, rp2, sizeof rp2);
+    ck_assert_mem_eq(col, col2, sizeof col2);
+    ck_assert_mem_eq(val, val2, sizeof val2);
+    ck_assert_uint_eq(pt_dataset_nclass(back), 2);
+    ck_assert(pt_dataset_y(back)[0] == 1.0f && pt_dataset_y(back)[1] == -1.0f);
+
+    pt_dataset_info a, b;
+    pt_dataset_get_info(ds, &a);
+    pt_dataset_get_info(dense, &b);
+    ck_assert_int_eq(a.layout, PT_LAYOUT_SPARSE);
+    ck_assert_int_eq(b.layout, PT_LAYOUT_DENSE);
+    ck_assert(a.R == b.R && a.R == sqrt(0.25 * 0.25 + 9.0));
+    ck_assert_uint_eq(a.nnz, 5);
+    ck_assert_uint_eq(a.bytes, 5 * 8 + 6 * 8); /* offsets, then 8 bytes a stored entry */
+    ck_assert_uint_eq(b.bytes, 4 * 16 * 4);
+    pt_dataset_free(ds);
+    pt_dataset_free(dense);
+    pt_dataset_free(back);
+}
+END_TEST
+
+START_TEST(test_csr_slice_and_wrap)
+{
+    pt_dataset *ds, *s;
+    ck_assert_int_eq(pt_dataset_wrap_csr(4, 6, sp_rowptr, sp_col, sp_val, &ds), PT_OK);
+    ck_assert_int_eq(pt_dataset_set_labels(ds, sp_labels), PT_OK);
+    const uint64_t *rp;
+    const uint32_t *col;
+    const float *val;
+    ck_assert_int_eq(pt_dataset_csr(ds, &rp, &col, &val), PT_OK);
+    ck_assert_ptr_eq(rp, sp_rowptr); /* no copy */
+    ck_assert_ptr_eq(col, sp_col);
+    ck_assert_int_eq(pt_dataset_slice(ds, 1, 3, &s), PT_OK);
+    ck_assert_int_eq(pt_dataset_layout(s), PT_LAYOUT_SPARSE);
+    ck_assert_int_eq(pt_dataset_csr(s, &rp, &col, &val), PT_OK);
+    const uint64_t want_rp[4] = {0, 0, 3, 4};
+    ck_assert_mem_eq(rp, want_rp, sizeof want_rp);
+    ck_assert_mem_eq(col, sp_col + 2, 4 * sizeof *col);
+    ck_assert(pt_dataset_label(s, 0) == -1.0 && pt_dataset_label(s, 1) == 1.0);
+    ck_assert_uint_eq(pt_dataset_nnz(s), 3);
+    pt_dataset_free(s);
+    pt_dataset_free(ds); /* frees none of the caller's arrays (ASan would see it) */
+}
+END_TEST
+
+START_TEST(test_csr_refusals)
+{
+    pt_dataset *ds = NULL;
+    const uint64_t bad_first[3] = {1, 1, 2};
+    const uint64_t down[3] = {0, 2, 1};
+    const uint32_t col[2] = {3, 2}, col_ok[2] = {2, 3}, col_dup[2] = {2, 2}, col_wide[2] = {2, 6};
+    const float val[2] = {1, 2}, val_nan[2] = {1, NAN};
+    const uint64_t rp[3] = {0, 2, 2};
+    struct {
+        const uint64_t *rp;
+        const uint32_t *col;
+        const float *val;
+        const char *says;
+    } cases[] = {
+        {bad_first, col_ok, val, "first row offset"},
+        {down, col_ok, val, "row 2: offset 1 after 2"},
+        {rp, col, val, "row 1, entry 2: column 2 after 3"},
+        {rp, col_dup, val, "column 2 after 2"},
+        {rp, col_wide, val, "column 6 is not below d = 6"},
+        {rp, col_ok, val_nan, "row 1, column 3: the value is not finite"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        for (int wrap = 0; wrap < 2; wrap++) {
+            pt_status s = wrap ? pt_dataset_wrap_csr(2, 6, cases[c].rp, cases[c].col, cases[c].val, &ds)
+                               : pt_dataset_from_csr(2, 6, cases[c].rp, cases[c].col, cases[c].val, &ds);
+            ck_assert_int_eq(s, PT_ERR_INVALID);
+            ck_assert_ptr_null(ds);
+            ck_assert_msg(strstr(pt_last_error(), cases[c].says), "case %zu: '%s' lacks '%s'", c,
+                          pt_last_error(), cases[c].says);
+        }
+    }
+    ck_assert_int_eq(pt_dataset_from_csr(2, (size_t)UINT32_MAX + 1, rp, col_ok, val, &ds),
+                     PT_ERR_INVALID);
+    /* a dense copy over the budget is refused with the bytes it needs */
+    ck_assert_int_eq(pt_dataset_from_csr(2, 6, rp, col_ok, val, &ds), PT_OK);
+    pt_dataset *dense = NULL;
+    ck_assert_int_eq(pt_dataset_convert(ds, PT_LAYOUT_DENSE, 64, &dense), PT_ERR_LIMIT);
+    ck_assert_ptr_null(dense);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "MiB"));
+    pt_dataset_free(ds);
+}
+END_TEST
+
+START_TEST(test_layout_names)
+{
+    pt_layout l;
+    ck_assert_int_eq(pt_layout_parse("sparse", &l), PT_OK);
+    ck_assert_int_eq(l, PT_LAYOUT_SPARSE);
+    ck_assert_int_eq(pt_layout_parse("dense", &l), PT_OK);
+    ck_assert_int_eq(l, PT_LAYOUT_DENSE);
+    ck_assert_int_eq(pt_layout_parse("auto", &l), PT_OK);
+    ck_assert_int_eq(l, PT_LAYOUT_AUTO);
+    ck_assert_int_eq(pt_layout_parse("csc", &l), PT_ERR_INVALID);
+    ck_assert_str_eq(pt_layout_name(PT_LAYOUT_SPARSE), "sparse");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("dataset");
@@ -280,6 +425,10 @@ int main(void)
     tcase_add_test(tc, test_wrap_in_place);
     tcase_add_test(tc, test_wrap_refusals);
     tcase_add_test(tc, test_set_classes);
+    tcase_add_test(tc, test_csr_round_trip);
+    tcase_add_test(tc, test_csr_slice_and_wrap);
+    tcase_add_test(tc, test_csr_refusals);
+    tcase_add_test(tc, test_layout_names);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
