@@ -55,7 +55,7 @@ typedef struct pt_thread_counts {
 } pt_thread_counts;
 pt_thread_counts pt_threads_enter(int threads);
 void pt_threads_leave(pt_thread_counts saved);
-double pt_now(void);                  /* monotonic seconds */
+double pt_now(void);                  /* monotonic seconds (clock.c) */
 
 /* ------------------------------------------------------- random numbers (rng.c) */
 
@@ -370,7 +370,7 @@ pt_status pt_kernel_model_from_state(const pt_dataset *view, const pt_train_para
 /* Scores of a kernel model (train_kernel.c). */
 pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float *scores);
 
-/* ---------------------------------------------------------------- stopping (train.c) */
+/* ----------------------------------------------------------- stopping (common/stop.c) */
 
 /* A stop token (ptron.h). Each pt_train call arms one of its own over the caller's token and
  * hands the paths params whose stop is that call's: the paths poll pt_stopping(p->stop)

@@ -1,8 +1,8 @@
-/* Aligned allocation with huge-page advice, overflow-checked sizes, machine facts. */
+/* Aligned allocation with huge-page advice, overflow-checked sizes, machine facts, thread
+ * counts. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cblas.h>
@@ -96,11 +96,4 @@ void pt_threads_leave(pt_thread_counts saved)
 #ifdef _OPENMP
     omp_set_num_threads(saved.omp);
 #endif
-}
-
-double pt_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
