@@ -1,4 +1,5 @@
-/* Parameters by name: tables of pt_train_params' and pt_expand_params' fields, so that a
+/* Training parameters: their defaults, the names of their enums' values and their checks; and
+ * parameters by name, tables of pt_train_params' and pt_expand_params' fields, so that a
  * binding (or a configuration file) sets and reads them as text without knowing the structs'
  * layout. */
 #include <errno.h>
@@ -9,6 +10,138 @@
 #include <string.h>
 
 #include "internal.h"
+
+void pt_train_params_init(pt_train_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->path = PT_PATH_ONLINE;
+    p->epochs = 10;
+    p->eta = 1.0f;
+    p->margin = 0.0f;
+    p->variant = PT_VARIANT_CLASSIC;
+    p->seed = 1;
+    p->bias = 1;
+    p->isa = PT_ISA_AUTO;
+    p->mem_budget_bytes = pt_default_mem_budget();
+    p->loss = PT_LOSS_PERCEPTRON;
+    p->lambda = 0.0f;
+    p->schedule = PT_SCHEDULE_CONSTANT;
+    p->kernel = PT_KERNEL_LINEAR;
+    p->degree = 2;
+    p->gamma = 1.0f;
+    p->coef0 = 1.0f;
+    pt_expand_params_init(&p->expand);
+    p->expand.kind = PT_EXPAND_NONE;
+}
+
+#define NAME_TABLE(type, fn_name, fn_parse, what, ...)                                              \
+    static const struct { const char *name; type v; } fn_name##_table[] = {__VA_ARGS__};          \
+    const char *fn_name(type v)                                                                    \
+    {                                                                                              \
+        for (size_t i = 0; i < sizeof fn_name##_table / sizeof fn_name##_table[0]; i++)           \
+            if (fn_name##_table[i].v == v) return fn_name##_table[i].name;                         \
+        return "unknown";                                                                          \
+    }                                                                                              \
+    pt_status fn_parse(const char *name, type *out)                                                \
+    {                                                                                              \
+        char list[256] = "";                                                                       \
+        for (size_t i = 0; i < sizeof fn_name##_table / sizeof fn_name##_table[0]; i++) {         \
+            if (strcmp(fn_name##_table[i].name, name) == 0) {                                      \
+                *out = fn_name##_table[i].v;                                                       \
+                return PT_OK;                                                                      \
+            }                                                                                      \
+            strcat(list, i ? ", " : "");                                                           \
+            strcat(list, fn_name##_table[i].name);                                                 \
+        }                                                                                          \
+        return pt_fail(PT_ERR_INVALID, "unknown " what " '%s' (%s)", name, list);                 \
+    }
+
+NAME_TABLE(pt_path, pt_path_name, pt_path_parse, "path", {"online", PT_PATH_ONLINE},
+           {"batch", PT_PATH_BATCH}, {"kernel", PT_PATH_KERNEL})
+NAME_TABLE(pt_loss, pt_loss_name, pt_loss_parse, "loss", {"perceptron", PT_LOSS_PERCEPTRON},
+           {"hinge", PT_LOSS_HINGE}, {"squared", PT_LOSS_SQUARED})
+NAME_TABLE(pt_schedule, pt_schedule_name, pt_schedule_parse, "schedule",
+           {"constant", PT_SCHEDULE_CONSTANT}, {"invsqrt", PT_SCHEDULE_INVSQRT},
+           {"pegasos", PT_SCHEDULE_PEGASOS})
+NAME_TABLE(pt_kernel, pt_kernel_name, pt_kernel_parse, "kernel", {"linear", PT_KERNEL_LINEAR},
+           {"poly", PT_KERNEL_POLY}, {"rbf", PT_KERNEL_RBF})
+NAME_TABLE(pt_batch_impl, pt_batch_impl_name, pt_batch_impl_parse, "batch implementation",
+           {"auto", PT_BATCH_AUTO}, {"gemv", PT_BATCH_GEMV}, {"fused", PT_BATCH_FUSED})
+NAME_TABLE(pt_multiclass, pt_multiclass_name, pt_multiclass_parse, "multiclass method",
+           {"ovr", PT_MULTI_OVR}, {"direct", PT_MULTI_DIRECT})
+NAME_TABLE(pt_online_pass, pt_online_pass_name, pt_online_pass_parse, "pass",
+           {"auto", PT_PASS_AUTO}, {"sequential", PT_PASS_SEQUENTIAL}, {"blocked", PT_PASS_BLOCKED})
+NAME_TABLE(pt_gram_storage, pt_gram_storage_name, pt_gram_storage_parse, "Gram storage",
+           {"auto", PT_GRAM_AUTO}, {"full", PT_GRAM_FULL}, {"rows", PT_GRAM_ROWS})
+
+const char *pt_variant_name(pt_variant v)
+{
+    switch (v) {
+    case PT_VARIANT_CLASSIC: return "classic";
+    case PT_VARIANT_AVERAGED: return "averaged";
+    case PT_VARIANT_VOTED: return "voted";
+    }
+    return "unknown";
+}
+
+pt_status pt_train_params_check(const pt_train_params *p)
+{
+    PT_TRY(PT_CHECK_STRUCT(p, pt_train_params));
+    PT_TRY(PT_CHECK_STRUCT(&p->expand, pt_expand_params));
+    if (p->epochs < 1)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.epochs must be at least 1 (got %d)",
+                       p->epochs);
+    if (!(p->eta > 0.0f) || !isfinite(p->eta))
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.eta must be a positive number (got %g)",
+                       (double)p->eta);
+    if (!isfinite(p->margin) || p->margin < 0.0f)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.margin must be >= 0 (got %g)",
+                       (double)p->margin);
+    if (!isfinite(p->lambda) || p->lambda < 0.0f)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.lambda must be >= 0 (got %g)",
+                       (double)p->lambda);
+    if (p->schedule == PT_SCHEDULE_PEGASOS && !(p->lambda > 0.0f))
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.schedule PT_SCHEDULE_PEGASOS needs "
+                                       "pt_train_params.lambda > 0");
+    if (p->path == PT_PATH_BATCH && p->variant != PT_VARIANT_CLASSIC)
+        return pt_fail(PT_ERR_INVALID, "the batch path has no %s variant (it would train the plain "
+                       "iterate): average its iterates with pt_train_params.average_iterates",
+                       p->variant == PT_VARIANT_VOTED ? "PT_VARIANT_VOTED" : "PT_VARIANT_AVERAGED");
+    if (p->threads < 0)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.threads must be >= 0 (got %d)",
+                       p->threads);
+    if (p->degree < 1 || p->degree > 32)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.degree must be in 1..32 (got %d)",
+                       p->degree);
+    if (!(p->gamma > 0.0f) || !isfinite(p->gamma))
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.gamma must be a positive number (got %g)",
+                       (double)p->gamma);
+    if (!isfinite(p->coef0)) return pt_fail(PT_ERR_INVALID, "pt_train_params.coef0 must be finite");
+    /* (gamma x.z + c)^k = sum_j C(k, j) c^(k-j) (gamma x.z)^j is an inner product of feature
+     * maps (a kernel) only for c >= 0: with c < 0 the terms of odd k - j have negative
+     * coefficients, which no feature map gives, and the notes' guarantees are void */
+    if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_POLY && p->coef0 < 0.0f)
+        return pt_fail(PT_ERR_INVALID,
+                       "pt_train_params.coef0 must be >= 0 for the polynomial kernel (got %g): "
+                       "(gamma x.z + coef0)^degree is a kernel only for coef0 >= 0",
+                       (double)p->coef0);
+    if (p->tol < 0.0 || !isfinite(p->tol))
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.tol must be >= 0");
+    if (p->init && p->init_random)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.init and pt_train_params.init_random both "
+                       "given: start from one");
+    if ((p->init || p->init_random) && p->path == PT_PATH_KERNEL)
+        return pt_fail(PT_ERR_INVALID, "the kernel path cannot start from given weights "
+                       "(pt_train_params.init): its model is the dual coefficients of the samples it "
+                       "corrected, from alpha = 0; warm start the online or batch path");
+    if ((p->init || p->init_random) && p->resume)
+        return pt_fail(PT_ERR_INVALID, "a resumed run (pt_train_params.resume) continues its own "
+                       "weights: pt_train_params.init does not apply");
+    return PT_OK;
+}
+
+/* ---------------------------------------------------------------------- by name */
 
 typedef enum field_type { F_ENUM, F_BOOL, F_INT, F_FLOAT, F_DOUBLE, F_SIZE, F_U64 } field_type;
 
