@@ -40,28 +40,6 @@ pt_status pt_report_push_epoch(pt_train_report *r, size_t mistakes, double objec
     return PT_OK;
 }
 
-void pt_model_set_meta(pt_model *m, const pt_dataset *ds, const pt_train_params *p)
-{
-    m->path = p->path;
-    m->variant = p->variant;
-    m->bias = p->bias;
-    m->multiclass = p->multiclass;
-    m->nclass = ds->nclass;
-    if (ds->class_names && !m->label_names) m->label_names = pt_names_dup(ds->class_names, ds->nclass);
-    if (ds->nclass == 2) {
-        m->class_values[0] = ds->class_values[0];
-        m->class_values[1] = ds->class_values[1];
-    }
-    m->params = *p;
-    m->params.progress = NULL;
-    m->params.progress_user = NULL;
-    m->params.epoch_hook = NULL;
-    m->params.epoch_user = NULL;
-    m->params.stop = NULL;
-    m->params.resume = NULL; /* the caller's models: never kept past the call */
-    m->params.init = NULL;
-}
-
 /* The run recorded in p->resume must be one of this data with these parameters (its epochs
  * may grow), or the result would not be the uninterrupted run's. */
 static pt_status check_resume(const pt_dataset *ds, const pt_train_params *p)
@@ -117,24 +95,6 @@ static pt_status check_resume(const pt_dataset *ds, const pt_train_params *p)
     return PT_OK;
 }
 
-/* ------------------------------------------------------------------------- warm start */
-
-/* The random start: per class (one for a binary model), d weights then the bias weight
- * (when on), each uniform in [0, 1) as the notes' notebook draws its start
- * (np.random.random_sample). From a stream of its own, so the shuffle's orders are the same
- * with or without it. */
-#define INIT_STREAM 0x696e6974ULL /* "init" */
-
-void pt_random_start(uint64_t seed, size_t K, size_t d, int bias, float *W, size_t ld, float *B)
-{
-    pt_rng rng;
-    pt_rng_seed(&rng, seed ^ INIT_STREAM);
-    for (size_t c = 0; c < K; c++) {
-        for (size_t j = 0; j < d; j++) W[c * ld + j] = (float)pt_rng_uniform(&rng);
-        B[c] = bias ? (float)pt_rng_uniform(&rng) : 0.0f;
-    }
-}
-
 static bool same_expansion(const pt_expand_params *a, const pt_expand_params *b)
 {
     if (a->kind != b->kind) return false;
@@ -178,21 +138,6 @@ static pt_status check_init(const pt_dataset *ds, const pt_train_params *p)
     if ((m->bias != 0) != (p->bias != 0))
         return pt_fail(PT_ERR_INVALID, "the init model was trained with the bias %s, this run has it %s",
                        m->bias ? "on" : "off", p->bias ? "on" : "off");
-    return PT_OK;
-}
-
-pt_status pt_model_start(pt_model *m, const pt_train_params *p)
-{
-    const size_t len = pt_stride_for(m->d), K = m->W ? m->nclass : 1;
-    float *W = m->W ? m->W : m->w, *B = m->W ? m->Bk : &m->b;
-    if (p->init_random) {
-        pt_random_start(p->seed, K, m->d, p->bias, W, len, B);
-    } else if (p->init) {
-        const pt_model *from = p->init;
-        if (m->W && !from->W) return pt_fail(PT_ERR_INVALID, "the init model is not a model of %zu classes", K);
-        memcpy(W, from->W ? from->W : from->w, K * len * sizeof(float));
-        memcpy(B, from->W ? from->Bk : &from->b, K * sizeof(float));
-    }
     return PT_OK;
 }
 

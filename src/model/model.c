@@ -46,6 +46,61 @@ pt_model *pt_model_alloc_multiclass(size_t d, size_t nclass, const double *label
     return m;
 }
 
+void pt_model_set_meta(pt_model *m, const pt_dataset *ds, const pt_train_params *p)
+{
+    m->path = p->path;
+    m->variant = p->variant;
+    m->bias = p->bias;
+    m->multiclass = p->multiclass;
+    m->nclass = ds->nclass;
+    if (ds->class_names && !m->label_names) m->label_names = pt_names_dup(ds->class_names, ds->nclass);
+    if (ds->nclass == 2) {
+        m->class_values[0] = ds->class_values[0];
+        m->class_values[1] = ds->class_values[1];
+    }
+    m->params = *p;
+    m->params.progress = NULL;
+    m->params.progress_user = NULL;
+    m->params.epoch_hook = NULL;
+    m->params.epoch_user = NULL;
+    m->params.stop = NULL;
+    m->params.resume = NULL; /* the caller's models: never kept past the call */
+    m->params.init = NULL;
+}
+
+/* ------------------------------------------------------------------------- warm start */
+
+/* The random start: per class (one for a binary model), d weights then the bias weight
+ * (when on), each uniform in [0, 1) as the notes' notebook draws its start
+ * (np.random.random_sample). From a stream of its own, so the shuffle's orders are the same
+ * with or without it. */
+#define INIT_STREAM 0x696e6974ULL /* "init" */
+
+void pt_random_start(uint64_t seed, size_t K, size_t d, int bias, float *W, size_t ld, float *B)
+{
+    pt_rng rng;
+    pt_rng_seed(&rng, seed ^ INIT_STREAM);
+    for (size_t c = 0; c < K; c++) {
+        for (size_t j = 0; j < d; j++) W[c * ld + j] = (float)pt_rng_uniform(&rng);
+        B[c] = bias ? (float)pt_rng_uniform(&rng) : 0.0f;
+    }
+}
+
+pt_status pt_model_start(pt_model *m, const pt_train_params *p)
+{
+    const size_t len = pt_stride_for(m->d), K = m->W ? m->nclass : 1;
+    float *W = m->W ? m->W : m->w, *B = m->W ? m->Bk : &m->b;
+    if (p->init_random) {
+        pt_random_start(p->seed, K, m->d, p->bias, W, len, B);
+    } else if (p->init) {
+        const pt_model *from = p->init;
+        if (m->W && !from->W) return pt_fail(PT_ERR_INVALID, "the init model is not a model of %zu classes", K);
+        memcpy(W, from->W ? from->W : from->w, K * len * sizeof(float));
+        memcpy(B, from->W ? from->Bk : &from->b, K * sizeof(float));
+    }
+    return PT_OK;
+}
+
 /* Deep copy of a buffer of count elements of size sz allocated with pt_alloc (NULL stays NULL). */
 static bool dup_buf(void **dst, const void *src, size_t count, size_t sz)
 {
@@ -132,6 +187,21 @@ void pt_model_clear_run(pt_model *m)
     free(m->states);
     m->states = NULL;
     m->nstates = 0;
+}
+
+pt_status pt_model_keep_run(pt_model *m, pt_train_state *st)
+{
+    if (!st) return PT_ERR_NOMEM; /* its allocation failed and said so */
+    pt_train_state **a = malloc(sizeof *a);
+    if (!a) {
+        pt_train_state_free(st);
+        return pt_fail(PT_ERR_NOMEM, "cannot allocate the run state");
+    }
+    pt_model_clear_run(m);
+    a[0] = st;
+    m->states = a;
+    m->nstates = 1;
+    return PT_OK;
 }
 
 void pt_model_free(pt_model *m)

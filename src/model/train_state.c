@@ -142,21 +142,6 @@ void pt_train_state_history(pt_train_state *st, const pt_train_state *prev,
                                            : prev->hist[e - prev_first];
 }
 
-pt_status pt_model_keep_run(pt_model *m, pt_train_state *st)
-{
-    if (!st) return PT_ERR_NOMEM; /* its allocation failed and said so */
-    pt_train_state **a = malloc(sizeof *a);
-    if (!a) {
-        pt_train_state_free(st);
-        return pt_fail(PT_ERR_NOMEM, "cannot allocate the run state");
-    }
-    pt_model_clear_run(m);
-    a[0] = st;
-    m->states = a;
-    m->nstates = 1;
-    return PT_OK;
-}
-
 size_t pt_train_state_last(const pt_train_state *st)
 {
     return st->nhist ? st->hist[st->nhist - 1] : st->n;
