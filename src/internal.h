@@ -323,6 +323,13 @@ void pt_dataset_binary_view(const pt_dataset *ds, size_t k, float *y, pt_dataset
 /* The notes' sign: sigma(s) = +1 for s >= 0, -1 below (a NaN score is -1). Every label
  * predicted from a score goes through it; the update rule y s <= tau is the paths' own. */
 static inline bool pt_sign_positive(float s) { return s >= 0.0f; }
+/* Scores of a kernel model (scores.c). */
+pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float *scores);
+/* pt_model_class_scores without the feature-count warning (callers scoring in blocks warn
+ * once themselves). */
+pt_status pt_class_scores(const pt_model *m, const pt_dataset *ds, float *out);
+/* The warning that the data's features past the model's d are ignored (none if data_d <= model_d). */
+void pt_warn_extra_features(size_t model_d, size_t data_d);
 /* The voted perceptron's score of row x: sum over the nv vectors (rows of V, ldv floats apart,
  * biases Vb, survival counts Vc) of Vc[v] sigma(V[v].x + Vb[v] bias), summed in double. */
 float pt_vote_score(const pt_kernels *k, const float *V, size_t ldv, const float *Vb,
@@ -367,8 +374,6 @@ pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn vi
 pt_status pt_kernel_model_from_state(const pt_dataset *view, const pt_train_params *p,
                                      const pt_train_state *st, pt_model **out);
 
-/* Scores of a kernel model (train_kernel.c). */
-pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float *scores);
 
 /* ----------------------------------------------------------- stopping (common/stop.c) */
 

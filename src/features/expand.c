@@ -450,6 +450,8 @@ static size_t block_rows(size_t stride_out)
     return r < 1 ? 1 : r > BLOCK_ROWS_MAX ? BLOCK_ROWS_MAX : r;
 }
 
+size_t pt_expander_block_rows(const pt_expander *e) { return block_rows(e->stride_out); }
+
 /* ---------------------------------------------------------------------- materialise */
 
 pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budget,
@@ -577,67 +579,4 @@ pt_status pt_train_expanded(const pt_dataset *ds, const pt_train_params *p, cons
     }
     *out = m;
     return s;
-}
-
-pt_status pt_expand_model_scores(const pt_model *m, const pt_dataset *ds, float *scores)
-{
-    const size_t d_in = m->expand_d_in;
-    if (ds->d > d_in)
-        pt_log(PT_LOG_WARN, "model has %zu features, data has %zu: features %zu..%zu ignored",
-               d_in, ds->d, d_in + 1, ds->d);
-    pt_expand_params ep = m->params.expand;
-    ep.max_features = SIZE_MAX; /* the model's weights exist already */
-    pt_expander *e;
-    PT_TRY(pt_expander_create(&ep, d_in, &e));
-    if (e->d_out != m->d) {
-        pt_expander_free(e);
-        return pt_fail(PT_ERR_FORMAT, "the model has %zu weights but its expansion gives %zu",
-                       m->d, e->d_out);
-    }
-    const pt_kernels *k;
-    pt_status s = pt_kernels_get(PT_ISA_AUTO, &k);
-    if (s != PT_OK) {
-        pt_expander_free(e);
-        return s;
-    }
-    const size_t n = ds->n, so = e->stride_out, B = block_rows(so), nblocks = (n + B - 1) / B;
-    /* rows narrower than the model's input are copied into zero-padded staging rows */
-    const bool stage = ds->d < d_in;
-    const size_t si = pt_stride_for(d_in);
-    const float bias = m->bias ? 1.0f : 0.0f;
-    int failed = 0;
-#pragma omp parallel if (nblocks > 1) reduction(| : failed)
-    {
-        float *buf = pt_calloc(B * so * sizeof(float), "expanded rows");
-        float *in = stage ? pt_calloc(B * si * sizeof(float), "staged rows") : NULL;
-        if (!buf || (stage && !in)) failed = 1;
-#pragma omp for schedule(dynamic)
-        for (size_t bi = 0; bi < nblocks; bi++) {
-            if (failed) continue;
-            size_t i0 = bi * B, rows = n - i0 < B ? n - i0 : B;
-            const float *X = ds->X + i0 * ds->stride;
-            size_t ldx = ds->stride;
-            if (stage) {
-                for (size_t i = 0; i < rows; i++)
-                    memcpy(in + i * si, X + i * ds->stride, ds->d * sizeof(float));
-                X = in;
-                ldx = si;
-            }
-            pt_expander_block(e, X, ldx, rows, buf, so);
-            for (size_t i = 0; i < rows; i++) {
-                const float *z = buf + i * so;
-                if (!m->n_votes) {
-                    scores[i0 + i] = k->dot(m->w, z, so) + m->b * bias;
-                    continue;
-                }
-                scores[i0 + i] = pt_vote_score(k, m->votes, so, m->vote_b, m->vote_c,
-                                               m->n_votes, z, so, bias);
-            }
-        }
-        pt_free(buf);
-        pt_free(in);
-    }
-    pt_expander_free(e);
-    if (failed) return pt_fail(PT_ERR_NOMEM, "cannot allocate the blocks to expand rows in");
-    return PT_OK;
 }

@@ -31,6 +31,9 @@ void pt_expander_block(const pt_expander *e, const float *X, size_t ldx, size_t 
                        size_t ldo);
 /* The row map the online path calls for every sample; valid while e lives. */
 pt_row_map pt_expander_row_map(const pt_expander *e);
+/* Rows a block of pt_expander_block should hold: about 512 KiB of output, so a block stays in
+ * L2 while it is used. */
+size_t pt_expander_block_rows(const pt_expander *e);
 
 /* pt_expand with an expander already built; budget is the byte limit of the output matrix,
  * budget_field the parameter it comes from (named in a refusal). */
@@ -43,8 +46,6 @@ pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budg
 pt_status pt_train_expanded(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
                             pt_model **out, pt_train_report *r);
 
-/* Scores of a model trained on an expansion: each row expanded block-wise, then the dot. */
-pt_status pt_expand_model_scores(const pt_model *m, const pt_dataset *ds, float *scores);
 
 /* The vectorised cosine used by RFF, exposed for the tests: v[i] = scale * cos(v[i] + add[i]).
  * Absolute error below 1e-7 (measured 7.7e-8) against cos of the float argument for

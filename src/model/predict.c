@@ -1,0 +1,157 @@
+/* Predictions and their counts: the class of each row (sigma(0) = +1, argmax with ties to the
+ * lowest class), the labels, the confusion matrix, per-class counts and accuracy. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* More than two classes are scored in blocks of rows of at most this many bytes of scores, so
+ * that a model of many classes does not multiply the memory a large dataset needs. */
+#define CLASS_SCORE_BLOCK_BYTES ((size_t)64 << 20)
+
+/* Predicted class index of every row. */
+static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_t *pred)
+{
+    PT_TRY(pt_require_dense(ds, "prediction"));
+    size_t K = m->nclass, n = ds->n;
+    size_t rows = K > 2 ? CLASS_SCORE_BLOCK_BYTES / sizeof(float) / K : n;
+    rows = rows < 1 ? 1 : rows > n ? (n ? n : 1) : rows;
+    float *s = pt_alloc(rows * (K > 2 ? K : 1) * sizeof(float), "scores");
+    if (!s) return PT_ERR_NOMEM;
+    if (K > 2) pt_warn_extra_features(m->d, ds->d);
+    pt_status st = K > 2 ? PT_OK : pt_model_scores(m, ds, s);
+    /* sigma(0) = +1 */
+    for (size_t i = 0; K == 2 && st == PT_OK && i < n; i++) pred[i] = pt_sign_positive(s[i]);
+    for (size_t i0 = 0; K > 2 && st == PT_OK && i0 < n; i0 += rows) {
+        /* rows [i0, i0 + block) as a dataset of their own (shares X) */
+        pt_dataset block = *ds;
+        block.n = rows < n - i0 ? rows : n - i0;
+        block.X = ds->X + i0 * ds->stride;
+        block.cls = ds->cls ? ds->cls + i0 : NULL;
+        block.y = ds->y ? ds->y + i0 : NULL;
+        if ((st = pt_class_scores(m, &block, s)) != PT_OK) break;
+        for (size_t i = 0; i < block.n; i++) {
+            /* argmax; a tie goes to the lowest class index (the smallest label) */
+            const float *r = s + i * K;
+            size_t best = 0;
+            for (size_t c = 1; c < K; c++)
+                if (r[c] > r[best]) best = c;
+            pred[i0 + i] = (int32_t)best;
+        }
+    }
+    pt_free(s);
+    return st;
+}
+
+pt_status pt_model_predict_class(const pt_model *m, const pt_dataset *ds, int32_t *cls)
+{
+    pt_clear_error();
+    return predict_classes(m, ds, cls);
+}
+
+pt_status pt_model_predict(const pt_model *m, const pt_dataset *ds, double *labels)
+{
+    int32_t *pred = pt_alloc((ds->n ? ds->n : 1) * sizeof *pred, "predictions");
+    if (!pred) return PT_ERR_NOMEM;
+    pt_status st = predict_classes(m, ds, pred);
+    if (st == PT_OK)
+        for (size_t i = 0; i < ds->n; i++) labels[i] = pt_model_class_value(m, (size_t)pred[i]);
+    pt_free(pred);
+    return st;
+}
+
+/* The model's class index of the data's class c (by value, or by name for text labels), or
+ * -1 if the model never saw it. */
+static long model_class_of(const pt_model *m, const pt_dataset *ds, size_t c)
+{
+    if ((m->label_names != NULL) != (ds->class_names != NULL)) return -1;
+    for (size_t k = 0; k < m->nclass; k++)
+        if (m->label_names ? strcmp(m->label_names[k], ds->class_names[c]) == 0
+                           : pt_model_class_value(m, k) == ds->class_values[c])
+            return (long)k;
+    return -1;
+}
+
+/* Predict every row, then count(user, true class or -1 if the model never saw it, predicted
+ * class) for each. */
+static pt_status tally(const pt_model *m, const pt_dataset *ds,
+                       void (*count)(void *user, long truth, size_t pred), void *user)
+{
+    int32_t *pred = pt_alloc((ds->n ? ds->n : 1) * sizeof *pred, "predictions");
+    if (!pred) return PT_ERR_NOMEM;
+    pt_status st = predict_classes(m, ds, pred);
+    /* map the data's class table to the model's once */
+    long *map = st == PT_OK ? malloc((ds->nclass ? ds->nclass : 1) * sizeof *map) : NULL;
+    if (st == PT_OK && !map) st = pt_fail(PT_ERR_NOMEM, "cannot allocate the class map");
+    for (size_t c = 0; map && c < ds->nclass; c++) map[c] = model_class_of(m, ds, c);
+    for (size_t i = 0; map && i < ds->n; i++) count(user, map[ds->cls[i]], (size_t)pred[i]);
+    free(map);
+    pt_free(pred);
+    return st;
+}
+
+typedef struct confusion {
+    size_t K, *conf, *unknown;
+} confusion;
+
+static void count_confusion(void *user, long truth, size_t pred)
+{
+    confusion *c = user;
+    if (truth < 0) (*c->unknown)++;
+    else c->conf[(size_t)truth * c->K + pred]++;
+}
+
+pt_status pt_model_confusion(const pt_model *m, const pt_dataset *ds, size_t *conf, size_t *unknown)
+{
+    size_t K = m->nclass;
+    memset(conf, 0, K * K * sizeof *conf);
+    *unknown = 0;
+    confusion c = {K, conf, unknown};
+    return tally(m, ds, count_confusion, &c);
+}
+
+typedef struct class_counts {
+    size_t *rows, *predicted, *correct, *unknown;
+} class_counts;
+
+static void count_classes(void *user, long truth, size_t pred)
+{
+    class_counts *c = user;
+    c->predicted[pred]++;
+    if (truth < 0) {
+        (*c->unknown)++;
+        return;
+    }
+    c->rows[truth]++;
+    c->correct[truth] += (size_t)truth == pred;
+}
+
+pt_status pt_model_class_counts(const pt_model *m, const pt_dataset *ds, size_t *rows,
+                                size_t *predicted, size_t *correct, size_t *unknown)
+{
+    size_t K = m->nclass;
+    memset(rows, 0, K * sizeof *rows);
+    memset(predicted, 0, K * sizeof *predicted);
+    memset(correct, 0, K * sizeof *correct);
+    *unknown = 0;
+    class_counts c = {rows, predicted, correct, unknown};
+    return tally(m, ds, count_classes, &c);
+}
+
+pt_status pt_model_evaluate(const pt_model *m, const pt_dataset *ds, pt_eval *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t K = m->nclass, unknown;
+    size_t *counts = calloc(3 * K, sizeof *counts);
+    if (!counts) return pt_fail(PT_ERR_NOMEM, "cannot allocate the counts of %zu classes", K);
+    pt_status st = pt_model_class_counts(m, ds, counts, counts + K, counts + 2 * K, &unknown);
+    if (st == PT_OK) {
+        size_t correct = 0;
+        for (size_t c = 0; c < K; c++) correct += counts[2 * K + c];
+        out->n = ds->n;
+        out->correct = correct;
+        out->accuracy = ds->n ? (double)correct / (double)ds->n : 0.0;
+    }
+    free(counts);
+    return st;
+}

@@ -1,0 +1,238 @@
+/*
+ * Scores: what a model says of each row. Linear models are a dot per row (one-vs-rest and the
+ * multiclass perceptron: one per class, by the table's dot_many), the voted perceptron a vote
+ * of its vectors, a model trained on an expansion expands the rows block by block first
+ * (features/expand), and a kernel model sums its support vectors' kernel values, block by
+ * block (features/gram).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "expand.h"
+#include "gram.h"
+#include "internal.h"
+
+void pt_warn_extra_features(size_t model_d, size_t data_d)
+{
+    if (data_d > model_d)
+        pt_log(PT_LOG_WARN, "model has %zu features, data has %zu: features %zu..%zu ignored",
+               model_d, data_d, model_d + 1, data_d);
+}
+
+float pt_vote_score(const pt_kernels *k, const float *V, size_t ldv, const float *Vb,
+                    const float *Vc, size_t nv, const float *x, size_t len, float bias)
+{
+    double vote = 0.0;
+    for (size_t v = 0; v < nv; v++) {
+        float s = k->dot(V + v * ldv, x, len) + Vb[v] * bias;
+        vote += pt_sign_positive(s) ? Vc[v] : -Vc[v];
+    }
+    return (float)vote;
+}
+
+/* Scores of a model trained on an expansion: each row expanded block-wise, then the dot. */
+static pt_status expanded_scores(const pt_model *m, const pt_dataset *ds, float *scores)
+{
+    const size_t d_in = m->expand_d_in;
+    pt_warn_extra_features(d_in, ds->d);
+    pt_expand_params ep = m->params.expand;
+    ep.max_features = SIZE_MAX; /* the model's weights exist already */
+    pt_expander *e;
+    PT_TRY(pt_expander_create(&ep, d_in, &e));
+    const size_t dim = pt_expander_d_out(e);
+    if (dim != m->d) {
+        pt_expander_free(e);
+        return pt_fail(PT_ERR_FORMAT, "the model has %zu weights but its expansion gives %zu",
+                       m->d, dim);
+    }
+    const pt_kernels *k;
+    pt_status s = pt_kernels_get(PT_ISA_AUTO, &k);
+    if (s != PT_OK) {
+        pt_expander_free(e);
+        return s;
+    }
+    const size_t n = ds->n, so = pt_stride_for(m->d), B = pt_expander_block_rows(e);
+    const size_t nblocks = (n + B - 1) / B;
+    /* rows narrower than the model's input are copied into zero-padded staging rows */
+    const bool stage = ds->d < d_in;
+    const size_t si = pt_stride_for(d_in);
+    const float bias = m->bias ? 1.0f : 0.0f;
+    int failed = 0;
+#pragma omp parallel if (nblocks > 1) reduction(| : failed)
+    {
+        float *buf = pt_calloc(B * so * sizeof(float), "expanded rows");
+        float *in = stage ? pt_calloc(B * si * sizeof(float), "staged rows") : NULL;
+        if (!buf || (stage && !in)) failed = 1;
+#pragma omp for schedule(dynamic)
+        for (size_t bi = 0; bi < nblocks; bi++) {
+            if (failed) continue;
+            size_t i0 = bi * B, rows = n - i0 < B ? n - i0 : B;
+            const float *X = ds->X + i0 * ds->stride;
+            size_t ldx = ds->stride;
+            if (stage) {
+                for (size_t i = 0; i < rows; i++)
+                    memcpy(in + i * si, X + i * ds->stride, ds->d * sizeof(float));
+                X = in;
+                ldx = si;
+            }
+            pt_expander_block(e, X, ldx, rows, buf, so);
+            for (size_t i = 0; i < rows; i++) {
+                const float *z = buf + i * so;
+                if (!m->n_votes) {
+                    scores[i0 + i] = k->dot(m->w, z, so) + m->b * bias;
+                    continue;
+                }
+                scores[i0 + i] = pt_vote_score(k, m->votes, so, m->vote_b, m->vote_c,
+                                               m->n_votes, z, so, bias);
+            }
+        }
+        pt_free(buf);
+        pt_free(in);
+    }
+    pt_expander_free(e);
+    if (failed) return pt_fail(PT_ERR_NOMEM, "cannot allocate the blocks to expand rows in");
+    return PT_OK;
+}
+
+#define PRED_ROWS 240  /* test rows a block at most (a multiple of 16) */
+#define PRED_SV 512    /* support vectors a block */
+
+pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float *scores)
+{
+    const size_t n = ds->n, nsv = m->n_sv;
+    if (n == 0) return PT_OK;
+    if (nsv == 0) {
+        for (size_t i = 0; i < n; i++) scores[i] = 0.0f;
+        return PT_OK;
+    }
+    const pt_kernels *k;
+    PT_TRY(pt_kernels_get(PT_ISA_AUTO, &k));
+    pt_kfun kf;
+    pt_kfun_from_params(&kf, &m->params);
+    kf.add = m->bias ? 1.0f : 0.0f;
+    const int threads = pt_threads_resolve(0);
+    /* Features the model and the data share; the data's extra ones are ignored, missing ones
+     * are zero (so they drop out of x.z, and the support vectors keep their whole norm). */
+    const size_t dm = m->d < ds->d ? m->d : ds->d;
+    pt_gram_rows sv;
+    PT_TRY(pt_gram_rows_init(&sv, m->sv, nsv, dm, pt_stride_for(m->d), m->d, kf.kind, k, threads));
+    /* test rows a block: 240, fewer for very wide data (the packed block stays under 8 MiB) */
+    size_t rows = (8u << 20) / ((dm ? dm : 1) * sizeof(float)) / 16 * 16;
+    rows = rows < 16 ? 16 : rows > PRED_ROWS ? PRED_ROWS : rows;
+    const size_t nblocks = (n + rows - 1) / rows;
+    const size_t per_thread = (rows * dm + rows + rows * PRED_SV) * sizeof(float);
+    float *work = pt_alloc(per_thread * (size_t)threads, "prediction blocks");
+    if (!work) {
+        pt_gram_rows_free(&sv);
+        return PT_ERR_NOMEM;
+    }
+    const ptrdiff_t nb = (ptrdiff_t)nblocks;
+#pragma omp parallel num_threads(threads)
+    {
+#ifdef _OPENMP
+        float *w = work + (size_t)omp_get_thread_num() * (per_thread / sizeof(float));
+#else
+        float *w = work;
+#endif
+        float *P = w, *norm = P + rows * dm, *C = norm + rows;
+#pragma omp for schedule(dynamic, 1)
+        for (ptrdiff_t b = 0; b < nb; b++) {
+            size_t i0 = (size_t)b * rows, ni = n - i0 < rows ? n - i0 : rows;
+            pt_gram_rows tr;
+            pt_gram_rows_pack(&tr, ds->X + i0 * ds->stride, ni, dm, ds->stride, dm, kf.kind, k, P, norm);
+            double acc[PRED_ROWS] = {0};
+            for (size_t j0 = 0; j0 < nsv; j0 += PRED_SV) {
+                size_t nj = nsv - j0 < PRED_SV ? nsv - j0 : PRED_SV;
+                pt_gram_block(&tr, 0, ni, &sv, j0, nj, &kf, k, C, PRED_SV);
+                for (size_t i = 0; i < ni; i++) acc[i] += k->dot(C + i * PRED_SV, m->coef + j0, nj);
+            }
+            for (size_t i = 0; i < ni; i++) scores[i0 + i] = (float)acc[i];
+        }
+    }
+    pt_free(work);
+    pt_gram_rows_free(&sv);
+    return PT_OK;
+}
+
+static pt_status binary_scores(const pt_model *m, const pt_dataset *ds, float *scores);
+
+pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores)
+{
+    pt_clear_error();
+    PT_TRY(pt_require_dense(ds, "scoring"));
+    if (m->nclass > 2)
+        return pt_fail(PT_ERR_INVALID, "a %zu-class model has one score per class: use "
+                                       "pt_model_class_scores", m->nclass);
+    /* trained on an expansion: expand the rows (block-wise) before the dot */
+    if (m->params.expand.kind != PT_EXPAND_NONE && m->w) return expanded_scores(m, ds, scores);
+    pt_warn_extra_features(m->d, ds->d);
+    return binary_scores(m, ds, scores);
+}
+
+/* Scores of a binary model on the rows as they are (no expansion, no warning). */
+static pt_status binary_scores(const pt_model *m, const pt_dataset *ds, float *scores)
+{
+    if (!m->w) return pt_model_kernel_scores(m, ds, scores);
+    const pt_kernels *k;
+    PT_TRY(pt_kernels_get(PT_ISA_AUTO, &k));
+    /* w is zero past the model's d and x is zero past the data's d, so a dot over the shorter
+     * padded length ignores the features the model never saw and counts missing ones as 0. */
+    size_t mstride = pt_stride_for(m->d);
+    size_t len = mstride < ds->stride ? mstride : ds->stride;
+    float bias = m->bias ? 1.0f : 0.0f;
+    if (m->n_votes) {
+#pragma omp parallel for schedule(static) if (ds->n * m->n_votes > 65536)
+        for (size_t i = 0; i < ds->n; i++)
+            scores[i] = pt_vote_score(k, m->votes, mstride, m->vote_b, m->vote_c, m->n_votes,
+                                      ds->X + i * ds->stride, len, bias);
+        return PT_OK;
+    }
+#pragma omp parallel for schedule(static) if (ds->n > 4096)
+    for (size_t i = 0; i < ds->n; i++)
+        scores[i] = k->dot(m->w, ds->X + i * ds->stride, len) + m->b * bias;
+    return PT_OK;
+}
+
+pt_status pt_class_scores(const pt_model *m, const pt_dataset *ds, float *out)
+{
+    if (m->sub) {
+        /* one-vs-rest with each class's own binary model (kernel, or voted): its score */
+        float *s = pt_alloc((ds->n ? ds->n : 1) * sizeof(float), "class scores");
+        if (!s) return PT_ERR_NOMEM;
+        pt_status st = PT_OK;
+        for (size_t c = 0; c < m->nclass && st == PT_OK; c++) {
+            st = binary_scores(m->sub[c], ds, s);
+            for (size_t i = 0; st == PT_OK && i < ds->n; i++) out[i * m->nclass + c] = s[i];
+        }
+        pt_free(s);
+        return st;
+    }
+    if (!m->W)
+        return pt_fail(PT_ERR_UNSUPPORTED, "class scores of a %s model with %zu classes are not "
+                       "available", pt_path_name(m->path), m->nclass);
+    const pt_kernels *k;
+    PT_TRY(pt_kernels_get(PT_ISA_AUTO, &k));
+    size_t mstride = pt_stride_for(m->d), K = m->nclass;
+    size_t len = mstride < ds->stride ? mstride : ds->stride;
+    float bias = m->bias ? 1.0f : 0.0f;
+#pragma omp parallel for schedule(static) if (ds->n * K > 4096)
+    for (size_t i = 0; i < ds->n; i++) {
+        const float *x = ds->X + i * ds->stride;
+        k->dot_many(m->W, mstride, K, x, len, out + i * K);
+        for (size_t c = 0; c < K; c++) out[i * K + c] += m->Bk[c] * bias;
+    }
+    return PT_OK;
+}
+
+pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *out)
+{
+    pt_clear_error();
+    PT_TRY(pt_require_dense(ds, "scoring"));
+    pt_warn_extra_features(m->d, ds->d);
+    return pt_class_scores(m, ds, out);
+}
