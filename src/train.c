@@ -141,6 +141,65 @@ static pt_status check_init(const pt_dataset *ds, const pt_train_params *p)
     return PT_OK;
 }
 
+/* pt_train for p->expand.kind != NONE: online streams the expansion through
+ * pt_train_online_mapped, batch materialises it when it fits p->mem_budget_bytes. The model
+ * has d = the expanded dimension and remembers the expansion (params.expand, expand_d_in). */
+static pt_status train_expanded(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                                pt_model **out, pt_train_report *r)
+{
+    *out = NULL;
+    if (p->path == PT_PATH_KERNEL)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.expand works with the online and batch "
+                       "paths; the kernel path computes its kernel itself (pt_train_params.kernel "
+                       "PT_KERNEL_POLY or PT_KERNEL_RBF)");
+    if (ds->nclass != 2)
+        return pt_fail(PT_ERR_UNSUPPORTED, "pt_train_params.expand trains two-class models (the "
+                       "data has %zu classes)", ds->nclass);
+    pt_expander *e;
+    PT_TRY(pt_expander_create(&p->expand, ds->d, &e));
+    const size_t dim = pt_expander_d_out(e);
+    /* weights (and the averaged variant's sum, or the batch path's gradient) */
+    size_t wbytes = pt_dense_bytes(2, dim);
+    if (wbytes > p->mem_budget_bytes) {
+        pt_expander_free(e);
+        return pt_fail(PT_ERR_LIMIT, "the expanded model has %zu weights: %zu bytes, over the memory "
+                       "budget of %zu bytes; raise pt_train_params.mem_budget_bytes", dim, wbytes,
+                       p->mem_budget_bytes);
+    }
+    pt_model *m = pt_model_alloc_linear(dim);
+    pt_status s = m ? PT_OK : PT_ERR_NOMEM;
+    if (m) {
+        /* before training, so an epoch hook can score with the model as it stands */
+        pt_model_set_meta(m, ds, p);
+        m->expand_d_in = ds->d;
+        s = pt_model_start(m, p);
+    }
+    if (s == PT_OK && p->path == PT_PATH_ONLINE) {
+        /* streamed: each row expanded into one reused buffer, never the whole matrix */
+        pt_row_map map = pt_expander_row_map(e);
+        s = pt_train_online_mapped(ds, &map, p, k, m, r);
+    } else if (s == PT_OK) {
+        bool own = p->mem_budget_bytes < p->expand.mem_budget_bytes;
+        size_t budget = own ? p->mem_budget_bytes : p->expand.mem_budget_bytes;
+        pt_dataset *x = NULL;
+        s = pt_expand_with(ds, e, budget,
+                           own ? "pt_train_params.mem_budget_bytes"
+                               : "pt_train_params.expand.mem_budget_bytes", &x);
+        if (s == PT_ERR_LIMIT)
+            pt_fail_prefix(s, "the batch path needs the expansion materialised (the online path "
+                           "streams it)");
+        if (s == PT_OK) s = pt_train_batch(x, p, k, m, r);
+        pt_dataset_free(x);
+    }
+    pt_expander_free(e);
+    if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
+        pt_model_free(m);
+        return s;
+    }
+    *out = m;
+    return s;
+}
+
 pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
 {
     pt_clear_error();
@@ -184,7 +243,7 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
     pt_model *m = NULL;
     double t0 = pt_now();
     if (p->expand.kind != PT_EXPAND_NONE) {
-        s = pt_train_expanded(ds, &call, k, &m, r);
+        s = train_expanded(ds, &call, k, &m, r);
     } else if (ds->nclass > 2) {
         s = pt_train_multiclass(ds, &call, k, &m, r);
     } else if (p->path == PT_PATH_KERNEL) {

@@ -40,12 +40,6 @@ size_t pt_expander_block_rows(const pt_expander *e);
 pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budget,
                          const char *budget_field, pt_dataset **out);
 
-/* pt_train for p->expand.kind != NONE: online streams the expansion through
- * pt_train_online_mapped, batch materialises it when it fits p->mem_budget_bytes. The model
- * has d = the expanded dimension and remembers the expansion (params.expand, expand_d_in). */
-pt_status pt_train_expanded(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
-                            pt_model **out, pt_train_report *r);
-
 
 /* The vectorised cosine used by RFF, exposed for the tests: v[i] = scale * cos(v[i] + add[i]).
  * Absolute error below 1e-7 (measured 7.7e-8) against cos of the float argument for
