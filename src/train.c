@@ -1,44 +1,9 @@
 /* Training parameters, their names and checks, and the dispatch to a path. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "expand.h"
 #include "internal.h"
-
-void pt_train_report_clear(pt_train_report *r)
-{
-    if (!r) return;
-    free(r->mistakes_per_epoch);
-    free(r->objective_per_epoch);
-    free(r->seconds_per_epoch);
-    memset(r, 0, sizeof *r);
-}
-
-pt_status pt_report_push_epoch(pt_train_report *r, size_t mistakes, double objective)
-{
-    int e = r->epochs_run - r->epochs_before; /* entries so far */
-    size_t *m = realloc(r->mistakes_per_epoch, (size_t)(e + 1) * sizeof *m);
-    if (!m) return pt_fail(PT_ERR_NOMEM, "cannot grow the epoch report");
-    r->mistakes_per_epoch = m;
-    m[e] = mistakes;
-    if (!isnan(objective)) {
-        double *o = realloc(r->objective_per_epoch, (size_t)(e + 1) * sizeof *o);
-        if (!o) return pt_fail(PT_ERR_NOMEM, "cannot grow the epoch report");
-        r->objective_per_epoch = o;
-        o[e] = objective;
-    }
-    /* the time the epoch ended; pt_train turns these into durations. NULL after the first
-     * entry means the timing was dropped (one-vs-rest merges) and stays so. */
-    if (e == 0 || r->seconds_per_epoch) {
-        double *t = realloc(r->seconds_per_epoch, (size_t)(e + 1) * sizeof *t);
-        if (!t) return pt_fail(PT_ERR_NOMEM, "cannot grow the epoch report");
-        r->seconds_per_epoch = t;
-        t[e] = pt_now();
-    }
-    r->epochs_run++;
-    return PT_OK;
-}
 
 /* The run recorded in p->resume must be one of this data with these parameters (its epochs
  * may grow), or the result would not be the uninterrupted run's. */

@@ -4,7 +4,6 @@
  * stopped. Every path fills one per problem; model_io.c saves and loads them. A state's size
  * depends on the data (n, d), never on the epochs run or asked for.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,32 +144,4 @@ void pt_train_state_history(pt_train_state *st, const pt_train_state *prev,
 size_t pt_train_state_last(const pt_train_state *st)
 {
     return st->nhist ? st->hist[st->nhist - 1] : st->n;
-}
-
-void pt_report_resume(pt_train_report *r, const pt_train_state *from)
-{
-    r->epochs_before = r->epochs_run = from->epochs_done;
-    r->updates = from->updates;
-    r->converged = from->finished && from->nhist > 0 && from->hist[from->nhist - 1] == 0;
-}
-
-pt_status pt_report_append(pt_train_report *r, pt_train_report *part)
-{
-    if (!r->mistakes_per_epoch && r->epochs_run == 0) {
-        /* nothing recorded yet: part is the whole report */
-        *r = *part;
-        memset(part, 0, sizeof *part);
-        return PT_OK;
-    }
-    int add = part->epochs_run - part->epochs_before, have = r->epochs_run - r->epochs_before;
-    for (int e = 0; e < add; e++) {
-        double obj = part->objective_per_epoch ? part->objective_per_epoch[e] : NAN;
-        PT_TRY(pt_report_push_epoch(r, part->mistakes_per_epoch[e], obj));
-        if (r->seconds_per_epoch && part->seconds_per_epoch)
-            r->seconds_per_epoch[have + e] = part->seconds_per_epoch[e];
-    }
-    r->updates = part->updates;
-    r->converged = part->converged;
-    pt_train_report_clear(part);
-    return PT_OK;
 }
