@@ -29,6 +29,27 @@ typedef struct online {
  * o->vote_error set, when the memory budget refuses it). */
 bool online_push_vote(online *o);
 
+/* The model as it stands into w, b: the last iterate, or for the averaged variant the
+ * average w - u / T (w may be o->w itself, at the end). */
+void online_snapshot(const online *o, float *w, float *b);
+
+/* A run state for o's weights (the averaged variant's sums too) on n rows. */
+pt_train_state *online_state_new(const online *o, size_t n);
+/* Record where the run stands into st: the live iterate, the counters, the last epochs'
+ * mistakes (from, the state the run started from, keeps the older ones) and the sample order
+ * (NULL: as given). */
+pt_status online_state_capture(const online *o, const pt_train_report *r,
+                               const pt_train_state *from, int epochs_done, size_t pos,
+                               size_t epoch_mistakes, bool finished, const uint32_t *order,
+                               int shuffles, const pt_rng *rng, pt_train_state *st);
+/* Continue from a recorded state: the live iterate and the counters (the report takes over
+ * its epochs in pt_report_resume). */
+void online_state_restore(online *o, const pt_train_state *st);
+/* Voted: the vectors of the run to resume, from the model `from` or, when m already holds
+ * them (one-vs-rest hands a class's vectors from one round to the next), taken from m. */
+pt_status online_votes_restore(online *o, pt_model *m, const pt_model *from,
+                               const pt_train_state *st);
+
 /* The step on a sample whose score is known: update on a margin violation. Returns 1 if it
  * updated. Every sample counts towards the average, mistake or not. */
 static inline int visit(online *o, const float *x, float y, float score)

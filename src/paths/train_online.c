@@ -39,45 +39,6 @@ static void set_aside(size_t *blocked_below, int *blocked_from, int epoch, size_
     else *blocked_below = last / 4;
 }
 
-/* Voted: store the current vector with its survival count before it changes. */
-bool online_push_vote(online *o)
-{
-    if (o->survived == 0.0f) return true;
-    if (o->nv == o->cap) {
-        if (o->nv >= o->max_vectors) {
-            o->vote_error = pt_fail(PT_ERR_LIMIT,
-                                    "the voted perceptron stores one vector per update: more than "
-                                    "%zu vectors of %zu floats exceed the memory budget "
-                                    "(pt_train_params.mem_budget_bytes); use PT_VARIANT_AVERAGED, "
-                                    "which approximates it in O(d) memory",
-                                    o->max_vectors, o->len);
-            snprintf(o->vote_msg, sizeof o->vote_msg, "%s", pt_last_error());
-            return false;
-        }
-        size_t cap = o->cap ? 2 * o->cap : 64;
-        if (cap > o->max_vectors) cap = o->max_vectors;
-        float *V = pt_alloc(cap * o->len * sizeof(float), "voted vectors");
-        float *Vb = realloc(o->Vb, cap * sizeof(float)), *Vc = Vb ? realloc(o->Vc, cap * sizeof(float)) : NULL;
-        if (Vb) o->Vb = Vb;
-        if (Vc) o->Vc = Vc;
-        if (!V || !Vb || !Vc) {
-            pt_free(V);
-            o->vote_error = pt_fail(PT_ERR_NOMEM, "cannot grow the voted vectors to %zu", cap);
-            snprintf(o->vote_msg, sizeof o->vote_msg, "%s", pt_last_error());
-            return false;
-        }
-        if (o->V) memcpy(V, o->V, o->nv * o->len * sizeof(float));
-        pt_free(o->V);
-        o->V = V;
-        o->cap = cap;
-    }
-    memcpy(o->V + o->nv * o->len, o->w, o->len * sizeof(float));
-    o->Vb[o->nv] = o->b;
-    o->Vc[o->nv] = o->survived;
-    o->nv++;
-    return true;
-}
-
 /* One sequential epoch from sample *t on; *mistakes accumulates, *t ends at n (or where an
  * interrupt stopped it: the samples before *t are done). */
 static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_t *order,
@@ -131,20 +92,6 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
     return s;
 }
 
-/* The model as it stands into w, b: the last iterate, or for the averaged variant the
- * average w - u / T (w may be o->w itself, at the end). */
-static void snapshot(const online *o, float *w, float *b)
-{
-    if (!o->averaged || o->steps == 0) {
-        if (w != o->w) memcpy(w, o->w, o->len * sizeof(float));
-        *b = o->b;
-        return;
-    }
-    float inv = (float)(1.0 / o->steps);
-    o->k->scale_add(1.0f, o->w, -inv, o->u, w, o->len);
-    *b = o->b - o->ub * inv;
-}
-
 static pt_status check_finite(const online *o, int epoch)
 {
     bool ok = isfinite(o->b);
@@ -156,99 +103,12 @@ static pt_status check_finite(const online *o, int epoch)
                    epoch);
 }
 
-/* Record where the run stands into st (made by state_new): the live iterate, the counters, the
- * last epochs' mistakes (from, the state the run started from, keeps the older ones) and the
- * sample order. */
-static pt_status state_capture(const online *o, const pt_train_report *r, const pt_train_state *from,
-                               int epochs_done, size_t pos, size_t epoch_mistakes, bool finished,
-                               const uint32_t *order, int shuffles, const pt_rng *rng,
-                               pt_train_state *st)
-{
-    st->epochs_done = epochs_done;
-    st->pos = pos;
-    st->epoch_mistakes = epoch_mistakes;
-    st->updates = r->updates;
-    st->steps = o->steps;
-    st->finished = finished;
-    st->survived = o->survived;
-    memcpy(st->w, o->w, o->len * sizeof(float));
-    st->b[0] = o->b;
-    if (st->u) {
-        memcpy(st->u, o->u, o->len * sizeof(float));
-        st->ub[0] = o->ub;
-    }
-    pt_train_state_history(st, from, r);
-    return order ? pt_train_state_keep_order(st, order, st->n, shuffles, rng) : PT_OK;
-}
-
-static pt_train_state *state_new(const online *o, size_t n)
-{
-    return pt_train_state_new(n, o->len, 1, PT_STATE_LINEAR | (o->averaged ? PT_STATE_SUMS : 0));
-}
-
-/* Continue from a recorded state: the live iterate and the counters (the report takes over
- * its epochs in pt_report_resume). */
-static void state_restore(online *o, const pt_train_state *st)
-{
-    memcpy(o->w, st->w, o->len * sizeof(float));
-    o->b = st->b[0];
-    if (o->u) {
-        memcpy(o->u, st->u, o->len * sizeof(float));
-        o->ub = st->ub[0];
-    }
-    o->steps = st->steps;
-    o->survived = st->survived;
-}
-
-/* Voted: the vectors of the run to resume. Its model lists the current vector last when it
- * had survived a sample (as every snapshot and interrupted model does): that one is live again.
- * The vectors are copied from `from`, or taken from m when m holds them already (one-vs-rest
- * hands a class's vectors from one round to the next without a copy). */
-static pt_status votes_restore(online *o, pt_model *m, const pt_model *from, const pt_train_state *st)
-{
-    const bool adopt = m->n_votes > 0;
-    const pt_model *src = adopt ? m : from;
-    size_t nv = src->n_votes;
-    if (st->survived > 0.0f) {
-        if (nv == 0) return pt_fail(PT_ERR_FORMAT, "the voted run to resume lists no vectors");
-        nv--;
-    }
-    if (nv > o->max_vectors)
-        return pt_fail(PT_ERR_LIMIT, "the voted run to resume has %zu vectors, more than the "
-                       "memory budget holds (%zu)", nv, o->max_vectors);
-    if (adopt) {
-        o->V = m->votes;
-        o->Vb = m->vote_b;
-        o->Vc = m->vote_c;
-        o->nv = nv;
-        o->cap = m->vote_cap > m->n_votes ? m->vote_cap : m->n_votes;
-        m->votes = m->vote_b = m->vote_c = NULL;
-        m->n_votes = m->vote_cap = 0;
-        return PT_OK;
-    }
-    size_t cap = nv > 64 ? nv : 64;
-    if (cap > o->max_vectors) cap = o->max_vectors;
-    o->V = pt_alloc((cap ? cap : 1) * o->len * sizeof(float), "voted vectors");
-    o->Vb = malloc((cap ? cap : 1) * sizeof(float));
-    o->Vc = malloc((cap ? cap : 1) * sizeof(float));
-    if (!o->V || !o->Vb || !o->Vc)
-        return pt_fail(PT_ERR_NOMEM, "cannot allocate %zu voted vectors", cap);
-    if (nv) {
-        memcpy(o->V, from->votes, nv * o->len * sizeof(float));
-        memcpy(o->Vb, from->vote_b, nv * sizeof(float));
-        memcpy(o->Vc, from->vote_c, nv * sizeof(float));
-    }
-    o->nv = nv;
-    o->cap = cap;
-    return PT_OK;
-}
-
 /* The epoch hook's model: the one as it stands, with where the run stands (the voted variant
  * lends it its vectors, the current one included, for the call). */
 static pt_status call_hook(online *o, const pt_train_params *p, pt_model *snap, int epoch,
                            size_t mistakes, int *stop)
 {
-    snapshot(o, snap->w, &snap->b);
+    online_snapshot(o, snap->w, &snap->b);
     snap->epochs_run = epoch;
     bool pushed = false;
     if (o->voted) {
@@ -302,8 +162,8 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
         (map && !(mapped = pt_calloc(o.len * sizeof(float), "mapped row"))) ||
         (p->epoch_hook && (!(snap = pt_model_clone(m)) ||
-                           pt_model_keep_run(snap, state_new(&o, n)) != PT_OK)) ||
-        !(state = state_new(&o, n))) {
+                           pt_model_keep_run(snap, online_state_new(&o, n)) != PT_OK)) ||
+        !(state = online_state_new(&o, n))) {
         s = pt_fail(PT_ERR_NOMEM, "cannot allocate the online path's buffers (%zu floats a row)", o.len);
         goto out;
     }
@@ -314,8 +174,8 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     size_t start = 0, carried = 0; /* where the first epoch starts, and its mistakes so far */
     bool finished = false;
     if (from) {
-        state_restore(&o, from);
-        if (o.voted && (s = votes_restore(&o, m, p->resume, from)) != PT_OK) goto out;
+        online_state_restore(&o, from);
+        if (o.voted && (s = online_votes_restore(&o, m, p->resume, from)) != PT_OK) goto out;
         pt_report_resume(r, from);
         first = from->epochs_done + 1;
         start = from->pos;
@@ -390,8 +250,8 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         }
         if (snap) {
             int stop = 0;
-            if ((s = state_capture(&o, r, from, epoch, 0, 0, finished, order, shuffles, &rng,
-                                   snap->states[0])) != PT_OK ||
+            if ((s = online_state_capture(&o, r, from, epoch, 0, 0, finished, order, shuffles,
+                                          &rng, snap->states[0])) != PT_OK ||
                 (s = call_hook(&o, p, snap, epoch, mistakes, &stop)) != PT_OK || stop)
                 break;
         }
@@ -399,8 +259,8 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     r->converged = finished && last == 0;
     if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
         /* where the run stands, for --resume (pt_train drops it from a finished run) */
-        pt_status cs = state_capture(&o, r, from, done, pos, pos_mistakes, finished, order,
-                                     shuffles, &rng, state);
+        pt_status cs = online_state_capture(&o, r, from, done, pos, pos_mistakes, finished,
+                                            order, shuffles, &rng, state);
         if (cs == PT_OK) cs = pt_model_keep_run(m, state);
         state = NULL;
         if (cs != PT_OK) {
@@ -408,7 +268,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
             goto out;
         }
     }
-    snapshot(&o, o.w, &m->b);
+    online_snapshot(&o, o.w, &m->b);
     if (o.voted && (s == PT_OK || s == PT_ERR_INTERRUPTED)) {
         /* the last vector votes too; hand the vectors to the model */
         if (!online_push_vote(&o)) {
@@ -496,14 +356,14 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
                         .b = B[c], /* 0, or a warm start's */
                         .stop = p->stop};
         if ((o[c].averaged && !(o[c].u = pt_calloc(len * sizeof(float), "averaging buffer"))) ||
-            !(out[c] = state_new(&o[c], n))) {
+            !(out[c] = online_state_new(&o[c], n))) {
             s = pt_fail(PT_ERR_NOMEM, "cannot allocate %zu one-vs-rest problems", K);
             goto out;
         }
         const pt_train_state *st = states[c];
         pr[c] = (problem){.epoch = 1};
         if (st) {
-            state_restore(&o[c], st);
+            online_state_restore(&o[c], st);
             pt_report_resume(&reps[c], st);
             pr[c] = (problem){.epoch = st->epochs_done + 1,
                               .t = st->pos,
@@ -590,9 +450,9 @@ finish:
         /* where each problem stands, then the models as they stand */
         for (size_t c = 0; c < K; c++) {
             problem *q = &pr[c];
-            pt_status cs = state_capture(&o[c], &reps[c], states[c], q->done, q->pos,
-                                         q->pos_mistakes, q->finished, q->finished ? NULL : order,
-                                         shuffles, &rng, out[c]);
+            pt_status cs = online_state_capture(&o[c], &reps[c], states[c], q->done, q->pos,
+                                                q->pos_mistakes, q->finished,
+                                                q->finished ? NULL : order, shuffles, &rng, out[c]);
             if (cs != PT_OK) {
                 s = cs;
                 goto out;
@@ -604,7 +464,7 @@ finish:
             out[c] = NULL;
         }
     }
-    for (size_t c = 0; c < K; c++) snapshot(&o[c], o[c].w, &B[c]);
+    for (size_t c = 0; c < K; c++) online_snapshot(&o[c], o[c].w, &B[c]);
 out:
     for (size_t c = 0; o && c < K; c++) pt_free(o[c].u);
     for (size_t c = 0; out && c < K; c++) pt_train_state_free(out[c]);
