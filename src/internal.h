@@ -314,9 +314,17 @@ pt_model *pt_model_alloc_multiclass(size_t d, size_t nclass, const double *label
 pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
                               size_t c0, size_t c1, float *W, float *B, pt_train_report *reps,
                               pt_train_state **states);
-/* Multiclass training (multiclass.c). */
-pt_status pt_train_multiclass(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
-                              pt_model **m, pt_train_report *r);
+/* One-vs-rest on the online or batch path (multiclass/ovr.c): m, a multiclass model with its
+ * metadata and warm start, gets every class's weights. */
+pt_status pt_train_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                       pt_model *m, pt_train_report *r);
+/* One-vs-rest on the kernel path (multiclass/ovr.c): one binary kernel model per class, in
+ * m->sub of the model made in *out. */
+pt_status pt_train_ovr_kernel(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                              pt_model **out, pt_train_report *r);
+/* The multiclass perceptron (multiclass/direct.c) into m, as pt_train_ovr. */
+pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                          pt_model *m, pt_train_report *r);
 /* A view of a multiclass dataset as the binary problem "class k against the rest": shares X,
  * owns nothing; y must hold n floats (+1 for class k). */
 void pt_dataset_binary_view(const pt_dataset *ds, size_t k, float *y, pt_dataset *view);

@@ -165,6 +165,26 @@ static pt_status train_expanded(const pt_dataset *ds, const pt_train_params *p, 
     return s;
 }
 
+/* The online and batch paths, one-vs-rest over them and the multiclass perceptron: the linear
+ * model is allocated here, its metadata set and its warm start applied, then trained. *out is
+ * the model whatever the status (NULL when it could not be allocated). */
+static pt_status train_linear(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                              pt_model **out, pt_train_report *r)
+{
+    const bool multi = ds->nclass > 2;
+    pt_model *m = multi ? pt_model_alloc_multiclass(ds->d, ds->nclass, ds->class_values)
+                        : pt_model_alloc_linear(ds->d);
+    *out = m;
+    if (!m) return PT_ERR_NOMEM;
+    pt_model_set_meta(m, ds, p);
+    PT_TRY(pt_model_start(m, p));
+    if (multi)
+        return p->multiclass == PT_MULTI_DIRECT ? pt_train_direct(ds, p, k, m, r)
+                                                : pt_train_ovr(ds, p, k, m, r);
+    return p->path == PT_PATH_BATCH ? pt_train_batch(ds, p, k, m, r)
+                                    : pt_train_online(ds, p, k, m, r);
+}
+
 pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
 {
     pt_clear_error();
@@ -207,21 +227,13 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
     pt_status s;
     pt_model *m = NULL;
     double t0 = pt_now();
-    if (p->expand.kind != PT_EXPAND_NONE) {
+    if (p->expand.kind != PT_EXPAND_NONE)
         s = train_expanded(ds, &call, k, &m, r);
-    } else if (ds->nclass > 2) {
-        s = pt_train_multiclass(ds, &call, k, &m, r);
-    } else if (p->path == PT_PATH_KERNEL) {
-        s = pt_train_kernel(ds, &call, k, &m, r);
-    } else if (!(m = pt_model_alloc_linear(ds->d))) {
-        s = PT_ERR_NOMEM;
-    } else {
-        pt_model_set_meta(m, ds, p);
-        s = pt_model_start(m, p);
-        if (s == PT_OK)
-            s = p->path == PT_PATH_BATCH ? pt_train_batch(ds, &call, k, m, r)
-                                         : pt_train_online(ds, &call, k, m, r);
-    }
+    else if (p->path == PT_PATH_KERNEL)
+        s = ds->nclass > 2 ? pt_train_ovr_kernel(ds, &call, k, &m, r)
+                           : pt_train_kernel(ds, &call, k, &m, r);
+    else
+        s = train_linear(ds, &call, k, &m, r);
     pt_threads_leave(saved);
     r->train_seconds = pt_now() - t0;
     /* Epoch end times into durations, last to first. An epoch begins where the one before it

@@ -1,25 +1,20 @@
 /*
- * More than two classes.
- *  - One-vs-rest: K binary problems "class k against the rest", independent, trained in
- *    parallel over classes (OpenMP); on the online path each thread runs its group of classes
- *    in lockstep from one pass over X per epoch. The model keeps one weight vector per class
- *    and predicts the class of highest score. The voted perceptron keeps each class's binary
- *    model whole (its vectors and their survival counts, in m->sub) and scores a class by its
- *    vote; each class may store vectors within 1/K of the memory budget. With an epoch hook or
- *    a progress callback the classes advance in rounds of one epoch (each class resumes from
- *    where the last round left it, exactly), so the hook sees every class at the same epoch;
- *    the model records where each class stands, so an interrupted run resumes.
- *  - The multiclass perceptron (online): scores s_c = W_c.x + B_c for every class in one visit
- *    of x; with r the best wrong class, a margin violation s_y - s_r <= tau adds eta x to W_y
- *    and subtracts it from W_r. Averaged with the same lazy sum as the binary path.
+ * One-vs-rest: K binary problems "class k against the rest", independent, trained in parallel
+ * over classes (OpenMP); on the online path each thread runs its group of classes in lockstep
+ * from one pass over X per epoch. The model keeps one weight vector per class and predicts the
+ * class of highest score. The voted perceptron keeps each class's binary model whole (its
+ * vectors and their survival counts, in m->sub) and scores a class by its vote; each class may
+ * store vectors within 1/K of the memory budget. With an epoch hook or a progress callback the
+ * classes advance in rounds of one epoch (each class resumes from where the last round left
+ * it, exactly), so the hook sees every class at the same epoch; the model records where each
+ * class stands, so an interrupted run resumes. On the kernel path the classes train in turn on
+ * one kernel storage (the Gram is built once).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
-
-/* ------------------------------------------------------------------ one-vs-rest */
 
 /* Sum per-class reports into one: mistakes per epoch summed, converged if all converged. A
  * resumed run's report starts after the latest epoch any class took over. */
@@ -262,8 +257,8 @@ static pt_status ovr_round(ovr *o, int E)
     return status;
 }
 
-static pt_status train_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
-                           pt_model *m, pt_train_report *r)
+pt_status pt_train_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                       pt_model *m, pt_train_report *r)
 {
     const size_t K = ds->nclass;
     ovr o = {.ds = ds, .k = k, .p = p, .inner = *p, .m = m, .K = K, .len = pt_stride_for(ds->d),
@@ -330,203 +325,7 @@ out:
     return s;
 }
 
-/* --------------------------------------------------------- the multiclass perceptron */
-
-typedef struct direct {
-    const pt_kernels *k;
-    size_t K, len;
-    float tau, eta, bias;
-    bool averaged;
-    float *W, *B;  /* K x len, K */
-    float *U, *UB; /* lazy sums for the average */
-    float *s;      /* K scores */
-    double steps;
-} direct;
-
-/* One sample of class y: returns 1 if it updated. */
-static int direct_visit(direct *o, const float *x, size_t y)
-{
-    const size_t K = o->K, len = o->len;
-    o->k->dot_many(o->W, len, K, x, len, o->s); /* one pass over x for every class */
-    for (size_t c = 0; c < K; c++) o->s[c] += o->B[c] * o->bias;
-    size_t rival = y == 0 ? 1 : 0;
-    for (size_t c = 0; c < K; c++)
-        if (c != y && o->s[c] > o->s[rival]) rival = c;
-    int upd = o->s[y] - o->s[rival] <= o->tau;
-    if (upd) {
-        float a = o->eta;
-        if (o->averaged) {
-            float cc = (float)o->steps * a;
-            o->k->axpy2(a, cc, x, o->W + y * len, o->U + y * len, len);
-            o->k->axpy2(-a, -cc, x, o->W + rival * len, o->U + rival * len, len);
-            o->UB[y] += cc * o->bias;
-            o->UB[rival] -= cc * o->bias;
-        } else {
-            o->k->axpy(a, x, o->W + y * len, len);
-            o->k->axpy(-a, x, o->W + rival * len, len);
-        }
-        o->B[y] += a * o->bias;
-        o->B[rival] -= a * o->bias;
-    }
-    o->steps += 1.0;
-    return upd;
-}
-
-/* Write the model as it stands into W, B (the average for the averaged variant). */
-static void direct_snapshot(const direct *o, float *W, float *B)
-{
-    if (!o->averaged || o->steps == 0) {
-        if (W != o->W) memcpy(W, o->W, o->K * o->len * sizeof(float));
-        if (B != o->B) memcpy(B, o->B, o->K * sizeof(float));
-        return;
-    }
-    float inv = (float)(1.0 / o->steps);
-    o->k->scale_add(1.0f, o->W, -inv, o->U, W, o->K * o->len);
-    for (size_t c = 0; c < o->K; c++) B[c] = o->B[c] - o->UB[c] * inv;
-}
-
-/* Where the multiclass perceptron stands into st (every class's weights in turn). */
-static pt_status direct_capture(const direct *o, const pt_train_report *r, const pt_train_state *from,
-                                int done, size_t pos, size_t pos_mistakes, bool finished,
-                                const uint32_t *order, int shuffles, const pt_rng *rng,
-                                pt_train_state *st)
-{
-    st->epochs_done = done;
-    st->pos = pos;
-    st->epoch_mistakes = pos_mistakes;
-    st->updates = r->updates;
-    st->steps = o->steps;
-    st->finished = finished;
-    memcpy(st->w, o->W, o->K * o->len * sizeof(float));
-    memcpy(st->b, o->B, o->K * sizeof(float));
-    if (o->averaged) {
-        memcpy(st->u, o->U, o->K * o->len * sizeof(float));
-        memcpy(st->ub, o->UB, o->K * sizeof(float));
-    }
-    pt_train_state_history(st, from, r);
-    return order ? pt_train_state_keep_order(st, order, st->n, shuffles, rng) : PT_OK;
-}
-
-static pt_train_state *direct_state_new(const direct *o, size_t n)
-{
-    return pt_train_state_new(n, o->K * o->len, o->K,
-                              PT_STATE_LINEAR | (o->averaged ? PT_STATE_SUMS : 0));
-}
-
-static pt_status train_direct(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
-                              pt_model *m, pt_train_report *r)
-{
-    const size_t n = ds->n, K = ds->nclass;
-    direct o = {
-        .k = k, .K = K, .len = ds->stride, .tau = p->margin, .eta = p->eta,
-        .bias = p->bias ? 1.0f : 0.0f, .averaged = p->variant == PT_VARIANT_AVERAGED,
-        .W = m->W, .B = m->Bk,
-    };
-    if (p->variant == PT_VARIANT_VOTED)
-        return pt_fail(PT_ERR_UNSUPPORTED, "the voted perceptron is binary; use PT_VARIANT_AVERAGED");
-    if (p->shuffle && n > UINT32_MAX)
-        return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
-    const pt_train_state *from = p->resume ? p->resume->states[0] : NULL;
-    uint32_t *order = NULL;
-    pt_model *snap = NULL;
-    pt_train_state *state = NULL;
-    pt_status s = PT_OK;
-    o.s = malloc(K * sizeof(float));
-    if (!o.s || (o.averaged && (!(o.U = pt_calloc(K * o.len * sizeof(float), "averaging buffers")) ||
-                                !(o.UB = pt_calloc(K * sizeof(float), "averaging buffers")))) ||
-        (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
-        !(state = direct_state_new(&o, n)) ||
-        (p->epoch_hook && (!(snap = pt_model_alloc_multiclass(ds->d, K, ds->class_values)) ||
-                           pt_model_keep_run(snap, direct_state_new(&o, n)) != PT_OK))) {
-        s = pt_fail(PT_ERR_NOMEM, "cannot allocate the multiclass perceptron's buffers (%zu "
-                    "classes)", K);
-        goto out;
-    }
-    if (snap) pt_model_set_meta(snap, ds, p);
-    pt_rng rng;
-    int shuffles = 0;
-    if (order) pt_train_state_order(from, p->seed, order, n, &rng, &shuffles);
-    int first = 1;
-    size_t start = 0, carried = 0;
-    bool finished = false;
-    if (from) {
-        memcpy(o.W, from->w, K * o.len * sizeof(float));
-        memcpy(o.B, from->b, K * sizeof(float));
-        if (o.averaged) {
-            memcpy(o.U, from->u, K * o.len * sizeof(float));
-            memcpy(o.UB, from->ub, K * sizeof(float));
-        }
-        o.steps = from->steps;
-        pt_report_resume(r, from);
-        first = from->epochs_done + 1;
-        start = from->pos;
-        carried = from->epoch_mistakes;
-        finished = from->finished;
-    }
-    int done = first - 1;
-    size_t pos = start, pos_mistakes = carried;
-    double t0 = pt_now();
-    for (int epoch = first; epoch <= p->epochs && !finished; epoch++) {
-        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
-        size_t mistakes = epoch == first ? carried : 0, before = mistakes;
-        for (size_t t = epoch == first ? start : 0; t < n; t++) {
-            size_t i = order ? order[t] : t;
-            mistakes += (size_t)direct_visit(&o, ds->X + i * ds->stride, (size_t)ds->cls[i]);
-            if (pt_stopping(p->stop)) {
-                pos = t + 1;
-                pos_mistakes = mistakes;
-                s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d at sample %zu", epoch, t + 1);
-                break;
-            }
-        }
-        r->updates += mistakes - before;
-        if (s != PT_OK) break;
-        if ((s = pt_report_push_epoch(r, mistakes, NAN)) != PT_OK) break;
-        bool finite = true;
-        for (size_t j = 0; j < K * o.len && finite; j++) finite = isfinite(o.W[j]);
-        if (!finite) {
-            s = pt_fail(PT_ERR_NUMERIC, "weights became non-finite in epoch %d: lower pt_train_params.eta or "
-                                        "rescale the features", epoch);
-            break;
-        }
-        done = epoch;
-        pos = pos_mistakes = 0;
-        finished = mistakes == 0;
-        if (finished) r->converged = 1;
-        if (p->progress && p->progress(epoch, mistakes, pt_now() - t0, p->progress_user)) {
-            s = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d", epoch);
-            break;
-        }
-        if (snap) {
-            direct_snapshot(&o, snap->W, snap->Bk);
-            snap->epochs_run = epoch;
-            if ((s = direct_capture(&o, r, from, epoch, 0, 0, finished, order, shuffles, &rng,
-                                    snap->states[0])) != PT_OK ||
-                p->epoch_hook(snap, epoch, mistakes, p->epoch_user))
-                break;
-        }
-    }
-    if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
-        /* where the run stands, for --resume (pt_train drops it from a finished run) */
-        pt_status cs = direct_capture(&o, r, from, done, pos, pos_mistakes, finished, order,
-                                      shuffles, &rng, state);
-        if (cs == PT_OK) cs = pt_model_keep_run(m, state);
-        state = NULL;
-        if (cs != PT_OK) {
-            s = cs;
-            goto out;
-        }
-    }
-    direct_snapshot(&o, m->W, m->Bk);
-out:
-    free(o.s);
-    pt_free(o.U);
-    pt_free(o.UB);
-    pt_free(order);
-    pt_model_free(snap);
-    pt_train_state_free(state);
-    return s;
-}
+/* ------------------------------------------------------------------- kernel path */
 
 /* One-vs-rest on the kernel path: one binary kernel model per class, trained in turn on one
  * kernel storage (each class uses every thread for its rows; the Gram is built once). */
@@ -580,8 +379,8 @@ static int kernel_round(void *user, int epoch)
     return after_round(ko->p, ko->m, ko->states, ko->m->nclass, ko->reps, epoch, ko->t0, &ko->s);
 }
 
-static pt_status train_kernel_ovr(const pt_dataset *ds, const pt_train_params *p,
-                                  const pt_kernels *k, pt_model **out, pt_train_report *r)
+pt_status pt_train_ovr_kernel(const pt_dataset *ds, const pt_train_params *p,
+                              const pt_kernels *k, pt_model **out, pt_train_report *r)
 {
     const size_t K = ds->nclass;
     pt_model *m = calloc(1, sizeof *m);
@@ -628,24 +427,6 @@ static pt_status train_kernel_ovr(const pt_dataset *ds, const pt_train_params *p
     /* an interrupted run keeps every class's model and where it stands */
     m->states = states;
     m->nstates = K;
-    *out = m;
-    return s;
-}
-
-pt_status pt_train_multiclass(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
-                              pt_model **out, pt_train_report *r)
-{
-    if (p->path == PT_PATH_KERNEL) return train_kernel_ovr(ds, p, k, out, r);
-    pt_model *m = pt_model_alloc_multiclass(ds->d, ds->nclass, ds->class_values);
-    if (!m) return PT_ERR_NOMEM;
-    pt_model_set_meta(m, ds, p);
-    pt_status s = pt_model_start(m, p);
-    if (s == PT_OK)
-        s = p->multiclass == PT_MULTI_DIRECT ? train_direct(ds, p, k, m, r) : train_ovr(ds, p, k, m, r);
-    if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
-        pt_model_free(m);
-        return s;
-    }
     *out = m;
     return s;
 }
