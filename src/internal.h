@@ -4,6 +4,7 @@
 
 #include "ptron.h"
 
+#include <locale.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -56,6 +57,15 @@ typedef struct pt_thread_counts {
 pt_thread_counts pt_threads_enter(int threads);
 void pt_threads_leave(pt_thread_counts saved);
 double pt_now(void);                  /* monotonic seconds (clock.c) */
+
+/* ----------------------------------------------------------- the C locale (locale.c) */
+
+/* The "C" locale object, for strtof_l and strtod_l. */
+locale_t pt_c_locale(void);
+/* Switch the calling thread to the C locale, for printf and strtod; give the value returned
+ * to pt_c_locale_leave to switch back. */
+locale_t pt_c_locale_enter(void);
+void pt_c_locale_leave(locale_t old);
 
 /* ------------------------------------------------------- random numbers (rng.c) */
 

@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <locale.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -25,24 +24,6 @@
 
 /* Results of the slow parsers. */
 enum { NUM_OK = 0, NUM_BAD = 1, NUM_NONFINITE = 2 };
-
-/* ------------------------------------------------------------------ C locale */
-
-static locale_t c_locale_obj;
-static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
-
-static void c_locale_init(void)
-{
-    c_locale_obj = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    if (c_locale_obj == (locale_t)0) c_locale_obj = LC_GLOBAL_LOCALE; /* cannot happen for "C" */
-}
-
-/* The "C" locale object, so numbers never depend on the caller's setlocale(). */
-locale_t pt_c_locale(void)
-{
-    pthread_once(&c_locale_once, c_locale_init);
-    return c_locale_obj;
-}
 
 /* ------------------------------------------------------------------ numbers */
 

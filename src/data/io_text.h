@@ -11,8 +11,6 @@
 /* The whole file in memory: mapped, or read (pipes); *mapped says which, for pt_text_unmap. */
 pt_status pt_text_map(const char *path, const char **data, size_t *len, bool *mapped);
 void pt_text_unmap(const char *data, size_t len, bool mapped);
-/* The C locale, for strtof_l/strtod_l and number formatting. */
-locale_t pt_c_locale(void);
 /* Scan one number at p (before end): the end of the number, or NULL if it is not one. Exact
  * (equal to strtof/strtod); fast on plain decimals, falling back to the slow parsers. */
 const char *pt_scan_float(const char *p, const char *end, float *out);

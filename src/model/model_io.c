@@ -49,7 +49,7 @@
  * Keys may come in any order before the weights; each must appear exactly once. Loading checks
  * the checksum, then every field: its range, and its agreement with the other fields and with
  * the weights (check_header, check_votes; the run state's in parse_states), each refusal naming
- * the line. Numbers are written and read under the C locale (uselocale below), so a program
+ * the line. Numbers are written and read under the C locale (pt_c_locale_enter), so a program
  * that called setlocale for a decimal comma still writes "0.5"; %.9g and strtof round-trip
  * every finite float exactly, %.17g and strtod every double.
  */
@@ -89,24 +89,6 @@ static const char *const key_name[NKEYS] = {
     "tol", "average_iterates", "batch_impl", "kernel", "degree", "gamma", "coef0", "cache_mb",
     "gram_storage", "epochs_run", "b",
 };
-
-/* Switch this thread to the C locale for numbers; restore with c_locale_end. */
-typedef struct c_locale {
-    locale_t c, old;
-} c_locale;
-
-static void c_locale_begin(c_locale *l)
-{
-    l->c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    l->old = l->c ? uselocale(l->c) : (locale_t)0;
-}
-
-static void c_locale_end(c_locale *l)
-{
-    if (!l->c) return;
-    uselocale(l->old);
-    freelocale(l->c);
-}
 
 /* ---------------------------------------------------------------------------- saving */
 
@@ -386,12 +368,11 @@ static pt_status model_text(const pt_model *m, const char *what, char **buf, siz
     *len = 0;
     FILE *f = open_memstream(buf, len);
     if (!f) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the model text", what);
-    c_locale loc;
-    c_locale_begin(&loc);
+    locale_t loc = pt_c_locale_enter();
     print_model(f, m);
     bool ok = fflush(f) == 0 && !ferror(f);
     if (ok) ok = fprintf(f, CHECKSUM_KEY "%016" PRIx64 "\n", pt_checksum(*buf, *len)) > 0;
-    c_locale_end(&loc);
+    pt_c_locale_leave(loc);
     if (fclose(f) != 0 || !ok) {
         free(*buf);
         *buf = NULL;
@@ -453,10 +434,9 @@ pt_status pt_predictions_write(const pt_model *m, const double *labels, size_t n
 {
     pt_clear_error();
     predictions p = {m, labels, n};
-    c_locale loc;
-    c_locale_begin(&loc);
+    locale_t loc = pt_c_locale_enter();
     pt_status s = pt_write_atomic(path, print_predictions, &p);
-    c_locale_end(&loc);
+    pt_c_locale_leave(loc);
     return s;
 }
 
@@ -1559,12 +1539,11 @@ static pt_status load_text(const char *path, char *buf, size_t len, pt_model **o
         }
     }
     if (s == PT_OK) {
-        c_locale loc;
-        c_locale_begin(&loc);
+        locale_t loc = pt_c_locale_enter();
         parser r = {.path = path, .version = version, .p = buf, .end = buf + body, .line = 0};
         next_line(&r); /* the magic line, checked above */
         s = parse_body(&r, out);
-        c_locale_end(&loc);
+        pt_c_locale_leave(loc);
     }
     return s;
 }

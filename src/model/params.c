@@ -294,24 +294,6 @@ void pt_train_params_set_stop(pt_train_params *p, pt_stop *stop) { p->stop = sto
 
 void pt_train_params_set_init(pt_train_params *p, const pt_model *init) { p->init = init; }
 
-/* Parse numbers under the C locale whatever the program set with setlocale. */
-typedef struct c_numeric {
-    locale_t c, old;
-} c_numeric;
-
-static void c_numeric_begin(c_numeric *l)
-{
-    l->c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    l->old = l->c ? uselocale(l->c) : (locale_t)0;
-}
-
-static void c_numeric_end(c_numeric *l)
-{
-    if (!l->c) return;
-    uselocale(l->old);
-    freelocale(l->c);
-}
-
 /* Parse value as the field's type into out (the field's bytes). */
 static pt_status parse_value(const field *f, const char *value, void *out)
 {
@@ -387,10 +369,9 @@ static pt_status set_field(const field *table, size_t count, const char *what, v
         size_t z;
         uint64_t u;
     } scratch;
-    c_numeric loc;
-    c_numeric_begin(&loc);
+    locale_t loc = pt_c_locale_enter();
     pt_status s = parse_value(f, value, &scratch);
-    c_numeric_end(&loc);
+    pt_c_locale_leave(loc);
     if (s != PT_OK) return s;
     size_t size = f->type == F_FLOAT ? sizeof(float)
                   : f->type == F_DOUBLE ? sizeof(double)
@@ -410,8 +391,7 @@ static pt_status get_field(const field *table, size_t count, const char *what, c
     const void *at = (const char *)base + f->offset;
     int v;
     int len = 0;
-    c_numeric loc;
-    c_numeric_begin(&loc);
+    locale_t loc = pt_c_locale_enter();
     switch (f->type) {
     case F_ENUM:
         memcpy(&v, at, sizeof v);
@@ -424,7 +404,7 @@ static pt_status get_field(const field *table, size_t count, const char *what, c
     case F_SIZE: len = snprintf(buf, cap, "%zu", *(const size_t *)at); break;
     case F_U64: len = snprintf(buf, cap, "%" PRIu64, *(const uint64_t *)at); break;
     }
-    c_numeric_end(&loc);
+    pt_c_locale_leave(loc);
     if (len < 0 || (size_t)len >= cap)
         return pt_fail(PT_ERR_INVALID, "%s: the value needs %d bytes, the buffer has %zu", name,
                        len + 1, cap);
