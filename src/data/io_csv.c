@@ -4,14 +4,10 @@
  * in ptron.h. Two passes over the mapped file: count the rows and columns (so the dense budget
  * is checked before anything big is allocated), then parse straight into the matrix.
  * Single-threaded: CSV is the interchange format, not the fast one. */
-#include <locale.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "io_text.h"
-
-enum { NUM_OK = 0, NUM_BAD = 1, NUM_NONFINITE = 2 };
 
 #define CELL_SHOWN 40
 
@@ -317,4 +313,25 @@ pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **o
 
 /* Label first, then the d values, no header; the buffered number formatting is shared with
  * the LIBSVM writer. */
-pt_status pt_write_csv(FILE *f, const void *ds) { return pt_write_csv_rows(f, ds); }
+/* ------------------------------------------------------------------------ the writer */
+
+static pt_status csv_row(FILE *f, const pt_dataset *ds, const char *label, size_t i, char *buf,
+                         size_t *used)
+{
+    const float *x = ds->X + i * ds->stride;
+    char *p = stpcpy(buf + *used, label);
+    for (size_t j = 0; j < ds->d; j++) {
+        if ((size_t)(p - buf) > PT_TEXT_WBUF - PT_TEXT_WMAX_ITEM) {
+            *used = (size_t)(p - buf);
+            PT_TRY(pt_text_flush(f, buf, used));
+            p = buf;
+        }
+        *p++ = ',';
+        p = pt_put_float(p, x[j]);
+    }
+    *p++ = '\n';
+    *used = (size_t)(p - buf);
+    return PT_OK;
+}
+
+pt_status pt_write_csv(FILE *f, const void *ds) { return pt_text_write_rows(f, ds, csv_row); }

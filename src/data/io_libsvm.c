@@ -7,285 +7,15 @@
  * caught in pass 2). After a prefix sum over the chunks and the memory budget check, pass 2
  * (parallel) parses every row straight into its place in the matrix. Each chunk keeps its
  * first error; the one from the lowest chunk is the file's first.
- *
- * This file also holds what io_csv.c shares: number scanning, whole-file access, and the
- * buffered number formatting of the two text writers. */
+ */
 #include <errno.h>
 #include <fcntl.h>
-#include <locale.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "io_text.h"
-
-/* Results of the slow parsers. */
-enum { NUM_OK = 0, NUM_BAD = 1, NUM_NONFINITE = 2 };
-
-/* ------------------------------------------------------------------ numbers */
-
-static inline bool is_digit(char c) { return (unsigned char)(c - '0') < 10; }
-
-typedef struct decimal {
-    uint64_t m; /* significant digits, at most 19 */
-    int e10;    /* value = m * 10^e10 */
-    bool neg;
-} decimal;
-
-static const uint64_t pow10_u64[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
-                                      100000000};
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define HAVE_SWAR 1
-/* The leading ASCII digits (0..8) of the 8 bytes at p, and their value in *value: eight
- * characters at a time, so a digit run costs no branch per character (SWAR as in simdjson).
- * Carries and borrows only start at non-digit bytes and only move to later bytes. */
-static inline int digits8(const char *p, uint64_t *value)
-{
-    const uint64_t ones = 0x0101010101010101u;
-    uint64_t v;
-    memcpy(&v, p, sizeof v);
-    uint64_t bad = ((v & 0xF0 * ones) ^ 0x30 * ones) | (((v + 0x06 * ones) & 0xF0 * ones) ^ 0x30 * ones);
-    int k = bad ? __builtin_ctzll(bad) >> 3 : 8;
-    uint64_t t = v - 0x30 * ones;
-    t = k ? t << (8 * (8 - k)) : 0; /* the k digits, after 8-k zero digits */
-    t = t * 10 + (t >> 8);
-    t = (((t & 0x000000FF000000FFu) * 0x000F424000000064u) +
-         (((t >> 16) & 0x000000FF000000FFu) * 0x0000271000000001u)) >> 32;
-    *value = (uint32_t)t;
-    return k;
-}
-#else
-#define HAVE_SWAR 0
-#endif
-
-/* Append the digits at p to *m (counting them in *nd); NULL past 19 digits. Runs of up to
- * 15 digits take two SWAR words and no loop. */
-static inline const char *scan_digits(const char *p, const char *end, uint64_t *m, int *nd)
-{
-#if HAVE_SWAR
-    if (end - p >= 16) {
-        uint64_t v1, v2;
-        int k1 = digits8(p, &v1), k2 = digits8(p + 8, &v2);
-        if (k1 < 8) {
-            if (*nd + k1 > 19) return NULL;
-            *m = *m * pow10_u64[k1] + v1;
-            *nd += k1;
-            return p + k1;
-        }
-        if (k2 < 8) {
-            if (*nd + 8 + k2 > 19) return NULL;
-            *m = (*m * pow10_u64[8] + v1) * pow10_u64[k2] + v2;
-            *nd += 8 + k2;
-            return p + 8 + k2;
-        }
-    }
-#endif
-    for (; p < end && is_digit(*p); p++) {
-        if (*nd == 19) return NULL;
-        *m = *m * 10 + (uint64_t)(*p - '0');
-        ++*nd;
-    }
-    return p;
-}
-
-/* Scan [+-]digits[.digits][(e|E)[+-]digits] at p, stopping at end. Returns where the number
- * ends, or NULL when the text is not in that plain form or has more than 19 digits (leading
- * zeros included): the caller then hands the whole token to strtof/strtod. */
-static inline const char *scan_decimal(const char *p, const char *end, decimal *dec)
-{
-    uint64_t m = 0;
-    int nd = 0, e10 = 0;
-    char c0 = p < end ? *p : '\0';
-    bool neg = c0 == '-';
-    p += neg | (c0 == '+');
-    p = scan_digits(p, end, &m, &nd);
-    if (!p) return NULL;
-    if (p < end && *p == '.') {
-        int before = nd;
-        p = scan_digits(p + 1, end, &m, &nd);
-        if (!p) return NULL;
-        e10 = before - nd;
-    }
-    if (nd == 0) return NULL;
-    if (p < end && (*p | 0x20) == 'e') {
-        p++;
-        bool eneg = false;
-        if (p < end && (*p == '-' || *p == '+')) eneg = *p++ == '-';
-        if (p == end || !is_digit(*p)) return NULL;
-        int x = 0;
-        for (; p < end && is_digit(*p); p++)
-            if (x < 100000) x = x * 10 + (*p - '0'); /* saturate: far outside the fast range */
-        e10 += eneg ? -x : x;
-    }
-    dec->m = m;
-    dec->e10 = m ? e10 : 0;
-    dec->neg = neg;
-    return p;
-}
-
-static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-/* |m * 10^e10| as a correctly rounded double when both m and 10^|e10| are exact doubles
- * (Clinger's fast path: one IEEE multiply or divide); false otherwise. */
-static inline bool decimal_to_double(const decimal *dec, double *out)
-{
-    if (dec->m >= (UINT64_C(1) << 53) || dec->e10 < -22 || dec->e10 > 22) return false;
-    double m = (double)dec->m;
-    *out = dec->e10 >= 0 ? m * pow10_exact[dec->e10] : m / pow10_exact[-dec->e10];
-    return true;
-}
-
-static const double pow10_inv[23] = {1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
-                                     1e-8,  1e-9,  1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15,
-                                     1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
-
-/* A float from the decimal at p, equal to strtof's; NULL when the caller must use strtof.
- * m * 10^e is computed in double: exactly rounded for e >= 0, and within 2 double ulps for
- * e < 0 (m times the rounded 1e-k: a multiply instead of a slow divide). Rounding that
- * double to float gives strtof's answer unless it lies within those 2 ulps of a midpoint
- * between two floats (the low 29 of its 52 fraction bits near 1000...0): then strtof
- * decides. The fast range, 1e-22 .. 9e37, holds only normal floats. */
-static inline const char *scan_float(const char *p, const char *end, float *out)
-{
-    decimal dec;
-    p = scan_decimal(p, end, &dec);
-    if (!p) return NULL;
-    float f = 0.0f;
-    if (dec.m != 0) {
-        if (dec.m >= (UINT64_C(1) << 53) || dec.e10 < -22 || dec.e10 > 22) return NULL;
-        double m = (double)dec.m;
-        double v = dec.e10 >= 0 ? m * pow10_exact[dec.e10] : m * pow10_inv[-dec.e10];
-        uint64_t bits;
-        memcpy(&bits, &v, sizeof bits);
-        uint64_t low = bits & ((UINT64_C(1) << 29) - 1);
-        if (low - ((UINT64_C(1) << 28) - 3) <= 6) return NULL;
-        f = (float)v;
-    }
-    /* The sign without a branch: signs of data values are unpredictable. */
-    uint32_t fb;
-    memcpy(&fb, &f, sizeof fb);
-    fb |= (uint32_t)dec.neg << 31;
-    memcpy(out, &fb, sizeof fb);
-    return p;
-}
-
-static inline const char *scan_double(const char *p, const char *end, double *out)
-{
-    decimal dec;
-    double v;
-    p = scan_decimal(p, end, &dec);
-    if (!p) return NULL;
-    if (dec.m == 0) v = 0.0;
-    else if (!decimal_to_double(&dec, &v)) return NULL;
-    *out = dec.neg ? -v : v;
-    return p;
-}
-
-const char *pt_scan_float(const char *p, const char *end, float *out) { return scan_float(p, end, out); }
-const char *pt_scan_double(const char *p, const char *end, double *out) { return scan_double(p, end, out); }
-
-/* strtof/strtod on a NUL-terminated copy of the token [s, s+len), in the C locale: the token
- * must be consumed whole (this also takes hex floats, "inf" and "nan", refused here). */
-static int parse_slow(const char *s, size_t len, float *f, double *d)
-{
-    char small[128];
-    char *b = len < sizeof small ? small : malloc(len + 1);
-    if (!b) return NUM_BAD;
-    memcpy(b, s, len);
-    b[len] = '\0';
-    char *e;
-    double v = f ? (double)(*f = strtof_l(b, &e, pt_c_locale())) : (*d = strtod_l(b, &e, pt_c_locale()));
-    int r = len == 0 || e != b + len ? NUM_BAD : isfinite(v) ? NUM_OK : NUM_NONFINITE;
-    if (b != small) free(b);
-    return r;
-}
-
-int pt_parse_float_slow(const char *s, size_t len, float *out) { return parse_slow(s, len, out, NULL); }
-int pt_parse_double_slow(const char *s, size_t len, double *out) { return parse_slow(s, len, NULL, out); }
-
-/* -------------------------------------------------------------- whole-file access */
-
-/* Read fd to its end into a growing malloc'd buffer (pipes and other unmappable inputs). */
-static pt_status read_all(const char *path, int fd, const char **data, size_t *len)
-{
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (!buf) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu bytes to read it", path, cap);
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) {
-            int e = errno;
-            free(buf);
-            return pt_fail(PT_ERR_IO, "%s: read failed: %s", path, strerror(e));
-        }
-        if (r == 0) break;
-        n += (size_t)r;
-        if (n == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) free(buf);
-            buf = nb;
-        }
-    }
-    if (n == 0) {
-        free(buf);
-        buf = NULL;
-    }
-    *data = buf;
-    *len = n;
-    return PT_OK;
-}
-
-static pt_status open_file(const char *path, int *fd, struct stat *st)
-{
-    *fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (*fd < 0) return pt_fail(PT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    if (fstat(*fd, st) != 0) {
-        int e = errno;
-        close(*fd);
-        return pt_fail(PT_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
-    }
-    return PT_OK;
-}
-
-/* Map a file read-only (or, for pipes and the like, read it whole into memory). An empty
- * file gives len 0 and data NULL. */
-pt_status pt_text_map(const char *path, const char **data, size_t *len, bool *mapped)
-{
-    int fd;
-    struct stat st;
-    *data = NULL;
-    *len = 0;
-    *mapped = false;
-    PT_TRY(open_file(path, &fd, &st));
-    pt_status s = PT_OK;
-    void *p = MAP_FAILED;
-    if (S_ISREG(st.st_mode) && st.st_size > 0)
-        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p != MAP_FAILED) {
-        madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
-        *data = p;
-        *len = (size_t)st.st_size;
-        *mapped = true;
-    } else if (!S_ISREG(st.st_mode) || st.st_size > 0) {
-        s = read_all(path, fd, data, len);
-    }
-    close(fd);
-    return s;
-}
-
-void pt_text_unmap(const char *data, size_t len, bool mapped)
-{
-    if (!data) return;
-    if (mapped) munmap((void *)data, len);
-    else free((void *)data);
-}
 
 /* The LIBSVM reader reads regular files with pread in blocks rather than mapping them: on
  * these virtual machines a pass over a 4 KiB-page file mapping costs several times a
@@ -304,14 +34,14 @@ static pt_status source_open(const char *path, source *src)
     src->path = path;
     src->fd = -1;
     int fd;
-    PT_TRY(open_file(path, &fd, &st));
+    PT_TRY(pt_text_open(path, &fd, &st));
     if (S_ISREG(st.st_mode)) {
         src->fd = fd;
         src->len = (size_t)st.st_size;
         posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         return PT_OK;
     }
-    pt_status s = read_all(path, fd, &src->mem, &src->len);
+    pt_status s = pt_text_read_all(path, fd, &src->mem, &src->len);
     close(fd);
     return s;
 }
@@ -531,7 +261,7 @@ static void scan_lines(chunk *c, const void *ctx, const char *b, const char *end
 static const char *parse_label(const reader *r, chunk *c, size_t line, const char *p,
                                const char *end, double *label)
 {
-    const char *q = scan_double(p, end, label);
+    const char *q = pt_scan_double(p, end, label);
     if (q && at_delim(q, end)) return q;
     q = token_end(p, end);
     int st = pt_parse_double_slow(p, (size_t)(q - p), label);
@@ -635,7 +365,7 @@ static const char *parse_row(const reader *r, chunk *c, size_t line, const char 
             return index_error(r, c, line, t, p, end, idx, prev);
         p++;
         float v;
-        const char *q = scan_float(p, end, &v);
+        const char *q = pt_scan_float(p, end, &v);
         if (q && at_delim(q, end)) p = q;
         else if (!(p = value_slow(r, c, line, (size_t)idx, p, end, &v))) return NULL;
         /* Only an invalid line can hold an index above pass 1's maximum; it fails above. */
@@ -780,63 +510,6 @@ pt_status pt_read_libsvm(const char *path, const pt_read_options *o, pt_dataset 
 
 /* ------------------------------------------------------------------ the writer */
 
-/* Shortest %.{1..17}g text that reads back as v exactly. */
-static void format_label(double v, char *buf, size_t size)
-{
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, size, "%.*g", prec, v);
-        if (strtod_l(buf, NULL, pt_c_locale()) == v) return;
-    }
-}
-
-/* Decimal digits of u at p; returns the end. */
-static char *put_uint(char *p, uint64_t u)
-{
-    char tmp[24];
-    int k = 0;
-    do tmp[k++] = (char)('0' + u % 10);
-    while (u /= 10);
-    while (k) *p++ = tmp[--k];
-    return p;
-}
-
-/* v as %.9g (exact for floats), with integers below 1e9 printed directly (the same text). */
-static char *put_float(char *p, float v)
-{
-    /* the range test first: converting a float beyond int32 is undefined */
-    if (fabsf(v) < 1e9f && v == (float)(int32_t)v && !(v == 0.0f && signbit(v))) {
-        if (v < 0) *p++ = '-';
-        return put_uint(p, (uint64_t)fabsf(v));
-    }
-    return p + snprintf(p, 32, "%.9g", v);
-}
-
-/* Per-class label texts; NULL after setting the error on failure. */
-static char (*label_texts(const pt_dataset *ds))[32]
-{
-    char (*t)[32] = malloc((ds->nclass ? ds->nclass : 1) * sizeof *t);
-    if (!t) {
-        pt_fail(PT_ERR_NOMEM, "cannot allocate %zu label texts", ds->nclass);
-        return NULL;
-    }
-    for (size_t k = 0; k < ds->nclass; k++) format_label(ds->class_values[k], t[k], sizeof t[k]);
-    return t;
-}
-
-#define WBUF (1u << 20)
-#define WMAX_ITEM 64 /* longest " idx:value" or label text */
-
-typedef pt_status (*row_fn)(FILE *f, const pt_dataset *ds, const char *label, size_t i,
-                            char *buf, size_t *used);
-
-static pt_status flush_buf(FILE *f, char *buf, size_t *used)
-{
-    if (*used && fwrite(buf, 1, *used, f) != *used)
-        return pt_fail(PT_ERR_IO, "write failed: %s", strerror(errno));
-    *used = 0;
-    return PT_OK;
-}
-
 static pt_status libsvm_row(FILE *f, const pt_dataset *ds, const char *label, size_t i,
                             char *buf, size_t *used)
 {
@@ -845,65 +518,19 @@ static pt_status libsvm_row(FILE *f, const pt_dataset *ds, const char *label, si
     p = stpcpy(p, label);
     for (size_t j = 0; j < ds->d; j++) {
         if (x[j] == 0.0f) continue;
-        if ((size_t)(p - buf) > WBUF - WMAX_ITEM) {
+        if ((size_t)(p - buf) > PT_TEXT_WBUF - PT_TEXT_WMAX_ITEM) {
             *used = (size_t)(p - buf);
-            PT_TRY(flush_buf(f, buf, used));
+            PT_TRY(pt_text_flush(f, buf, used));
             p = buf;
         }
         *p++ = ' ';
-        p = put_uint(p, j + 1);
+        p = pt_put_uint(p, j + 1);
         *p++ = ':';
-        p = put_float(p, x[j]);
+        p = pt_put_float(p, x[j]);
     }
     *p++ = '\n';
     *used = (size_t)(p - buf);
     return PT_OK;
 }
 
-static pt_status csv_row(FILE *f, const pt_dataset *ds, const char *label, size_t i, char *buf,
-                         size_t *used)
-{
-    const float *x = ds->X + i * ds->stride;
-    char *p = stpcpy(buf + *used, label);
-    for (size_t j = 0; j < ds->d; j++) {
-        if ((size_t)(p - buf) > WBUF - WMAX_ITEM) {
-            *used = (size_t)(p - buf);
-            PT_TRY(flush_buf(f, buf, used));
-            p = buf;
-        }
-        *p++ = ',';
-        p = put_float(p, x[j]);
-    }
-    *p++ = '\n';
-    *used = (size_t)(p - buf);
-    return PT_OK;
-}
-
-/* Both text writers: rows through a 1 MiB buffer, numbers in the C locale. */
-static pt_status write_rows(FILE *f, const pt_dataset *ds, row_fn fn)
-{
-    char(*labels)[32] = label_texts(ds);
-    char *buf = malloc(WBUF);
-    if (!labels || !buf) {
-        free(labels);
-        free(buf);
-        return labels ? pt_fail(PT_ERR_NOMEM, "cannot allocate a write buffer") : PT_ERR_NOMEM;
-    }
-    locale_t old = uselocale(pt_c_locale());
-    pt_status s = PT_OK;
-    size_t used = 0;
-    for (size_t i = 0; i < ds->n && s == PT_OK; i++) {
-        if (used > WBUF - WMAX_ITEM) s = flush_buf(f, buf, &used);
-        if (s == PT_OK) s = fn(f, ds, labels[ds->cls[i]], i, buf, &used);
-    }
-    if (s == PT_OK) s = flush_buf(f, buf, &used);
-    uselocale(old);
-    free(buf);
-    free(labels);
-    return s;
-}
-
-pt_status pt_write_libsvm(FILE *f, const void *ds) { return write_rows(f, ds, libsvm_row); }
-
-/* The CSV writer shares the row buffering and number formatting above. */
-pt_status pt_write_csv_rows(FILE *f, const void *ds) { return write_rows(f, ds, csv_row); }
+pt_status pt_write_libsvm(FILE *f, const void *ds) { return pt_text_write_rows(f, ds, libsvm_row); }

@@ -1,0 +1,163 @@
+/* Text helpers shared by the LIBSVM and CSV readers and writers: whole-file access, the slow
+ * number parsers (strtof/strtod in the C locale) and the buffered row writer. The fast number
+ * scanner and the number formatting are inline in io_text.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io_text.h"
+
+/* ------------------------------------------------------------------------ numbers */
+
+/* strtof/strtod on a NUL-terminated copy of the token [s, s+len), in the C locale: the token
+ * must be consumed whole (this also takes hex floats, "inf" and "nan", refused here). */
+static int parse_slow(const char *s, size_t len, float *f, double *d)
+{
+    char small[128];
+    char *b = len < sizeof small ? small : malloc(len + 1);
+    if (!b) return NUM_BAD;
+    memcpy(b, s, len);
+    b[len] = '\0';
+    char *e;
+    double v = f ? (double)(*f = strtof_l(b, &e, pt_c_locale())) : (*d = strtod_l(b, &e, pt_c_locale()));
+    int r = len == 0 || e != b + len ? NUM_BAD : isfinite(v) ? NUM_OK : NUM_NONFINITE;
+    if (b != small) free(b);
+    return r;
+}
+
+int pt_parse_float_slow(const char *s, size_t len, float *out) { return parse_slow(s, len, out, NULL); }
+int pt_parse_double_slow(const char *s, size_t len, double *out) { return parse_slow(s, len, NULL, out); }
+
+/* ---------------------------------------------------------------- whole-file access */
+
+pt_status pt_text_read_all(const char *path, int fd, const char **data, size_t *len)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu bytes to read it", path, cap);
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            return pt_fail(PT_ERR_IO, "%s: read failed: %s", path, strerror(e));
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+        if (n == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) free(buf);
+            buf = nb;
+        }
+    }
+    if (n == 0) {
+        free(buf);
+        buf = NULL;
+    }
+    *data = buf;
+    *len = n;
+    return PT_OK;
+}
+
+pt_status pt_text_open(const char *path, int *fd, struct stat *st)
+{
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0) return pt_fail(PT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (fstat(*fd, st) != 0) {
+        int e = errno;
+        close(*fd);
+        return pt_fail(PT_ERR_IO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    return PT_OK;
+}
+
+pt_status pt_text_map(const char *path, const char **data, size_t *len, bool *mapped)
+{
+    int fd;
+    struct stat st;
+    *data = NULL;
+    *len = 0;
+    *mapped = false;
+    PT_TRY(pt_text_open(path, &fd, &st));
+    pt_status s = PT_OK;
+    void *p = MAP_FAILED;
+    if (S_ISREG(st.st_mode) && st.st_size > 0)
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) {
+        madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+        *data = p;
+        *len = (size_t)st.st_size;
+        *mapped = true;
+    } else if (!S_ISREG(st.st_mode) || st.st_size > 0) {
+        s = pt_text_read_all(path, fd, data, len);
+    }
+    close(fd);
+    return s;
+}
+
+void pt_text_unmap(const char *data, size_t len, bool mapped)
+{
+    if (!data) return;
+    if (mapped) munmap((void *)data, len);
+    else free((void *)data);
+}
+
+/* -------------------------------------------------------------------------- writers */
+
+/* Shortest %.{1..17}g text that reads back as v exactly. */
+static void format_label(double v, char *buf, size_t size)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, v);
+        if (strtod_l(buf, NULL, pt_c_locale()) == v) return;
+    }
+}
+
+/* Per-class label texts; NULL after setting the error on failure. */
+static char (*label_texts(const pt_dataset *ds))[32]
+{
+    char (*t)[32] = malloc((ds->nclass ? ds->nclass : 1) * sizeof *t);
+    if (!t) {
+        pt_fail(PT_ERR_NOMEM, "cannot allocate %zu label texts", ds->nclass);
+        return NULL;
+    }
+    for (size_t k = 0; k < ds->nclass; k++) format_label(ds->class_values[k], t[k], sizeof t[k]);
+    return t;
+}
+
+pt_status pt_text_flush(FILE *f, char *buf, size_t *used)
+{
+    if (*used && fwrite(buf, 1, *used, f) != *used)
+        return pt_fail(PT_ERR_IO, "write failed: %s", strerror(errno));
+    *used = 0;
+    return PT_OK;
+}
+
+pt_status pt_text_write_rows(FILE *f, const pt_dataset *ds, pt_text_row_fn fn)
+{
+    char(*labels)[32] = label_texts(ds);
+    char *buf = malloc(PT_TEXT_WBUF);
+    if (!labels || !buf) {
+        free(labels);
+        free(buf);
+        return labels ? pt_fail(PT_ERR_NOMEM, "cannot allocate a write buffer") : PT_ERR_NOMEM;
+    }
+    locale_t old = uselocale(pt_c_locale());
+    pt_status s = PT_OK;
+    size_t used = 0;
+    for (size_t i = 0; i < ds->n && s == PT_OK; i++) {
+        if (used > PT_TEXT_WBUF - PT_TEXT_WMAX_ITEM) s = pt_text_flush(f, buf, &used);
+        if (s == PT_OK) s = fn(f, ds, labels[ds->cls[i]], i, buf, &used);
+    }
+    if (s == PT_OK) s = pt_text_flush(f, buf, &used);
+    uselocale(old);
+    free(buf);
+    free(labels);
+    return s;
+}
