@@ -23,7 +23,7 @@
 #include <cblas.h>
 
 #include "bench.h"
-#include "gram.h"
+#include "features/gram.h"
 
 #define NMAX 4000
 

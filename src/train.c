@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expand.h"
-#include "internal.h"
+#include "features/expand.h"
+#include "multiclass/multiclass.h"
 
 /* The run recorded in p->resume must be one of this data with these parameters (its epochs
  * may grow), or the result would not be the uninterrupted run's. */

@@ -17,7 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "common/common.h"
+#include "kernels/kernels.h"
 #include "kernel_test_util.h"
 
 static const size_t gram_ds[] = {0, 1, 2, 3, 15, 16, 17, 31, 128, 129, 257};

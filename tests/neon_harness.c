@@ -20,7 +20,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "common/common.h"
+#include "kernels/kernels.h"
 #include "kernel_test_util.h"
 
 static int passed, failed;

@@ -37,7 +37,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "common/common.h"
+#include "kernels/kernels.h"
 #include "kernel_test_util.h"
 
 static const size_t sk_ds[] = {1, 17, 1000, 100000};

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "common/common.h"
 #include "testutil.h"
 
 static pt_status write_hello(FILE *f, const void *ctx)

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "internal.h" /* pt_checksum, to edit a model as a person who knows the format would */
+#include "common/common.h" /* pt_checksum, to edit a model as a person who knows the format would */
 #include "testutil.h"
 
 #define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "'%s' not in: %s", (sub), (s))

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "data/data.h"
 #include "testutil.h"
 
 START_TEST(test_layout)

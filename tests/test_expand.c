@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "expand.h"
-#include "internal.h"
+#include "features/expand.h"
+#include "model/model.h"
 #include "testutil.h"
 
 static pt_expander *make(pt_expand_kind kind, int degree, float coef0, size_t rff_dim, float gamma,

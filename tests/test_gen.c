@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "data/data.h"
 #include "testutil.h"
 
 static pt_dataset *gen(pt_gen_kind kind, size_t n, size_t d, double margin, uint64_t seed)

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "data/data.h"
 #include "testutil.h"
 
 /* Offsets of the header fields (see the layout at the top of src/io_ptd.c). */

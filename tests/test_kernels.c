@@ -31,7 +31,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "common/common.h"
+#include "kernels/kernels.h"
 #include "kernel_test_util.h"
 #include "testutil.h"
 

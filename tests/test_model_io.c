@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "model/model.h"
 #include "testutil.h"
 
 static int has(const char *msg, const char *part) { return strstr(msg, part) != NULL; }

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gram.h"
-#include "internal.h"
+#include "features/gram.h"
+#include "multiclass/multiclass.h"
 #include "testutil.h"
 
 static pt_dataset *shipped(const char *name)

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "model/model.h"
 #include "testutil.h"
 
 START_TEST(test_keys_round_trip)

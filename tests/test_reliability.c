@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "paths/paths.h"
 #include "testutil.h"
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "paths/paths.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------------------ helpers */

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "paths/paths.h"
 #include "testutil.h"
-#include "train_batch.h"
+#include "paths/train_batch.h"
 
 static pt_model *train(const pt_dataset *ds, const pt_train_params *p, pt_train_report *r)
 {

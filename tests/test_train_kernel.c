@@ -10,8 +10,8 @@
 #include <omp.h>
 #endif
 
-#include "gram.h"
-#include "internal.h"
+#include "features/gram.h"
+#include "paths/paths.h"
 #include "testutil.h"
 
 static const pt_isa all_isas[] = {PT_ISA_SCALAR, PT_ISA_AVX2, PT_ISA_AVX512, PT_ISA_NEON};

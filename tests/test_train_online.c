@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "paths/paths.h"
 #include "testutil.h"
 
 static pt_model *train(const pt_dataset *ds, pt_train_params *p, pt_train_report *r)

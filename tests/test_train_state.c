@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "paths/paths.h"
 #include "testutil.h"
 
 /* A run configuration: the data and the parameters that matter. */

@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "common/common.h"
 #include "testutil.h"
 
 START_TEST(test_rng_reference_stream)

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expand.h"
+#include "features/expand.h"
 
 #define REPS 5
 

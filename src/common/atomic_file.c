@@ -13,7 +13,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "internal.h"
+#include "common.h"
 
 uint64_t pt_checksum(const void *data, size_t len) { return XXH3_64bits(data, len); }
 

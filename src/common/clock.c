@@ -1,7 +1,7 @@
 /* The monotonic clock every timing in the library reads. */
 #include <time.h>
 
-#include "internal.h"
+#include "common.h"
 
 double pt_now(void)
 {

@@ -2,7 +2,7 @@
  * set with setlocale() (a decimal comma would otherwise break every text file). */
 #include <pthread.h>
 
-#include "internal.h"
+#include "common.h"
 
 static locale_t c_locale_obj;
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;

@@ -10,7 +10,7 @@
 #include <omp.h>
 #endif
 
-#include "internal.h"
+#include "common.h"
 
 /* Below this, huge pages buy nothing and waste memory. */
 #define HUGE_ADVICE_MIN (4u << 20)

@@ -1,7 +1,7 @@
 /* xoshiro256** seeded by splitmix64: the same streams on every machine. */
 #include <math.h>
 
-#include "internal.h"
+#include "common.h"
 
 static uint64_t splitmix64(uint64_t *x)
 {

@@ -1,7 +1,7 @@
 /* Stop tokens: the stop state each pt_train call polls, and the process-wide request. */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "common.h"
 
 /* A signal handler may request a stop: that takes lock-free atomics. */
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "pt_stop_request needs lock-free atomic ints");

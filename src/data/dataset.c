@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "data.h"
 
 size_t pt_stride_for(size_t d) { return pt_round_up(d ? d : 1, PT_ALIGN_FLOATS); }
 

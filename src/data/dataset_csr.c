@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "data.h"
 
 const char *pt_layout_name(pt_layout l)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "data.h"
 
 void pt_gen_params_init(pt_gen_params *p)
 {

@@ -2,7 +2,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "data.h"
 
 void pt_read_options_init(pt_read_options *o)
 {

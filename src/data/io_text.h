@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal.h"
+#include "data.h"
 
 /* ------------------------------------------------------------------ whole-file access */
 

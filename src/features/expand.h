@@ -3,7 +3,15 @@
 #ifndef PT_EXPAND_H
 #define PT_EXPAND_H
 
-#include "internal.h"
+#include "data/data.h"
+
+/* A row transformation applied on the fly (streamed feature expansion): map writes the
+ * d_out mapped features of x, zero padded to pt_stride_for(d_out) floats, into out. */
+typedef struct pt_row_map {
+    size_t d_out;
+    void (*map)(const void *ctx, const float *x, float *out);
+    const void *ctx;
+} pt_row_map;
 
 typedef struct pt_expander pt_expander;
 

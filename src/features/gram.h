@@ -37,7 +37,8 @@
 #ifndef PT_GRAM_H
 #define PT_GRAM_H
 
-#include "internal.h"
+#include "data/data.h"
+#include "kernels/kernels.h"
 
 /* Rows per panel, and the square tile of the Gram build (a multiple of 48 and 16). */
 #define PT_GRAM_PANEL 16
@@ -95,12 +96,6 @@ void pt_gram_kvec(const pt_gram_rows *r, const pt_kfun *kf, const pt_kernels *k,
  * round_up(ni, 8) rows of ldc >= round_up(nj, 16) floats (the padding is scratch). */
 void pt_gram_block(const pt_gram_rows *a, size_t i0, size_t ni, const pt_gram_rows *b, size_t j0,
                    size_t nj, const pt_kfun *kf, const pt_kernels *k, float *C, size_t ldc);
-
-/* The kernel path's AUTO storage (train_kernel.c) switches from rows to the full Gram when
- * the seconds spent on rows reach the Gram's estimated cost; seconds >= 0 replaces that
- * estimate in every later run of the process (the tests force the switch mid-epoch with it);
- * -1, the default, gives the estimate back. A test hook: not part of the public API. */
-void pt_gram_set_switch_seconds(double seconds);
 
 /* The exact kernel (double) from float inputs, and the bound above on |K - K_ref|. */
 double pt_kfun_ref(const pt_kfun *kf, const float *x, const float *z, size_t d);

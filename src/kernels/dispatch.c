@@ -31,7 +31,8 @@
 #define PT_ARM64 1
 #endif
 
-#include "../internal.h"
+#include "common/common.h"
+#include "kernels.h"
 
 #define ISA_BIT(isa) (1u << (unsigned)(isa))
 

@@ -35,9 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expand.h"
-#include "gram.h"
-#include "internal.h"
+#include "features/expand.h"
+#include "features/gram.h"
+#include "model.h"
 
 static int cmp_desc(const void *a, const void *b)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "model.h"
 
 pt_model *pt_model_alloc_linear(size_t d)
 {

@@ -64,8 +64,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "expand.h"
-#include "internal.h"
+#include "features/expand.h"
+#include "model.h"
 
 #define MODEL_VERSION 2 /* the newest version this ptron reads */
 #define MODEL_MAGIC "ptron-model"

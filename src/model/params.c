@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "model.h"
 
 void pt_train_params_init(pt_train_params *p)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "model.h"
 
 /* More than two classes are scored in blocks of rows of at most this many bytes of scores, so
  * that a model of many classes does not multiply the memory a large dataset needs. */

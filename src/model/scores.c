@@ -13,9 +13,9 @@
 #include <omp.h>
 #endif
 
-#include "expand.h"
-#include "gram.h"
-#include "internal.h"
+#include "features/expand.h"
+#include "features/gram.h"
+#include "model.h"
 
 void pt_warn_extra_features(size_t model_d, size_t data_d)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "model.h"
 
 pt_train_state *pt_train_state_new(size_t n, size_t len, size_t nb, unsigned parts)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "multiclass.h"
 
 typedef struct direct {
     const pt_kernels *k;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "multiclass.h"
 
 /* Sum per-class reports into one: mistakes per epoch summed, converged if all converged. A
  * resumed run's report starts after the latest epoch any class took over. */

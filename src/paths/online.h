@@ -5,7 +5,7 @@
 #ifndef PT_ONLINE_H
 #define PT_ONLINE_H
 
-#include "internal.h"
+#include "paths.h"
 
 typedef struct online {
     const pt_kernels *k;

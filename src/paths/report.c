@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "paths.h"
 
 void pt_train_report_clear(pt_train_report *r)
 {

@@ -37,7 +37,7 @@
 
 #include <cblas.h>
 
-#include "internal.h"
+#include "paths.h"
 #include "train_batch.h"
 
 /* Chunks of the fused pass: at least this much of X each, so the fork and the per-chunk

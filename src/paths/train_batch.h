@@ -2,7 +2,7 @@
 #ifndef PT_TRAIN_BATCH_H
 #define PT_TRAIN_BATCH_H
 
-#include "internal.h"
+#include "paths.h"
 
 /* What one pass over a block of rows saw, at the iterate it was given. */
 typedef struct pt_batch_eval {

@@ -43,8 +43,8 @@
 #include <omp.h>
 #endif
 
-#include "gram.h"
-#include "internal.h"
+#include "features/gram.h"
+#include "paths.h"
 
 #define MIB (1024.0 * 1024.0)
 /* cost model of AUTO (measured on the 2-core Zen 5 VMs; order of magnitude is what matters) */

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "data/data.h"
 
 /* Report a broken invariant as a crash, with the reader's message (on fd 2 directly: the
  * CLI target points the stderr stream at /dev/null). */

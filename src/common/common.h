@@ -1,0 +1,130 @@
+/*
+ * The bottom layer, what every other uses: errors, memory, threads, the clock, the C locale,
+ * random numbers, atomic files and checksums, stop tokens. Not installed.
+ */
+#ifndef PT_COMMON_H
+#define PT_COMMON_H
+
+#include "ptron.h"
+
+#include <locale.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ----------------------------------------------------------------- errors (error.c) */
+
+/* Record the detailed message for pt_last_error() and return the status, so a failing
+ * path reads `return pt_fail(PT_ERR_PARSE, "%s:%zu: bad index", path, line);`. */
+pt_status pt_fail(pt_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prefix the current message with "what: " (used when an inner call fails). */
+pt_status pt_fail_prefix(pt_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void pt_clear_error(void);
+/* PT_OK if a parameter struct's struct_size is this library's, else PT_ERR_INVALID saying to
+ * start it with its _init (see ptron.h). Read nothing else of a struct before this. */
+pt_status pt_check_struct_size(const char *type, size_t got, size_t want);
+#define PT_CHECK_STRUCT(p, type) pt_check_struct_size(#type, (p)->struct_size, sizeof(type))
+void pt_log(pt_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define PT_TRY(expr)                                                                               \
+    do {                                                                                           \
+        pt_status pt_try_s_ = (expr);                                                              \
+        if (pt_try_s_ != PT_OK) return pt_try_s_;                                                  \
+    } while (0)
+
+/* ------------------------------------------------------------------- memory (mem.c) */
+
+/* 64-byte aligned allocation; large ones ask for transparent huge pages, because first
+ * touch of 4 KiB pages costs ~10 us each on these machines. what names the buffer in the
+ * failure message ("feature matrix"). Returns NULL and sets pt_last_error on failure. */
+void *pt_alloc(size_t bytes, const char *what);
+void *pt_calloc(size_t bytes, const char *what); /* zeroed */
+void pt_free(void *p);
+/* a * b with overflow check; returns false on overflow. */
+bool pt_mul_ok(size_t a, size_t b, size_t *out);
+size_t pt_round_up(size_t x, size_t to);
+size_t pt_physical_memory(void);      /* bytes of RAM */
+size_t pt_default_mem_budget(void);   /* half of RAM */
+int pt_threads_resolve(int requested); /* 0 -> all cores */
+/* The thread counts a call runs with: the calling thread's OpenMP count (what its parallel
+ * regions and OpenBLAS, built for OpenMP, use) and OpenBLAS's process-wide count, set by
+ * pt_threads_enter and put back as they were by pt_threads_leave. Inside a parallel region
+ * both do nothing (OpenBLAS runs on one thread there, and nested regions are off). */
+typedef struct pt_thread_counts {
+    int omp, blas;
+    bool set;
+} pt_thread_counts;
+pt_thread_counts pt_threads_enter(int threads);
+void pt_threads_leave(pt_thread_counts saved);
+
+/* -------------------------------------------------------------------- clock (clock.c) */
+
+double pt_now(void); /* monotonic seconds */
+
+/* ----------------------------------------------------------- the C locale (locale.c) */
+
+/* The "C" locale object, for strtof_l and strtod_l. */
+locale_t pt_c_locale(void);
+/* Switch the calling thread to the C locale, for printf and strtod; give the value returned
+ * to pt_c_locale_leave to switch back. */
+locale_t pt_c_locale_enter(void);
+void pt_c_locale_leave(locale_t old);
+
+/* ------------------------------------------------------- random numbers (rng.c) */
+
+/* xoshiro256**: fast, and bit-identical on every machine. */
+typedef struct pt_rng {
+    uint64_t s[4];
+} pt_rng;
+
+void pt_rng_seed(pt_rng *r, uint64_t seed);
+uint64_t pt_rng_next(pt_rng *r);
+double pt_rng_uniform(pt_rng *r);               /* [0, 1) */
+double pt_rng_normal(pt_rng *r);                /* N(0, 1), Box-Muller */
+uint64_t pt_rng_below(pt_rng *r, uint64_t n);   /* [0, n), unbiased */
+void pt_rng_shuffle(pt_rng *r, uint32_t *a, size_t n); /* Fisher-Yates */
+
+/* ------------------------------------------------------ atomic files (atomic_file.c) */
+
+/* Write a file atomically without changing what path is: symlinks are followed to their final
+ * target, and a regular file there (or none) is replaced whole: "TARGET.tmp.PID" is opened
+ * beside it, filled by write_fn, every write checked, fflush + fsync, then renamed over it (and
+ * the directory fsync'd); an existing file's permissions carry over. On any failure the
+ * temporary file is removed and the target is left as it was. A character or block device or
+ * a FIFO is written through as it is (no temporary file; opening a FIFO waits for a reader);
+ * a directory, socket or other kind of file is refused. Messages name path, as given. */
+typedef pt_status (*pt_write_fn)(FILE *f, const void *ctx);
+pt_status pt_write_atomic(const char *path, pt_write_fn fn, const void *ctx);
+
+/* Checksum used by .ptd and model files (XXH3 64-bit). */
+uint64_t pt_checksum(const void *data, size_t len);
+
+/* ---------------------------------------------------------------- stopping (stop.c) */
+
+/* A stop token (ptron.h). Each pt_train call arms one of its own over the caller's token and
+ * hands the paths params whose stop is that call's: the paths poll pt_stopping(p->stop)
+ * between samples (or blocks, or kernel rows), and nothing else in the process stops them. */
+struct pt_stop {
+    atomic_int requested;  /* pt_stop_request on this token */
+    const pt_stop *caller; /* a call's token: the caller's (pt_train_params.stop), or NULL */
+    unsigned generation;   /* pt_request_stop's count when the token was made or armed */
+};
+
+/* How many times pt_request_stop was called: a call stops when it moves. */
+extern atomic_uint pt_stop_generation;
+
+/* Make *call a call's own token over the caller's (NULL: none). */
+void pt_stop_arm(pt_stop *call, const pt_stop *caller);
+
+/* Whether the call that owns this token must stop (NULL: a call that cannot be stopped). */
+static inline bool pt_stopping(const pt_stop *s)
+{
+    return s && (atomic_load_explicit(&s->requested, memory_order_relaxed) ||
+                 (s->caller && atomic_load_explicit(&s->caller->requested, memory_order_relaxed)) ||
+                 atomic_load_explicit(&pt_stop_generation, memory_order_relaxed) != s->generation);
+}
+
+#endif /* PT_COMMON_H */

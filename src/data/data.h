@@ -1,0 +1,94 @@
+/*
+ * Datasets: the dense and sparse layouts (struct pt_dataset), their allocation and labels, and
+ * the readers, writers and generators that fill them. Not installed.
+ */
+#ifndef PT_DATA_H
+#define PT_DATA_H
+
+#include "common/common.h"
+
+struct pt_dataset {
+    size_t n, d, stride;  /* stride: floats of a dense row (and of a weight vector), both layouts */
+    pt_layout layout;
+    float *X;            /* dense: n * stride floats, 64-byte aligned, zero padding past d; NULL
+                          * for sparse */
+    /* sparse (CSR, see pt_layout in ptron.h): n + 1 offsets, then nnz columns and values */
+    uint64_t *rowptr;
+    uint32_t *col;
+    float *val;
+    int32_t *cls;        /* n class indices */
+    float *y;            /* n floats +1/-1 when nclass == 2, else NULL */
+    size_t nclass;
+    double *class_values; /* nclass, ascending */
+    char **class_names;   /* text labels (nclass, strcmp order; class_values are 0..K-1) or NULL */
+    size_t nnz;
+    /* generator truth (kind[0] != 0 when present) */
+    char kind[16];
+    double *wstar;       /* d doubles, unit norm, or NULL */
+    double truth_R, truth_gamma;
+    /* storage: the matrix (X, or rowptr/col/val) either owned (pt_alloc), inside a read-only
+     * mapping, or the caller's (pt_dataset_wrap, pt_dataset_wrap_csr) */
+    bool X_owned;
+    void *map;
+    size_t map_len;
+};
+
+/* Allocate an n x d dataset with zeroed matrix and labels; NULL + error on failure. */
+pt_dataset *pt_dataset_alloc(size_t n, size_t d);
+/* The same with the matrix left unwritten, for readers that write every row (padding too)
+ * themselves, in parallel: first touch of fresh pages is slow and better spread over threads. */
+pt_dataset *pt_dataset_alloc_uninit(size_t n, size_t d);
+/* An n x d sparse dataset with room for nnz non-zeros (rowptr zeroed, col and val unwritten,
+ * owned) and zeroed labels; NULL + error on failure. */
+pt_dataset *pt_dataset_alloc_sparse(size_t n, size_t d, size_t nnz);
+/* Bytes of the CSR arrays of n rows and nnz non-zeros, or SIZE_MAX on overflow. */
+size_t pt_sparse_bytes(size_t n, size_t nnz);
+/* Check CSR arrays (see pt_layout): the first offset out of order, column not increasing or
+ * >= d, or non-finite value is a PT_ERR_INVALID naming row and entry, prefixed by what. */
+pt_status pt_csr_check(size_t n, size_t d, const uint64_t *rowptr, const uint32_t *col,
+                       const float *val, const char *what);
+/* Row i of a sparse dataset: its columns and values, and the count. */
+static inline size_t pt_csr_row(const pt_dataset *ds, size_t i, const uint32_t **col,
+                                const float **val)
+{
+    uint64_t a = ds->rowptr[i];
+    *col = ds->col + a;
+    *val = ds->val + a;
+    return (size_t)(ds->rowptr[i + 1] - a);
+}
+/* PT_OK for a dense dataset; for a sparse one PT_ERR_UNSUPPORTED saying that `what` reads
+ * dense data only (the entry points whose code has no sparse form yet call it). */
+pt_status pt_require_dense(const pt_dataset *ds, const char *what);
+size_t pt_stride_for(size_t d);
+/* Bytes of the padded matrix for n x d, or SIZE_MAX on overflow. */
+size_t pt_dense_bytes(size_t n, size_t d);
+/* Refuse a dense n x d load above budget with the bytes it needs. */
+pt_status pt_check_dense_budget(const char *path, size_t n, size_t d, size_t budget);
+/* Build cls, class_values and y from raw per-row label values. */
+pt_status pt_dataset_set_class_table(pt_dataset *ds, const double *raw);
+/* Text labels: build cls, class_values (0..K-1), class_names (sorted by strcmp) and y from
+ * each row's label text (n strings). */
+pt_status pt_dataset_set_class_names(pt_dataset *ds, char *const *text);
+/* Copy K names (NULL in, NULL out). */
+char **pt_names_dup(char *const *names, size_t K);
+void pt_names_free(char **names, size_t K);
+/* Copy into dst (n rows, matrix filled) the class table, the classes and +1/-1 labels of
+ * src's rows [start, start + dst->n) and src's generator truth. */
+pt_status pt_dataset_copy_meta(pt_dataset *dst, const pt_dataset *src, size_t start);
+/* Scan the matrix for non-zeros (and non-finite values: an error naming row and column). */
+pt_status pt_dataset_count_nnz(pt_dataset *ds, const char *path);
+
+/* Readers and writers (io_libsvm.c, io_csv.c, io_ptd.c). Writers write to an open FILE. */
+pt_status pt_read_libsvm(const char *path, const pt_read_options *o, pt_dataset **out);
+pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **out);
+pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **out);
+/* Writers: fill an open stream (ctx is the const pt_dataset *); pt_dataset_write wraps them
+ * in pt_write_atomic. Numbers as %.9g under the C locale, so floats round-trip exactly. */
+pt_status pt_write_libsvm(FILE *f, const void *ds);
+pt_status pt_write_csv(FILE *f, const void *ds);
+pt_status pt_write_ptd(FILE *f, const void *ds);
+/* A view of a multiclass dataset as the binary problem "class k against the rest": shares X,
+ * owns nothing; y must hold n floats (+1 for class k). */
+void pt_dataset_binary_view(const pt_dataset *ds, size_t k, float *y, pt_dataset *view);
+
+#endif /* PT_DATA_H */

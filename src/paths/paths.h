@@ -1,0 +1,66 @@
+/*
+ * The training paths: online (sequential and blocked passes, one-vs-rest in lockstep), batch
+ * and kernel, each an epoch loop over one step, and the report they fill. Not installed.
+ */
+#ifndef PT_PATHS_H
+#define PT_PATHS_H
+
+#include "features/expand.h"
+#include "model/model.h"
+
+/* ---------------------------------------------------------------- reports (report.c) */
+
+/* Append one epoch's mistakes to the report (grows the array). */
+pt_status pt_report_push_epoch(pt_train_report *r, size_t mistakes, double objective);
+
+/* A run that starts from a state: the report takes over its epochs and updates. */
+void pt_report_resume(pt_train_report *r, const pt_train_state *from);
+/* Append part, a later stretch of the same run (it begins where r ends), to r; a zeroed r
+ * becomes part. part is cleared. */
+pt_status pt_report_append(pt_train_report *r, pt_train_report *part);
+
+/* ------------------------------------------------------------------------------ paths */
+
+/* The online path over mapped rows (the model m has d = map->d_out); sequential pass. */
+pt_status pt_train_online_mapped(const pt_dataset *ds, const pt_row_map *map,
+                                 const pt_train_params *p, const pt_kernels *k, pt_model *m,
+                                 pt_train_report *r);
+pt_status pt_train_online(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                          pt_model *m, pt_train_report *r);
+pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                         pt_model *m, pt_train_report *r);
+pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                          pt_model **m, pt_train_report *r);
+/* The kernel path on K binary problems over the rows of ds (one-vs-rest): view_of(user, c,
+ * view) turns *view, a copy of *ds, into problem c (its labels; NULL: ds itself). The packed
+ * rows and the storage of K (the Gram, or the row cache) are set up once and kept from one
+ * problem to the next, since no kernel value depends on the labels: K classes cost one Gram.
+ * states[c]: where problem c starts (NULL: from scratch), replaced by where it then stands
+ * (every problem has one on PT_OK and PT_ERR_INTERRUPTED); reps[c] its report (zeroed on
+ * entry). Without round, the problems run in turn to the last epoch; with round, in rounds:
+ * every problem up to epoch E, then round(round_user, E), which returns non-zero to stop. On
+ * an error, *failed is the problem it came in (SIZE_MAX: in the setup, before any). */
+typedef void (*pt_view_fn)(void *user, size_t c, pt_dataset *view);
+typedef int (*pt_round_fn)(void *user, int epoch);
+pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn view_of, void *user,
+                                   const pt_train_params *p, const pt_kernels *k,
+                                   pt_train_state **states, pt_train_report *reps,
+                                   pt_round_fn round, void *round_user, size_t *failed);
+/* A kernel problem's model as its state stands (view: the problem's rows and labels). */
+pt_status pt_kernel_model_from_state(const pt_dataset *view, const pt_train_params *p,
+                                     const pt_train_state *st, pt_model **out);
+/* One-vs-rest on the online path in lockstep: classes [c0, c1) from one pass over X per
+ * epoch; W holds (c1 - c0) weight vectors of ds->stride floats, B their biases; reps one report
+ * per class. states: one per class, where it starts (NULL: from scratch); on
+ * PT_OK or PT_ERR_INTERRUPTED each is replaced by where the class then stands. */
+pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
+                              size_t c0, size_t c1, float *W, float *B, pt_train_report *reps,
+                              pt_train_state **states);
+
+/* The kernel path's AUTO storage (train_kernel.c) switches from rows to the full Gram when
+ * the seconds spent on rows reach the Gram's estimated cost; seconds >= 0 replaces that
+ * estimate in every later run of the process (the tests force the switch mid-epoch with it);
+ * -1, the default, gives the estimate back. A test hook: not part of the public API. */
+void pt_gram_set_switch_seconds(double seconds);
+
+#endif /* PT_PATHS_H */
