@@ -90,6 +90,29 @@ static pt_train_state *direct_state_new(const direct *o, size_t n)
                               PT_STATE_LINEAR | (o->averaged ? PT_STATE_SUMS : 0));
 }
 
+/* What the epoch hook's model is made from: the learner, and where the epoch loop stands. */
+typedef struct direct_hook {
+    const direct *o;
+    pt_model *snap; /* the hook's model, kept from one epoch to the next */
+    const pt_train_report *r;
+    const pt_train_state *from;
+    const uint32_t *order;
+    const int *shuffles;
+    const pt_rng *rng;
+} direct_hook;
+
+/* The model as it stands after the epoch, and where the run stands. */
+static pt_status hook_model(void *user, int epoch, bool finished, pt_model **model)
+{
+    const direct_hook *h = user;
+    direct_snapshot(h->o, h->snap->W, h->snap->Bk);
+    h->snap->epochs_run = epoch;
+    PT_TRY(direct_capture(h->o, h->r, h->from, epoch, 0, 0, finished, h->order, *h->shuffles,
+                          h->rng, h->snap->states[0]));
+    *model = h->snap;
+    return PT_OK;
+}
+
 pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
                           pt_model *m, pt_train_report *r)
 {
@@ -142,7 +165,12 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
     }
     int done = first - 1;
     size_t pos = start, pos_mistakes = carried;
-    double t0 = pt_now();
+    direct_hook hook = {.o = &o, .snap = snap, .r = r, .from = from, .order = order,
+                        .shuffles = &shuffles, .rng = &rng};
+    const pt_epoch_ending end = {
+        .p = p, .r = r, .t0 = pt_now(), .w = o.W, .nw = K * o.len, .what = "weights",
+        .hint = "lower pt_train_params.eta or rescale the features", .snapshot = hook_model,
+        .path = &hook};
     for (int epoch = first; epoch <= p->epochs && !finished; epoch++) {
         for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
         size_t mistakes = epoch == first ? carried : 0, before = mistakes;
@@ -158,30 +186,15 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
         }
         r->updates += mistakes - before;
         if (s != PT_OK) break;
-        if ((s = pt_report_push_epoch(r, mistakes, NAN)) != PT_OK) break;
-        bool finite = true;
-        for (size_t j = 0; j < K * o.len && finite; j++) finite = isfinite(o.W[j]);
-        if (!finite) {
-            s = pt_fail(PT_ERR_NUMERIC, "weights became non-finite in epoch %d: lower pt_train_params.eta or "
-                                        "rescale the features", epoch);
-            break;
+        bool epoch_done, stop;
+        s = pt_epoch_end(&end, epoch, mistakes, NAN, mistakes == 0, &epoch_done, &stop);
+        if (epoch_done) {
+            done = epoch;
+            pos = pos_mistakes = 0;
+            finished = mistakes == 0;
+            if (finished) r->converged = 1;
         }
-        done = epoch;
-        pos = pos_mistakes = 0;
-        finished = mistakes == 0;
-        if (finished) r->converged = 1;
-        if (p->progress && p->progress(epoch, mistakes, pt_now() - t0, p->progress_user)) {
-            s = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d", epoch);
-            break;
-        }
-        if (snap) {
-            direct_snapshot(&o, snap->W, snap->Bk);
-            snap->epochs_run = epoch;
-            if ((s = direct_capture(&o, r, from, epoch, 0, 0, finished, order, shuffles, &rng,
-                                    snap->states[0])) != PT_OK ||
-                p->epoch_hook(snap, epoch, mistakes, p->epoch_user))
-                break;
-        }
+        if (s != PT_OK || stop) break;
     }
     if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
         /* where the run stands, for --resume (pt_train drops it from a finished run) */

@@ -85,25 +85,46 @@ static void states_free(pt_train_state **st, size_t K)
     free(st);
 }
 
-/* After a round that brought every class to epoch E: the progress callback, then the epoch
- * hook with the model as it stands (m, lent where each class stands for the call; NULL
- * states: not resumable). Returns non-zero to stop. */
-static int after_round(const pt_train_params *p, pt_model *m, pt_train_state **states, size_t K,
-                       const pt_train_report *reps, int E, double t0, pt_status *s)
+/* The epoch hook's model after a round: m, lent where each class stands for the call (NULL
+ * states: not resumable), once before_hook (if set) has brought it up to date. */
+typedef struct round_hook {
+    pt_model *m;
+    pt_train_state **states;
+    size_t K;
+    pt_status (*before_hook)(void *user);
+    void *user;
+} round_hook;
+
+static pt_status lend_states(void *user, int epoch, bool finished, pt_model **model)
 {
-    size_t mistakes = mistakes_in(reps, K, E);
-    if (p->progress && p->progress(E, mistakes, pt_now() - t0, p->progress_user)) {
-        *s = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d", E);
-        return 1;
-    }
-    if (!p->epoch_hook) return 0;
-    m->epochs_run = E;
-    m->states = states;
-    m->nstates = states ? K : 0;
-    int stop = p->epoch_hook(m, E, mistakes, p->epoch_user);
-    m->states = NULL;
-    m->nstates = 0;
-    return stop;
+    (void)finished;
+    const round_hook *h = user;
+    if (h->before_hook) PT_TRY(h->before_hook(h->user));
+    h->m->epochs_run = epoch;
+    h->m->states = h->states;
+    h->m->nstates = h->states ? h->K : 0;
+    *model = h->m;
+    return PT_OK;
+}
+
+static void take_back_states(void *user, pt_model *model)
+{
+    (void)user;
+    model->states = NULL;
+    model->nstates = 0;
+}
+
+/* After a round that brought every class to epoch E: the end of that epoch for the caller
+ * (the classes recorded theirs), its progress callback, then its epoch hook on h's model.
+ * Returns non-zero to stop, with *s the status. */
+static int after_round(const pt_train_params *p, round_hook *h, const pt_train_report *reps,
+                       int E, double t0, pt_status *s)
+{
+    const pt_epoch_ending end = {.p = p, .t0 = t0, .snapshot = lend_states,
+                                 .release = take_back_states, .path = h};
+    bool done, stop;
+    *s = pt_epoch_end(&end, E, mistakes_in(reps, h->K, E), NAN, false, &done, &stop);
+    return *s != PT_OK || stop;
 }
 
 /* A class's binary model inside a one-vs-rest model: labels 0 (the rest) and 1 (the class). */
@@ -299,7 +320,8 @@ pt_status pt_train_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_
         if ((s = ovr_round(&o, E)) != PT_OK) break;
         bool all_done = true;
         for (size_t c = 0; c < K; c++) all_done &= problem_epochs(o.states[c]) >= p->epochs;
-        if (!rounds || after_round(p, m, o.states, K, o.reps, E, t0, &s) || all_done ||
+        round_hook hook = {.m = m, .states = o.states, .K = K};
+        if (!rounds || after_round(p, &hook, o.reps, E, t0, &s) || all_done ||
             E >= p->epochs)
             break;
     }
@@ -372,11 +394,14 @@ static pt_status class_models(const kernel_ovr *ko)
     return PT_OK;
 }
 
+static pt_status kernel_models(void *user) { return class_models(user); }
+
 static int kernel_round(void *user, int epoch)
 {
     kernel_ovr *ko = user;
-    if (ko->p->epoch_hook && (ko->s = class_models(ko)) != PT_OK) return 1;
-    return after_round(ko->p, ko->m, ko->states, ko->m->nclass, ko->reps, epoch, ko->t0, &ko->s);
+    round_hook hook = {.m = ko->m, .states = ko->states, .K = ko->m->nclass,
+                       .before_hook = kernel_models, .user = ko};
+    return after_round(ko->p, &hook, ko->reps, epoch, ko->t0, &ko->s);
 }
 
 pt_status pt_train_ovr_kernel(const pt_dataset *ds, const pt_train_params *p,

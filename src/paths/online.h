@@ -25,6 +25,9 @@ typedef struct online {
     const pt_stop *stop; /* the call's (pt_train_params.stop) */
 } online;
 
+/* What to change when the online path's weights become non-finite (pt_epoch_end's message). */
+#define ONLINE_NONFINITE_HINT "lower pt_train_params.eta or rescale the features"
+
 /* Voted: store the current vector with its survival count before it changes (false, with
  * o->vote_error set, when the memory budget refuses it). */
 bool online_push_vote(online *o);

@@ -19,6 +19,35 @@ void pt_report_resume(pt_train_report *r, const pt_train_state *from);
  * becomes part. part is cleared. */
 pt_status pt_report_append(pt_train_report *r, pt_train_report *part);
 
+/* --------------------------------------------------------------- epoch end (epoch.c) */
+
+/* What the end of an epoch does on a path: the report it records into, the floats that must
+ * stay finite, and the epoch hook's model. */
+typedef struct pt_epoch_ending {
+    const pt_train_params *p; /* the progress callback and the epoch hook (NULL: none) */
+    pt_train_report *r;       /* the epochs are recorded here (NULL: by the paths underneath) */
+    double t0;                /* when the run began (the progress callback's seconds) */
+    /* must stay finite: nw floats at w and nb at b, and the objective when check_objective;
+     * what names them in the message, and what to change */
+    const float *w, *b;
+    size_t nw, nb;
+    bool check_objective;
+    const char *what, *hint;
+    /* the epoch hook's model as the run stands after `epoch` (finished: it has nothing more to
+     * do), made by the path in *model; release (if set) is called with it after the hook */
+    pt_status (*snapshot)(void *path, int epoch, bool finished, pt_model **model);
+    void (*release)(void *path, pt_model *model);
+    void *path;
+} pt_epoch_ending;
+
+/* The end of an epoch, the same on every path: its mistakes (and objective, else NaN) are
+ * recorded, the weights checked (non-finite: PT_ERR_NUMERIC, naming the epoch), then the
+ * progress callback runs (non-zero: PT_ERR_INTERRUPTED) and the epoch hook on the path's
+ * snapshot (non-zero: *stop). *done says whether the epoch counts as complete (recorded and
+ * finite), whatever the status: the path then books it before it stops. */
+pt_status pt_epoch_end(const pt_epoch_ending *e, int epoch, size_t mistakes, double objective,
+                       bool finished, bool *done, bool *stop);
+
 /* ------------------------------------------------------------------------------ paths */
 
 /* The online path over mapped rows (the model m has d = map->d_out); sequential pass. */

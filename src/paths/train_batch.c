@@ -274,20 +274,6 @@ static void update(batch_run *run, const float *G, double gsum, size_t rows, dou
     }
 }
 
-static pt_status check_finite(const batch_run *run, double objective, int epoch)
-{
-    if (!isfinite(run->b) || !isfinite(objective)) goto bad;
-    for (size_t j = 0; j < run->len; j++)
-        if (!isfinite(run->w[j])) goto bad;
-    return PT_OK;
-bad:
-    return pt_fail(PT_ERR_NUMERIC,
-                   "weights became non-finite in epoch %d: lower pt_train_params.eta, raise "
-                   "pt_train_params.lambda or "
-                   "rescale the features",
-                   epoch);
-}
-
 /* Buffers for blocks of up to max_rows rows, allocated once. */
 static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_params *p,
                           const pt_kernels *k, pt_batch_impl impl, float *w, size_t max_rows)
@@ -399,6 +385,44 @@ static pt_train_state *batch_state_new(const batch_run *run, size_t n)
     return pt_train_state_new(n, run->len, 1, PT_STATE_LINEAR | (run->avg ? PT_STATE_SUMS : 0));
 }
 
+/* The epoch is complete: where the run then stands (obj: its objective). */
+static void book_epoch(batch_pos *at, int epoch, double obj, bool finished)
+{
+    at->done = epoch;
+    at->q = at->mistakes = 0;
+    at->obj = 0.0;
+    at->finished = finished;
+    at->prev = obj;
+}
+
+/* What the epoch hook's model is made from: the run, and where the epoch loop stands. */
+typedef struct batch_hook {
+    const batch_run *run;
+    pt_model *snap; /* the hook's model, kept from one epoch to the next */
+    const pt_train_report *r;
+    const pt_train_state *from;
+    const batch_pos *at; /* before the epoch is booked */
+    double obj;          /* the epoch's objective */
+    const uint32_t *order;
+    size_t nblk;
+    const int *shuffles;
+    const pt_rng *rng;
+} batch_hook;
+
+/* The model as it stands after the epoch, and where the run stands. */
+static pt_status hook_model(void *user, int epoch, bool finished, pt_model **model)
+{
+    const batch_hook *h = user;
+    batch_pos now = *h->at;
+    book_epoch(&now, epoch, h->obj, finished);
+    batch_snapshot(h->run, now.t, h->snap->w, &h->snap->b);
+    h->snap->epochs_run = epoch;
+    PT_TRY(batch_capture(h->run, h->r, h->from, &now, h->order, h->nblk, *h->shuffles, h->rng,
+                         h->snap->states[0]));
+    *model = h->snap;
+    return PT_OK;
+}
+
 pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
                          pt_model *m, pt_train_report *r)
 {
@@ -448,7 +472,13 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
     }
     const batch_pos start = at;
     pt_thread_counts ts = pt_threads_enter(run.threads);
-    double t0 = pt_now();
+    batch_hook hook = {.run = &run, .snap = snap, .r = r, .from = from, .at = &at, .order = order,
+                       .nblk = nblk, .shuffles = &shuffles, .rng = &rng};
+    const pt_epoch_ending end = {
+        .p = p, .r = r, .t0 = pt_now(), .w = run.w, .nw = run.len, .b = &run.b, .nb = 1,
+        .check_objective = true, .what = "weights",
+        .hint = "lower pt_train_params.eta, raise pt_train_params.lambda or rescale the features",
+        .snapshot = hook_model, .path = &hook};
 
     for (int epoch = at.done + 1; epoch <= p->epochs && !at.finished; epoch++) {
         for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, nblk);
@@ -478,28 +508,16 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
         }
         obj /= (double)n;
         r->updates = (size_t)at.t;
-        if ((s = pt_report_push_epoch(r, mistakes, obj)) != PT_OK) goto finish;
-        if ((s = check_finite(&run, obj, epoch)) != PT_OK) goto finish;
-        at.done = epoch;
-        at.q = at.mistakes = 0;
-        at.obj = 0.0;
-        if (perceptron && mistakes == 0) r->converged = 1;
-        at.finished = (perceptron && mistakes == 0) ||
-                      (p->tol > 0.0 && epoch > 1 && fabs(obj - at.prev) <= p->tol * fabs(at.prev));
-        at.prev = obj;
-        if (p->progress && p->progress(epoch, mistakes, pt_now() - t0, p->progress_user)) {
-            s = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d",
-                        epoch);
-            goto finish;
+        bool finished = (perceptron && mistakes == 0) ||
+                        (p->tol > 0.0 && epoch > 1 && fabs(obj - at.prev) <= p->tol * fabs(at.prev));
+        bool done, stop;
+        hook.obj = obj;
+        s = pt_epoch_end(&end, epoch, mistakes, obj, finished, &done, &stop);
+        if (done) {
+            book_epoch(&at, epoch, obj, finished);
+            if (perceptron && mistakes == 0) r->converged = 1;
         }
-        if (snap) {
-            batch_snapshot(&run, at.t, snap->w, &snap->b);
-            snap->epochs_run = epoch;
-            if ((s = batch_capture(&run, r, from, &at, order, nblk, shuffles, &rng,
-                                   snap->states[0])) != PT_OK)
-                goto finish;
-            if (p->epoch_hook(snap, epoch, mistakes, p->epoch_user)) break;
-        }
+        if (s != PT_OK || stop) break;
     }
 finish:
     pt_threads_leave(ts);

@@ -351,18 +351,6 @@ static pt_status make_model(const pt_dataset *ds, const pt_train_params *p, cons
 
 /* ------------------------------------------------------------------------------ train */
 
-static pt_status check_finite(const float *f, size_t n, int epoch)
-{
-    for (size_t j = 0; j < n; j++)
-        if (!isfinite(f[j]))
-            return pt_fail(PT_ERR_NUMERIC,
-                           "kernel margins became non-finite in epoch %d: lower "
-                           "pt_train_params.degree, pt_train_params.gamma or "
-                           "pt_train_params.coef0, or rescale the features",
-                           epoch);
-    return PT_OK;
-}
-
 /* The dual state of one problem, allocated once and reset for each. */
 typedef struct dual {
     float *f;
@@ -499,6 +487,47 @@ static pt_status dual_capture(const kstate *s, const dual *dv, const pt_train_re
     return PT_OK;
 }
 
+/* What the epoch hook's model is made from: the shared storage, the problem, and where its
+ * epoch loop stands. */
+typedef struct kernel_hook {
+    kstate *s;
+    const pt_dataset *view;
+    const dual *dv;
+    const pt_train_report *r;
+    const pt_train_state *from;
+    const double *steps;
+    const int *shuffles;
+    const pt_rng *rng;
+} kernel_hook;
+
+/* The model as it stands after the epoch (the current average for the averaged variant), and
+ * where the run stands. */
+static pt_status hook_model(void *user, int epoch, bool finished, pt_model **model)
+{
+    const kernel_hook *h = user;
+    const pt_train_params *p = h->s->p;
+    pt_model *snap = NULL;
+    PT_TRY(make_model(h->view, p, h->dv->alpha, h->dv->beta, *h->steps, &snap));
+    pt_model_set_meta(snap, h->view, p);
+    snap->epochs_run = epoch;
+    pt_train_state *now = NULL;
+    pt_status st = dual_capture(h->s, h->dv, h->r, h->from, epoch, 0, 0, *h->steps, finished,
+                                *h->shuffles, h->rng, &now);
+    if (st == PT_OK) st = pt_model_keep_run(snap, now);
+    if (st != PT_OK) {
+        pt_model_free(snap);
+        return st;
+    }
+    *model = snap;
+    return PT_OK;
+}
+
+static void hook_release(void *user, pt_model *model)
+{
+    (void)user;
+    pt_model_free(model);
+}
+
 /* One binary problem on the shared storage: view has the rows of the setup's dataset and its
  * own labels. It starts from scratch, with the seed's shuffles, as if alone, or from a recorded
  * state, and runs up to epoch `limit`; *state is where it then stands. */
@@ -539,7 +568,13 @@ static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, cons
     const float tau = p->margin, eta = p->eta, *Y = view->y;
     int done = first - 1;
     size_t pos = start, pos_mistakes = carried;
-    double t0 = pt_now();
+    kernel_hook hook = {.s = s, .view = view, .dv = dv, .r = r, .from = from, .steps = &steps,
+                        .shuffles = &shuffles, .rng = &rng};
+    const pt_epoch_ending end = {
+        .p = p, .r = r, .t0 = pt_now(), .w = f, .nw = n, .what = "kernel margins",
+        .hint = "lower pt_train_params.degree, pt_train_params.gamma or pt_train_params.coef0, "
+                "or rescale the features",
+        .snapshot = hook_model, .release = hook_release, .path = &hook};
     for (int epoch = first; epoch <= limit && !finished; epoch++) {
         for (; shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
         size_t mistakes = epoch == first ? carried : 0, before = mistakes;
@@ -572,34 +607,15 @@ static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, cons
         }
         flush(s, f);
         r->updates += mistakes - before;
-        if ((st = pt_report_push_epoch(r, mistakes, NAN)) != PT_OK) goto finish;
-        if ((st = check_finite(f, n, epoch)) != PT_OK) goto finish;
-        done = epoch;
-        pos = pos_mistakes = 0;
-        finished = mistakes == 0;
-        if (finished) r->converged = 1;
-        if (p->progress && p->progress(epoch, mistakes, pt_now() - t0, p->progress_user)) {
-            st = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d", epoch);
-            goto finish;
+        bool epoch_done, stop;
+        st = pt_epoch_end(&end, epoch, mistakes, NAN, mistakes == 0, &epoch_done, &stop);
+        if (epoch_done) {
+            done = epoch;
+            pos = pos_mistakes = 0;
+            finished = mistakes == 0;
+            if (finished) r->converged = 1;
         }
-        if (p->epoch_hook) {
-            /* the model as it stands (the current average for the averaged variant) and where
-             * the run stands */
-            pt_model *snap = NULL;
-            if ((st = make_model(view, p, alpha, beta, steps, &snap)) != PT_OK) goto finish;
-            pt_model_set_meta(snap, view, p);
-            snap->epochs_run = epoch;
-            pt_train_state *now = NULL;
-            if ((st = dual_capture(s, dv, r, from, done, 0, 0, steps, finished, shuffles, &rng,
-                                   &now)) != PT_OK ||
-                (st = pt_model_keep_run(snap, now)) != PT_OK) {
-                pt_model_free(snap);
-                goto finish;
-            }
-            int stop = p->epoch_hook(snap, epoch, mistakes, p->epoch_user);
-            pt_model_free(snap);
-            if (stop) break;
-        }
+        if (st != PT_OK || stop) break;
     }
 finish:
     /* the updates still pending (rows storage) go into f: the state holds every one */

@@ -92,42 +92,52 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
     return s;
 }
 
-static pt_status check_finite(const online *o, int epoch)
-{
-    bool ok = isfinite(o->b);
-    for (size_t j = 0; j < o->len && ok; j++) ok = isfinite(o->w[j]);
-    if (ok) return PT_OK;
-    return pt_fail(PT_ERR_NUMERIC,
-                   "weights became non-finite in epoch %d: lower pt_train_params.eta or rescale the "
-                   "features",
-                   epoch);
-}
+/* What the epoch hook's model is made from: the learner, and where the epoch loop stands. */
+typedef struct online_hook {
+    online *o;
+    pt_model *snap; /* the hook's model, kept from one epoch to the next */
+    const pt_train_report *r;
+    const pt_train_state *from;
+    const uint32_t *order;
+    const int *shuffles;
+    const pt_rng *rng;
+    bool pushed; /* voted: the current vector was pushed for the hook */
+} online_hook;
 
-/* The epoch hook's model: the one as it stands, with where the run stands (the voted variant
- * lends it its vectors, the current one included, for the call). */
-static pt_status call_hook(online *o, const pt_train_params *p, pt_model *snap, int epoch,
-                           size_t mistakes, int *stop)
+/* The model as it stands after the epoch, with where the run stands (the voted variant lends
+ * it its vectors, the current one included, for the call). */
+static pt_status hook_model(void *user, int epoch, bool finished, pt_model **model)
 {
+    online_hook *h = user;
+    online *o = h->o;
+    pt_model *snap = h->snap;
+    PT_TRY(online_state_capture(o, h->r, h->from, epoch, 0, 0, finished, h->order, *h->shuffles,
+                                h->rng, snap->states[0]));
     online_snapshot(o, snap->w, &snap->b);
     snap->epochs_run = epoch;
-    bool pushed = false;
+    h->pushed = false;
     if (o->voted) {
         if (o->survived > 0.0f) {
             if (!online_push_vote(o)) return pt_fail(o->vote_error, "%s", o->vote_msg);
-            pushed = true;
+            h->pushed = true;
         }
         snap->votes = o->V;
         snap->vote_b = o->Vb;
         snap->vote_c = o->Vc;
         snap->n_votes = o->nv;
     }
-    *stop = p->epoch_hook(snap, epoch, mistakes, p->epoch_user);
-    if (o->voted) {
-        snap->votes = snap->vote_b = snap->vote_c = NULL;
-        snap->n_votes = 0;
-        if (pushed) o->nv--;
-    }
+    *model = snap;
     return PT_OK;
+}
+
+/* After the hook: the voted variant takes its vectors back. */
+static void hook_release(void *user, pt_model *snap)
+{
+    online_hook *h = user;
+    if (!h->o->voted) return;
+    snap->votes = snap->vote_b = snap->vote_c = NULL;
+    snap->n_votes = 0;
+    if (h->pushed) h->o->nv--;
 }
 
 static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_train_params *p,
@@ -185,7 +195,12 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     /* where the run stands when the loop ends: complete epochs, then samples and mistakes */
     int done = first - 1;
     size_t pos = start, pos_mistakes = carried;
-    double t0 = pt_now();
+    online_hook hook = {.o = &o, .snap = snap, .r = r, .from = from, .order = order,
+                        .shuffles = &shuffles, .rng = &rng};
+    const pt_epoch_ending end = {
+        .p = p, .r = r, .t0 = pt_now(), .w = o.w, .nw = o.len, .b = &o.b, .nb = 1,
+        .what = "weights", .hint = ONLINE_NONFINITE_HINT, .snapshot = hook_model,
+        .release = hook_release, .path = &hook};
     size_t last = from ? pt_train_state_last(from) : n; /* previous epoch's mistakes */
     /* auto: the last sequential epoch's time. An epoch of the blocked pass that is not faster
      * sets it aside: when its mistakes were many (too dense to pay), until the mistakes per
@@ -238,23 +253,15 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
             pos_mistakes = mistakes;
         }
         if (s != PT_OK) break;
-        if ((s = pt_report_push_epoch(r, mistakes, NAN)) != PT_OK) break;
-        if ((s = check_finite(&o, epoch)) != PT_OK) break;
-        done = epoch;
-        pos = pos_mistakes = 0;
-        last = mistakes;
-        finished = mistakes == 0;
-        if (p->progress && p->progress(epoch, mistakes, pt_now() - t0, p->progress_user)) {
-            s = pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d", epoch);
-            break;
+        bool epoch_done, stop;
+        s = pt_epoch_end(&end, epoch, mistakes, NAN, mistakes == 0, &epoch_done, &stop);
+        if (epoch_done) {
+            done = epoch;
+            pos = pos_mistakes = 0;
+            last = mistakes;
+            finished = mistakes == 0;
         }
-        if (snap) {
-            int stop = 0;
-            if ((s = online_state_capture(&o, r, from, epoch, 0, 0, finished, order, shuffles,
-                                          &rng, snap->states[0])) != PT_OK ||
-                (s = call_hook(&o, p, snap, epoch, mistakes, &stop)) != PT_OK || stop)
-                break;
-        }
+        if (s != PT_OK || stop) break;
     }
     r->converged = finished && last == 0;
     if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
@@ -432,8 +439,12 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
             size_t c = active[a];
             problem *q = &pr[c];
             reps[c].updates += q->mistakes - (q->epoch == epoch ? q->carried : 0);
-            if ((s = pt_report_push_epoch(&reps[c], q->mistakes, NAN)) != PT_OK) goto finish;
-            if ((s = check_finite(&o[c], epoch)) != PT_OK) goto finish;
+            const pt_epoch_ending end = {.r = &reps[c], .w = o[c].w, .nw = len, .b = &o[c].b,
+                                         .nb = 1, .what = "weights",
+                                         .hint = ONLINE_NONFINITE_HINT};
+            bool epoch_done, stop;
+            s = pt_epoch_end(&end, epoch, q->mistakes, NAN, q->mistakes == 0, &epoch_done, &stop);
+            if (s != PT_OK) goto finish;
             q->done = epoch;
             q->pos = q->pos_mistakes = 0;
             if (q->mistakes == 0) {
