@@ -111,6 +111,33 @@ static inline void visit_correct(online *o, size_t rows)
     o->steps += (double)rows;
 }
 
+/* The choice of pass for each epoch (online_pass.c). */
+typedef struct online_pass {
+    pt_online_pass mode; /* as asked: auto, sequential or blocked */
+    int threads;
+    size_t n;
+    bool mapped;         /* the rows are mapped one by one (an expansion): sequential only */
+    bool big;            /* X is large enough for auto to try the blocked pass */
+    /* auto: the last sequential epoch's time. An epoch of the blocked pass that is not faster
+     * sets it aside: when its mistakes were many (too dense to pay), until the mistakes per
+     * epoch have fallen four times below; when they were few (a busy machine: a thread that
+     * lost its core), for one epoch. */
+    double seq_seconds;
+    size_t blocked_below; /* auto tries blocked only under this many mistakes */
+    int blocked_from;     /* and from this epoch on */
+} online_pass;
+
+/* Set up the choice for a run of p (its pass) with `threads` threads on ds, rows of len floats
+ * (mapped: each row is mapped before its step). */
+void online_pass_init(online_pass *ps, const pt_train_params *p, int threads,
+                      const pt_dataset *ds, size_t len, bool mapped);
+/* One epoch from sample *t on by the pass chosen for it, `last` being the previous epoch's
+ * mistakes: *mistakes accumulates, *t ends at n or where an interrupt stopped it (the samples
+ * before *t are done). map (or NULL) maps each row into mapped before its step. */
+pt_status online_pass_epoch(online_pass *ps, online *o, const pt_dataset *ds,
+                            const uint32_t *order, const pt_row_map *map, float *mapped,
+                            int epoch, size_t last, size_t *t, size_t *mistakes);
+
 /* One blocked epoch from sample *t_io on, with `threads` threads (see online_blocked.c): the
  * same decisions, updates and w as the sequential pass. expected_mistakes (the last epoch's)
  * sizes its chunks. *mistakes accumulates; *t_io ends at

@@ -12,85 +12,13 @@
  * Passes: sequential, or blocked (online_blocked.c): the other threads score the samples ahead
  * of the walk, and the walk takes its decisions from those scores while w has not changed
  * since. The scores come from the same dot kernel as the sequential pass's, so the decisions,
- * the updates and w are bit-identical.
+ * the updates and w are bit-identical. online_pass.c runs an epoch by the pass it chooses.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "online.h"
-
-/* Auto: go blocked when the last epoch had fewer than n / AUTO_RATE mistakes (each mistake
- * costs a hand-over of w and the chunks scored ahead; at this rate most chunks have none) and
- * X is larger than AUTO_MIN_BYTES: below that X sits in cache, an epoch takes well under a
- * millisecond, and handing chunks between threads costs more than the second core gives (and
- * much more when the machine is oversubscribed). */
-#define AUTO_RATE 256
-#define AUTO_MIN_BYTES ((size_t)64 << 20)
-/* A blocked epoch that did not pay with fewer mistakes than this (a few tens of microseconds
- * each) was slowed by the machine, not by its mistakes: auto retries it after one sequential
- * epoch instead of waiting for fewer mistakes. */
-#define AUTO_NOISE_MISTAKES 16
-
-/* Auto, after a blocked epoch that did not pay (`last`: the mistakes it expected). */
-static void set_aside(size_t *blocked_below, int *blocked_from, int epoch, size_t last)
-{
-    if (last < AUTO_NOISE_MISTAKES) *blocked_from = epoch + 2;
-    else *blocked_below = last / 4;
-}
-
-/* One sequential epoch from sample *t on; *mistakes accumulates, *t ends at n (or where an
- * interrupt stopped it: the samples before *t are done). */
-static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_t *order,
-                                  const pt_row_map *map, float *mapped, size_t *t_io,
-                                  size_t *mistakes, int epoch)
-{
-    size_t count = *mistakes, t = *t_io;
-    const float *Y = ds->y;
-    pt_status s = PT_OK;
-    if (!order && !map && !o->averaged && !o->voted) {
-        /* The plain pass: the whole loop in the kernel, a chunk of rows a call (a chunk is
-         * well under a millisecond, so an interrupt is still seen at once). */
-        const size_t chunk = 8192;
-        while (t < ds->n) {
-            size_t rows = ds->n - t < chunk ? ds->n - t : chunk;
-            count += o->k->step_rows(o->w, &o->b, ds->X + t * ds->stride, ds->stride, Y + t, rows,
-                                     o->len, o->tau, o->eta, o->bias);
-            t += rows;
-            if (online_stopped(o)) {
-                s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
-                break;
-            }
-        }
-        *t_io = t;
-        *mistakes = count;
-        return s;
-    }
-    for (; t < ds->n; t++) {
-        const float *x = row(ds, order, t);
-        float y = Y[order ? order[t] : t];
-        if (order && t + PREFETCH_AHEAD < ds->n) prefetch_row(row(ds, order, t + PREFETCH_AHEAD), ds->stride);
-        if (map) {
-            map->map(map->ctx, x, mapped);
-            x = mapped;
-        }
-        if (!o->averaged && !o->voted) {
-            /* the fused kernel: one call, x still in L1 for the update */
-            float sc;
-            count += (size_t)o->k->step(o->w, &o->b, x, o->len, y, o->tau, o->eta, o->bias, &sc);
-        } else {
-            count += (size_t)visit(o, x, y, score_of(o, x));
-        }
-        if (online_stopped(o)) {
-            t++;
-            s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
-            break;
-        }
-    }
-    *t_io = t;
-    *mistakes = count;
-    return s;
-}
 
 /* What the epoch hook's model is made from: the learner, and where the epoch loop stands. */
 typedef struct online_hook {
@@ -202,51 +130,15 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         .what = "weights", .hint = ONLINE_NONFINITE_HINT, .snapshot = hook_model,
         .release = hook_release, .path = &hook};
     size_t last = from ? pt_train_state_last(from) : n; /* previous epoch's mistakes */
-    /* auto: the last sequential epoch's time. An epoch of the blocked pass that is not faster
-     * sets it aside: when its mistakes were many (too dense to pay), until the mistakes per
-     * epoch have fallen four times below; when they were few (a busy machine: a thread that
-     * lost its core), for one epoch. */
-    double seq_seconds = 0.0;
-    size_t blocked_below = SIZE_MAX; /* auto tries blocked only under this many mistakes */
-    int blocked_from = 0;            /* and from this epoch on */
-    if (p->pass == PT_PASS_AUTO && threads >= 2 && !map && n * o.len * sizeof(float) >= AUTO_MIN_BYTES) {
-        /* start the thread team now, not in the first blocked epoch (whose time auto judges) */
-#pragma omp parallel num_threads(threads)
-        {
-        }
-    }
+    online_pass pass;
+    online_pass_init(&pass, p, threads, ds, o.len, map != NULL);
 
     for (int epoch = first; epoch <= p->epochs && !finished; epoch++) {
         for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
-        bool blocked = !map && (p->pass == PT_PASS_BLOCKED ||
-                                (p->pass == PT_PASS_AUTO && threads >= 2 && epoch > 1 && last < blocked_below &&
-                                 epoch >= blocked_from &&
-                                 seq_seconds > 0.0 && last * AUTO_RATE < n &&
-                                 n * o.len * sizeof(float) >= AUTO_MIN_BYTES));
-        double e0 = pt_now();
         size_t t = epoch == first ? start : 0, mistakes = epoch == first ? carried : 0;
         size_t before = mistakes;
-        bool gave_up = false;
-        double seq_rate = p->pass == PT_PASS_AUTO && seq_seconds > 0 ? (double)n / seq_seconds : 0.0;
-        s = blocked ? online_epoch_blocked(&o, ds, order, threads, last, &t, &mistakes, epoch, seq_rate, &gave_up)
-                    : epoch_sequential(&o, ds, order, map, mapped, &t, &mistakes, epoch);
-        if (gave_up) {
-            set_aside(&blocked_below, &blocked_from, epoch, last);
-            pt_log(PT_LOG_INFO,
-                   "online path: epoch %d: the blocked pass ran slower than the sequential one "
-                   "(%zu mistakes by sample %zu): sequential from there",
-                   epoch, mistakes - before, t);
-            s = epoch_sequential(&o, ds, order, map, mapped, &t, &mistakes, epoch);
-        }
+        s = online_pass_epoch(&pass, &o, ds, order, map, mapped, epoch, last, &t, &mistakes);
         r->updates += mistakes - before;
-        double took = pt_now() - e0;
-        if (!blocked) {
-            seq_seconds = took;
-        } else if (!gave_up && p->pass == PT_PASS_AUTO && took > 0.9 * seq_seconds) {
-            set_aside(&blocked_below, &blocked_from, epoch, last);
-            pt_log(PT_LOG_INFO, "online path: epoch %d: the blocked pass took %.2f ms, the last sequential epoch %.2f ms",
-                   epoch, took * 1e3, seq_seconds * 1e3);
-        }
         if (s == PT_ERR_INTERRUPTED && o.vote_error != PT_OK) s = pt_fail(o.vote_error, "%s", o.vote_msg);
         if (s == PT_ERR_INTERRUPTED) {
             pos = t; /* --resume continues from this sample */

@@ -1,0 +1,139 @@
+/*
+ * One epoch of the online path by the pass chosen for it: sequential (here), or blocked
+ * (online_blocked.c: the other threads score the samples ahead of the walk; the same model, bit
+ * for bit). PT_PASS_SEQUENTIAL and PT_PASS_BLOCKED are taken as asked; PT_PASS_AUTO goes
+ * blocked only where it pays, judged by the last epoch's mistakes and each epoch's time, and
+ * sets the blocked pass aside for a while after an epoch where it did not.
+ */
+#include <stdint.h>
+
+#include "online.h"
+
+/* Auto: go blocked when the last epoch had fewer than n / AUTO_RATE mistakes (each mistake
+ * costs a hand-over of w and the chunks scored ahead; at this rate most chunks have none) and
+ * X is larger than AUTO_MIN_BYTES: below that X sits in cache, an epoch takes well under a
+ * millisecond, and handing chunks between threads costs more than the second core gives (and
+ * much more when the machine is oversubscribed). */
+#define AUTO_RATE 256
+#define AUTO_MIN_BYTES ((size_t)64 << 20)
+/* A blocked epoch that did not pay with fewer mistakes than this (a few tens of microseconds
+ * each) was slowed by the machine, not by its mistakes: auto retries it after one sequential
+ * epoch instead of waiting for fewer mistakes. */
+#define AUTO_NOISE_MISTAKES 16
+
+void online_pass_init(online_pass *ps, const pt_train_params *p, int threads,
+                      const pt_dataset *ds, size_t len, bool mapped)
+{
+    *ps = (online_pass){.mode = p->pass, .threads = threads, .n = ds->n, .mapped = mapped,
+                        .big = ds->n * len * sizeof(float) >= AUTO_MIN_BYTES,
+                        .blocked_below = SIZE_MAX};
+    if (ps->mode == PT_PASS_AUTO && threads >= 2 && !mapped && ps->big) {
+        /* start the thread team now, not in the first blocked epoch (whose time auto judges) */
+#pragma omp parallel num_threads(threads)
+        {
+        }
+    }
+}
+
+/* Auto, after a blocked epoch that did not pay (`last`: the mistakes it expected). */
+static void set_aside(online_pass *ps, int epoch, size_t last)
+{
+    if (last < AUTO_NOISE_MISTAKES) ps->blocked_from = epoch + 2;
+    else ps->blocked_below = last / 4;
+}
+
+/* Whether epoch runs blocked, the last epoch having had `last` mistakes. */
+static bool choose_blocked(const online_pass *ps, int epoch, size_t last)
+{
+    if (ps->mapped) return false;
+    if (ps->mode == PT_PASS_BLOCKED) return true;
+    return ps->mode == PT_PASS_AUTO && ps->threads >= 2 && epoch > 1 && last < ps->blocked_below &&
+           epoch >= ps->blocked_from && ps->seq_seconds > 0.0 && last * AUTO_RATE < ps->n &&
+           ps->big;
+}
+
+/* One sequential epoch from sample *t on; *mistakes accumulates, *t ends at n (or where an
+ * interrupt stopped it: the samples before *t are done). */
+static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_t *order,
+                                  const pt_row_map *map, float *mapped, size_t *t_io,
+                                  size_t *mistakes, int epoch)
+{
+    size_t count = *mistakes, t = *t_io;
+    const float *Y = ds->y;
+    pt_status s = PT_OK;
+    if (!order && !map && !o->averaged && !o->voted) {
+        /* The plain pass: the whole loop in the kernel, a chunk of rows a call (a chunk is
+         * well under a millisecond, so an interrupt is still seen at once). */
+        const size_t chunk = 8192;
+        while (t < ds->n) {
+            size_t rows = ds->n - t < chunk ? ds->n - t : chunk;
+            count += o->k->step_rows(o->w, &o->b, ds->X + t * ds->stride, ds->stride, Y + t, rows,
+                                     o->len, o->tau, o->eta, o->bias);
+            t += rows;
+            if (online_stopped(o)) {
+                s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
+                break;
+            }
+        }
+        *t_io = t;
+        *mistakes = count;
+        return s;
+    }
+    for (; t < ds->n; t++) {
+        const float *x = row(ds, order, t);
+        float y = Y[order ? order[t] : t];
+        if (order && t + PREFETCH_AHEAD < ds->n) prefetch_row(row(ds, order, t + PREFETCH_AHEAD), ds->stride);
+        if (map) {
+            map->map(map->ctx, x, mapped);
+            x = mapped;
+        }
+        if (!o->averaged && !o->voted) {
+            /* the fused kernel: one call, x still in L1 for the update */
+            float sc;
+            count += (size_t)o->k->step(o->w, &o->b, x, o->len, y, o->tau, o->eta, o->bias, &sc);
+        } else {
+            count += (size_t)visit(o, x, y, score_of(o, x));
+        }
+        if (online_stopped(o)) {
+            t++;
+            s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
+            break;
+        }
+    }
+    *t_io = t;
+    *mistakes = count;
+    return s;
+}
+
+pt_status online_pass_epoch(online_pass *ps, online *o, const pt_dataset *ds,
+                            const uint32_t *order, const pt_row_map *map, float *mapped,
+                            int epoch, size_t last, size_t *t, size_t *mistakes)
+{
+    const bool blocked = choose_blocked(ps, epoch, last);
+    const size_t before = *mistakes;
+    double e0 = pt_now();
+    bool gave_up = false;
+    double seq_rate = ps->mode == PT_PASS_AUTO && ps->seq_seconds > 0
+                          ? (double)ps->n / ps->seq_seconds : 0.0;
+    pt_status s = blocked ? online_epoch_blocked(o, ds, order, ps->threads, last, t, mistakes,
+                                                 epoch, seq_rate, &gave_up)
+                          : epoch_sequential(o, ds, order, map, mapped, t, mistakes, epoch);
+    if (gave_up) {
+        set_aside(ps, epoch, last);
+        pt_log(PT_LOG_INFO,
+               "online path: epoch %d: the blocked pass ran slower than the sequential one "
+               "(%zu mistakes by sample %zu): sequential from there",
+               epoch, *mistakes - before, *t);
+        s = epoch_sequential(o, ds, order, map, mapped, t, mistakes, epoch);
+    }
+    double took = pt_now() - e0;
+    if (!blocked) {
+        ps->seq_seconds = took;
+    } else if (!gave_up && ps->mode == PT_PASS_AUTO && took > 0.9 * ps->seq_seconds) {
+        set_aside(ps, epoch, last);
+        pt_log(PT_LOG_INFO,
+               "online path: epoch %d: the blocked pass took %.2f ms, the last sequential epoch "
+               "%.2f ms", epoch, took * 1e3, ps->seq_seconds * 1e3);
+    }
+    return s;
+}
