@@ -281,6 +281,188 @@ static void print_bounds(const pt_run_bounds *b, const train_opts *o, int bias, 
     printf("    (E = %d, c = %.4g, L_hinge per pass %.4g)\n", b->passes, b->hinge_scale, b->hinge_loss);
 }
 
+/* --resume FILE: continue the recorded run with its own parameters (--epochs may extend it;
+ * threads, ISA, pass and budgets are this call's). Returns EXIT_OK to go on, else the exit
+ * status. */
+static int load_resume(const train_opts *o, pt_train_params *p, pt_model **resume)
+{
+    pt_status s = pt_model_load(o->resume, resume);
+    if (s != PT_OK) return cli_fail(s);
+    if (!pt_model_resumable(*resume)) {
+        fprintf(stderr, "ptron: %s records no run in progress: it is a final model (only the "
+                        "model of an interrupted run and --checkpoint files can be resumed)\n",
+                o->resume);
+        return EXIT_INPUT;
+    }
+    pt_train_params kept = *p;
+    pt_model_get_params(*resume, p);
+    if (o->epochs_given) p->epochs = kept.epochs;
+    p->threads = kept.threads;
+    p->isa = kept.isa;
+    p->pass = kept.pass;
+    p->mem_budget_bytes = kept.mem_budget_bytes;
+    p->cache_mb = kept.cache_mb;
+    p->stop = kept.stop;
+    p->resume = *resume;
+    return EXIT_OK;
+}
+
+/* --init MODEL: start from its weights, once it is known to fit the data and the run. Returns
+ * EXIT_OK to go on, else the exit status. */
+static int load_init(const train_opts *o, const pt_dataset *ds, pt_train_params *p,
+                     pt_model **init)
+{
+    pt_status s = pt_model_load(o->init, init);
+    if (s != PT_OK) return cli_fail(s);
+    p->init = *init;
+    if (pt_train_params_check(p) != PT_OK) return cli_usage_error("train", "%s", pt_last_error());
+    if (pt_train_check(ds, p) != PT_OK) { /* the model does not fit the data */
+        fprintf(stderr, "ptron: --init %s: %s\n", o->init, cli_message(pt_last_error()));
+        return EXIT_INPUT;
+    }
+    return EXIT_OK;
+}
+
+/* What a run that trained reports (--json or the text summary). */
+typedef struct train_result {
+    const train_opts *o;
+    const pt_train_params *p;
+    const pt_train_report *rep;
+    size_t n, d;
+    double load_s;
+    const pt_eval *ev;     /* on the training data */
+    const heldout *held;   /* --test */
+    bool interrupted, stopped_early;
+    const pt_run_bounds *b; /* --bounds, or NULL */
+} train_result;
+
+/* --json: one object on stdout. */
+static void print_json(const train_result *t)
+{
+    const train_opts *o = t->o;
+    const pt_train_params *p = t->p;
+    const pt_train_report *rep = t->rep;
+    const heldout *held = t->held;
+    const pt_eval *ev = t->ev;
+    const pt_run_bounds *b = t->b;
+    int ran = rep->epochs_run - rep->epochs_before; /* the epochs this call trained */
+    double samples = (double)t->n * ran;
+    json_out j;
+    json_begin(&j, stdout);
+    json_str(&j, "path", pt_path_name(p->path));
+    json_str(&j, "variant", pt_variant_name(p->variant));
+    json_str(&j, "isa", pt_isa_name(rep->isa));
+    json_int(&j, "threads", rep->threads);
+    json_int(&j, "n", (long long)t->n);
+    json_int(&j, "d", (long long)t->d);
+    if (p->expand.kind != PT_EXPAND_NONE)
+        json_int(&j, "expanded_d", (long long)pt_expand_dim(&p->expand, t->d));
+    if (o->init) json_str(&j, "init", p->init_random ? "random" : o->init);
+    json_int(&j, "epochs_run", rep->epochs_run);
+    if (rep->epochs_before) json_int(&j, "epochs_before", rep->epochs_before);
+    json_size_array(&j, "mistakes_per_epoch", rep->mistakes_per_epoch, (size_t)ran);
+    if (rep->objective_per_epoch)
+        json_double_array(&j, "objective_per_epoch", rep->objective_per_epoch, (size_t)ran);
+    if (rep->seconds_per_epoch)
+        json_double_array(&j, "seconds_per_epoch", rep->seconds_per_epoch, (size_t)ran);
+    json_int(&j, "updates", (long long)rep->updates);
+    json_bool(&j, "converged", rep->converged);
+    json_bool(&j, "interrupted", t->interrupted);
+    if (held->at_end) {
+        json_num(&j, "test_accuracy", held->best);
+    } else if (held->epochs) {
+        json_double_array(&j, "test_accuracy_per_epoch", held->acc, (size_t)held->epochs);
+        json_num(&j, "best_test_accuracy", held->best);
+        json_int(&j, "best_epoch", held->best_epoch);
+        json_bool(&j, "stopped_early", t->stopped_early);
+    }
+    json_num(&j, "load_seconds", t->load_s);
+    json_num(&j, "train_seconds", rep->train_seconds);
+    json_num(&j, "samples_per_second",
+             rep->train_seconds > 0 ? samples / rep->train_seconds : 0.0);
+    json_num(&j, "train_accuracy", ev->accuracy);
+    json_str(&j, "model", o->model);
+    if (b) {
+        /* a bound's keys only where it covers the run: mistake_bound is the separable one
+         * ((R^2 + 2 tau/eta)/gamma^2), hinge_mistake_bound the hinge one over passes */
+        json_object_begin(&j, "bounds");
+        json_bool(&j, "covered", b->covered);
+        if (!b->covered) json_str(&j, "reason", b->reason);
+        json_str(&j, "space", b->space);
+        if (isfinite(b->R)) {
+            json_num(&j, "R", b->R);
+            json_num(&j, "gamma", b->gamma);
+        }
+        if (b->covered) {
+            json_num(&j, "margin", b->tau);
+            json_num(&j, "eta", b->eta);
+            json_int(&j, "passes", b->passes);
+            json_int(&j, "updates", (long long)rep->updates);
+            if (b->separable) {
+                json_num(&j, "mistake_bound", b->separable_bound);
+                json_bool(&j, "mistake_bound_holds", (double)rep->updates <= b->separable_bound);
+            }
+            json_num(&j, "hinge_mistake_bound", b->hinge_bound);
+            json_bool(&j, "hinge_mistake_bound_holds", (double)rep->updates <= b->hinge_bound);
+            json_num(&j, "hinge_loss", b->hinge_loss);
+            json_num(&j, "wstar_norm", b->hinge_scale);
+        }
+        json_object_end(&j);
+    }
+    json_end(&j);
+}
+
+/* The text summary on stdout. */
+static void print_text(const train_result *t)
+{
+    const train_opts *o = t->o;
+    const pt_train_params *p = t->p;
+    const pt_train_report *rep = t->rep;
+    const heldout *held = t->held;
+    const pt_eval *ev = t->ev;
+    const pt_run_bounds *b = t->b;
+    int ran = rep->epochs_run - rep->epochs_before; /* the epochs this call trained */
+    double samples = (double)t->n * ran;
+    printf("%s path (%s, %s, %d thread%s): %d epoch%s, %zu updates, %s\n", pt_path_name(p->path),
+           pt_variant_name(p->variant), pt_isa_name(rep->isa), rep->threads,
+           rep->threads == 1 ? "" : "s", rep->epochs_run, rep->epochs_run == 1 ? "" : "s",
+           rep->updates, rep->converged ? "converged (an epoch with no mistake)" : "not converged");
+    if (p->expand.kind == PT_EXPAND_POLY)
+        printf("expansion: degree-%d polynomial, coef0 %g: %zu -> %zu features (%s)\n",
+               p->expand.degree, (double)p->expand.coef0, t->d,
+               pt_expand_dim(&p->expand, t->d),
+               p->path == PT_PATH_ONLINE ? "streamed" : "materialised");
+    else if (p->expand.kind == PT_EXPAND_RFF)
+        printf("expansion: %zu random Fourier features, gamma %g, seed %llu (%s)\n",
+               p->expand.rff_dim, (double)p->expand.gamma, (unsigned long long)p->expand.seed,
+               p->path == PT_PATH_ONLINE ? "streamed" : "materialised");
+    if (p->init_random)
+        printf("started from random weights (uniform in [0, 1), seed %llu)\n",
+               (unsigned long long)p->seed);
+    else if (o->init)
+        printf("started from the weights of %s\n", o->init);
+    if (rep->epochs_before) printf("mistakes per epoch from epoch %d:", rep->epochs_before + 1);
+    else printf("mistakes per epoch:");
+    for (int e = 0; e < ran && e < 20; e++) printf(" %zu", rep->mistakes_per_epoch[e]);
+    printf(ran > 20 ? " ...\n" : "\n");
+    printf("train accuracy = %.4g%% (%zu/%zu)\n", 100.0 * ev->accuracy, ev->correct, ev->n);
+    if (held->at_end) {
+        printf("held-out accuracy = %.4g%% (after training)\n", 100.0 * held->best);
+    } else if (held->epochs) {
+        if (held->first_epoch > 1)
+            printf("held-out accuracy per epoch from epoch %d:", held->first_epoch);
+        else printf("held-out accuracy per epoch:");
+        for (int e = 0; e < held->epochs && e < 20; e++) printf(" %.4g%%", 100.0 * held->acc[e]);
+        printf(held->epochs > 20 ? " ...\n" : "\n");
+        printf("best held-out accuracy %.4g%% at epoch %d%s\n", 100.0 * held->best,
+               held->best_epoch, t->stopped_early ? " (stopped early; that epoch's model is saved)" : "");
+    }
+    printf("load %.3f s, train %.3f s (%.3g samples/s)\n", t->load_s, rep->train_seconds,
+           rep->train_seconds > 0 ? samples / rep->train_seconds : 0.0);
+    if (b) print_bounds(b, o, p->bias, rep->updates);
+    printf("model written to %s\n", o->model);
+}
+
 /* The exit status of a run stopped by a signal. */
 static int signal_status(void) { return got_signal == SIGTERM ? EXIT_SIGTERM : EXIT_SIGINT; }
 
@@ -323,46 +505,8 @@ int cmd_train(int argc, char **argv)
         goto out;
     }
 
-    if (o.resume) {
-        /* continue the recorded run with its own parameters (--epochs may extend it) */
-        if ((s = pt_model_load(o.resume, &resume)) != PT_OK) {
-            rc = cli_fail(s);
-            goto out;
-        }
-        if (!pt_model_resumable(resume)) {
-            fprintf(stderr, "ptron: %s records no run in progress: it is a final model (only the "
-                            "model of an interrupted run and --checkpoint files can be resumed)\n",
-                    o.resume);
-            rc = EXIT_INPUT;
-            goto out;
-        }
-        pt_train_params kept = p;
-        pt_model_get_params(resume, &p);
-        if (o.epochs_given) p.epochs = kept.epochs;
-        p.threads = kept.threads;
-        p.isa = kept.isa;
-        p.pass = kept.pass;
-        p.mem_budget_bytes = kept.mem_budget_bytes;
-        p.cache_mb = kept.cache_mb;
-        p.stop = kept.stop;
-        p.resume = resume;
-    }
-    if (o.init && !p.init_random) {
-        if ((s = pt_model_load(o.init, &init)) != PT_OK) {
-            rc = cli_fail(s);
-            goto out;
-        }
-        p.init = init;
-        if (pt_train_params_check(&p) != PT_OK) {
-            rc = cli_usage_error("train", "%s", pt_last_error());
-            goto out;
-        }
-        if (pt_train_check(ds, &p) != PT_OK) { /* the model does not fit the data */
-            fprintf(stderr, "ptron: --init %s: %s\n", o.init, cli_message(pt_last_error()));
-            rc = EXIT_INPUT;
-            goto out;
-        }
-    }
+    if (o.resume && (rc = load_resume(&o, &p, &resume)) != EXIT_OK) goto out;
+    if (o.init && !p.init_random && (rc = load_init(&o, ds, &p, &init)) != EXIT_OK) goto out;
     if (o.bounds && (rc = bounds_reference(ds, &p, &o, &reference, &want_bounds)) != EXIT_OK)
         goto out;
     if (o.test) {
@@ -470,111 +614,12 @@ int cmd_train(int argc, char **argv)
         fprintf(stderr, "ptron: %s after training finished; the final model was written to %s\n",
                 got_signal == SIGTERM ? "SIGTERM" : "SIGINT", o.model);
 
-    int ran = rep.epochs_run - rep.epochs_before; /* the epochs this call trained */
-    double samples = (double)pt_dataset_n(ds) * ran;
-    if (o.json) {
-        json_out j;
-        json_begin(&j, stdout);
-        json_str(&j, "path", pt_path_name(p.path));
-        json_str(&j, "variant", pt_variant_name(p.variant));
-        json_str(&j, "isa", pt_isa_name(rep.isa));
-        json_int(&j, "threads", rep.threads);
-        json_int(&j, "n", (long long)pt_dataset_n(ds));
-        json_int(&j, "d", (long long)pt_dataset_d(ds));
-        if (p.expand.kind != PT_EXPAND_NONE)
-            json_int(&j, "expanded_d", (long long)pt_expand_dim(&p.expand, pt_dataset_d(ds)));
-        if (o.init) json_str(&j, "init", p.init_random ? "random" : o.init);
-        json_int(&j, "epochs_run", rep.epochs_run);
-        if (rep.epochs_before) json_int(&j, "epochs_before", rep.epochs_before);
-        json_size_array(&j, "mistakes_per_epoch", rep.mistakes_per_epoch, (size_t)ran);
-        if (rep.objective_per_epoch)
-            json_double_array(&j, "objective_per_epoch", rep.objective_per_epoch, (size_t)ran);
-        if (rep.seconds_per_epoch)
-            json_double_array(&j, "seconds_per_epoch", rep.seconds_per_epoch, (size_t)ran);
-        json_int(&j, "updates", (long long)rep.updates);
-        json_bool(&j, "converged", rep.converged);
-        json_bool(&j, "interrupted", interrupted);
-        if (held.at_end) {
-            json_num(&j, "test_accuracy", held.best);
-        } else if (held.epochs) {
-            json_double_array(&j, "test_accuracy_per_epoch", held.acc, (size_t)held.epochs);
-            json_num(&j, "best_test_accuracy", held.best);
-            json_int(&j, "best_epoch", held.best_epoch);
-            json_bool(&j, "stopped_early", stopped_early);
-        }
-        json_num(&j, "load_seconds", load_s);
-        json_num(&j, "train_seconds", rep.train_seconds);
-        json_num(&j, "samples_per_second", rep.train_seconds > 0 ? samples / rep.train_seconds : 0.0);
-        json_num(&j, "train_accuracy", ev.accuracy);
-        json_str(&j, "model", o.model);
-        if (want_bounds) {
-            /* a bound's keys only where it covers the run: mistake_bound is the separable one
-             * ((R^2 + 2 tau/eta)/gamma^2), hinge_mistake_bound the hinge one over passes */
-            json_object_begin(&j, "bounds");
-            json_bool(&j, "covered", b.covered);
-            if (!b.covered) json_str(&j, "reason", b.reason);
-            json_str(&j, "space", b.space);
-            if (isfinite(b.R)) {
-                json_num(&j, "R", b.R);
-                json_num(&j, "gamma", b.gamma);
-            }
-            if (b.covered) {
-                json_num(&j, "margin", b.tau);
-                json_num(&j, "eta", b.eta);
-                json_int(&j, "passes", b.passes);
-                json_int(&j, "updates", (long long)rep.updates);
-                if (b.separable) {
-                    json_num(&j, "mistake_bound", b.separable_bound);
-                    json_bool(&j, "mistake_bound_holds", (double)rep.updates <= b.separable_bound);
-                }
-                json_num(&j, "hinge_mistake_bound", b.hinge_bound);
-                json_bool(&j, "hinge_mistake_bound_holds", (double)rep.updates <= b.hinge_bound);
-                json_num(&j, "hinge_loss", b.hinge_loss);
-                json_num(&j, "wstar_norm", b.hinge_scale);
-            }
-            json_object_end(&j);
-        }
-        json_end(&j);
-    } else if (!o.quiet) {
-        printf("%s path (%s, %s, %d thread%s): %d epoch%s, %zu updates, %s\n", pt_path_name(p.path),
-               pt_variant_name(p.variant), pt_isa_name(rep.isa), rep.threads, rep.threads == 1 ? "" : "s",
-               rep.epochs_run, rep.epochs_run == 1 ? "" : "s", rep.updates,
-               rep.converged ? "converged (an epoch with no mistake)" : "not converged");
-        if (p.expand.kind == PT_EXPAND_POLY)
-            printf("expansion: degree-%d polynomial, coef0 %g: %zu -> %zu features (%s)\n",
-                   p.expand.degree, (double)p.expand.coef0, pt_dataset_d(ds),
-                   pt_expand_dim(&p.expand, pt_dataset_d(ds)),
-                   p.path == PT_PATH_ONLINE ? "streamed" : "materialised");
-        else if (p.expand.kind == PT_EXPAND_RFF)
-            printf("expansion: %zu random Fourier features, gamma %g, seed %llu (%s)\n",
-                   p.expand.rff_dim, (double)p.expand.gamma, (unsigned long long)p.expand.seed,
-                   p.path == PT_PATH_ONLINE ? "streamed" : "materialised");
-        if (p.init_random)
-            printf("started from random weights (uniform in [0, 1), seed %llu)\n",
-                   (unsigned long long)p.seed);
-        else if (o.init)
-            printf("started from the weights of %s\n", o.init);
-        if (rep.epochs_before) printf("mistakes per epoch from epoch %d:", rep.epochs_before + 1);
-        else printf("mistakes per epoch:");
-        for (int e = 0; e < ran && e < 20; e++) printf(" %zu", rep.mistakes_per_epoch[e]);
-        printf(ran > 20 ? " ...\n" : "\n");
-        printf("train accuracy = %.4g%% (%zu/%zu)\n", 100.0 * ev.accuracy, ev.correct, ev.n);
-        if (held.at_end) {
-            printf("held-out accuracy = %.4g%% (after training)\n", 100.0 * held.best);
-        } else if (held.epochs) {
-            if (held.first_epoch > 1)
-                printf("held-out accuracy per epoch from epoch %d:", held.first_epoch);
-            else printf("held-out accuracy per epoch:");
-            for (int e = 0; e < held.epochs && e < 20; e++) printf(" %.4g%%", 100.0 * held.acc[e]);
-            printf(held.epochs > 20 ? " ...\n" : "\n");
-            printf("best held-out accuracy %.4g%% at epoch %d%s\n", 100.0 * held.best, held.best_epoch,
-                   stopped_early ? " (stopped early; that epoch's model is saved)" : "");
-        }
-        printf("load %.3f s, train %.3f s (%.3g samples/s)\n", load_s, rep.train_seconds,
-               rep.train_seconds > 0 ? samples / rep.train_seconds : 0.0);
-        if (want_bounds) print_bounds(&b, &o, p.bias, rep.updates);
-        printf("model written to %s\n", o.model);
-    }
+    train_result res = {.o = &o, .p = &p, .rep = &rep, .n = pt_dataset_n(ds),
+                        .d = pt_dataset_d(ds), .load_s = load_s, .ev = &ev, .held = &held,
+                        .interrupted = interrupted, .stopped_early = stopped_early,
+                        .b = want_bounds ? &b : NULL};
+    if (o.json) print_json(&res);
+    else if (!o.quiet) print_text(&res);
     rc = interrupted || got_signal ? signal_status() : EXIT_OK;
 out:;
     /* the handler (still installed) finds no token once it is gone */
