@@ -121,7 +121,7 @@ static pt_status train_expanded(const pt_dataset *ds, const pt_train_params *p, 
         return pt_fail(PT_ERR_UNSUPPORTED, "pt_train_params.expand trains two-class models (the "
                        "data has %zu classes)", ds->nclass);
     pt_expander *e;
-    PT_TRY(pt_expander_create(&p->expand, ds->d, &e));
+    PT_TRY(pt_expander_create(&p->expand, ds->d, k, &e));
     const size_t dim = pt_expander_d_out(e);
     /* weights (and the averaged variant's sum, or the batch path's gradient) */
     size_t wbytes = pt_dense_bytes(2, dim);

@@ -310,6 +310,10 @@ static void no_access_past_n(const pt_kernels *k)
 
 #include "sparse_kernel_checks.h"
 
+/* ------------------------------------------------------------------ expansion kernels */
+
+#include "expand_kernel_checks.h"
+
 /* ------------------------------------------------------------------ dispatch */
 
 static char logged[4096];
@@ -356,6 +360,8 @@ static void neon_detected(const pt_kernels *unused)
     const pt_gram_kernels *g = k->gram;
     CHECK(g && g->tile && g->row && g->norms && g->kfun && g->exp && g->store && g->fence, "NULL Gram entry");
     sparse_table_complete(k);
+    const pt_expand_kernels *x = k->expand;
+    CHECK(x && x->poly_row && x->rff_row && x->cos, "NULL expansion entry");
 }
 
 static void unavailable_isa_fails(const pt_kernels *unused)
@@ -426,6 +432,9 @@ int main(void)
         {"sparse_dot_many_matches_scalar", sparse_dot_many_matches_scalar},
         {"sparse_scatter_dot_matches_exact", sparse_scatter_dot_matches_exact},
         {"sparse_no_access_past_end", sparse_no_access_past_end},
+        {"expand_poly_matches_scalar", expand_poly_matches_scalar},
+        {"expand_rff_matches_scalar", expand_rff_matches_scalar},
+        {"expand_cos_matches_scalar", expand_cos_matches_scalar},
     };
     /* Every ISA this build and CPU run (scalar and neon here). */
     for (int isa = PT_ISA_SCALAR; isa <= PT_ISA_NEON; isa++) {

@@ -456,6 +456,31 @@ START_TEST(no_access_past_n)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ expansion kernels */
+
+#include "expand_kernel_checks.h"
+
+START_TEST(expand_poly)
+{
+    FOR_ISA(isa);
+    expand_poly_matches_scalar(k);
+}
+END_TEST
+
+START_TEST(expand_rff)
+{
+    FOR_ISA(isa);
+    expand_rff_matches_scalar(k);
+}
+END_TEST
+
+START_TEST(expand_cos)
+{
+    FOR_ISA(isa);
+    expand_cos_matches_scalar(k);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ Gram micro-kernels */
 
 #include "gram_kernel_checks.h"
@@ -601,6 +626,8 @@ START_TEST(tables_complete)
         ck_assert(g && g->tile && g->row && g->norms && g->kfun && g->exp && g->store && g->fence);
         ck_assert(g->mr >= 1 && 8 % g->mr == 0 && g->np >= 1);
         sparse_table_complete(k);
+        const pt_expand_kernels *x = k->expand;
+        ck_assert(x && x->poly_row && x->rff_row && x->cos);
         n++;
     }
     ck_assert_int_ge(n, 1);
@@ -843,6 +870,9 @@ static Suite *kernels_suite(void)
     tcase_add_loop_test(tc, sparse_dot_many, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, sparse_scatter_dot, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, sparse_no_access_past, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, expand_poly, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, expand_rff, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, expand_cos, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     suite_add_tcase(s, tc);
 
     TCase *td = tcase_create("dispatch");

@@ -9,19 +9,17 @@
  * grouped by their lowest variable j ("lead"): the degree-k group of lead j is x_j times the
  * degree-(k-1) monomials whose lead is >= j, which is one contiguous tail of the previous
  * degree's block. So a row is built degree by degree, from a copy of x, as (D - 1) d scaled
- * copies of contiguous ranges (loops the compiler vectorises), and the coefficients are applied
- * by one vector multiply, fused into the copies of the top degree (the largest block,
- * d / (d + D) of all).
+ * copies of contiguous ranges, and the coefficients are applied by one vector multiply, fused
+ * into the copies of the top degree (the largest block, d / (d + D) of all): the kernel table's
+ * poly_row (kernels/expand_impl.h) runs that layout.
  *
  * RFF. z(x) = sqrt(2/D) cos(W x + b), W (D x d) with N(0, 2 gamma) entries and b uniform in
  * [0, 2 pi), drawn from the seed: the normals in the order W[0][0..d), W[1][0..d), ..., then
- * b[0..D). E[z(x).z(y)] = exp(-gamma |x - y|^2). Blocks of rows take one sgemm; a single row
- * (the streamed path) takes W x in chunks of RFF_CHUNK outputs held in registers over the d
- * inputs; the cosine is a polynomial in a loop the compiler vectorises (expand_cos), about
- * 8 times faster than libm's cosf here.
+ * b[0..D). E[z(x).z(y)] = exp(-gamma |x - y|^2). Blocks of rows take one sgemm, then the
+ * table's cosine; a single row (the streamed path) takes the table's rff_row.
  *
- * The hot functions are compiled for AVX-512 and AVX2 beside the baseline (target_clones); no
- * FMA contraction (-ffp-contract=off), so every variant gives the same bits.
+ * The rows are computed by the kernel table an expander is built with (the run's ISA); every
+ * ISA gives the same bits (kernels.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -31,35 +29,22 @@
 
 #include "expand.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define HOT __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define HOT
-#endif
-
 /* Scored / materialised rows per block: about this many bytes of output (stays in L2). */
 #define BLOCK_BYTES ((size_t)512 << 10)
 #define BLOCK_ROWS_MAX 256
-/* expand_cos: polynomial below this |argument|, libm beyond. */
-#define COS_POLY_LIMIT 8192.0f
-/* RFF: W x is computed RFF_CHUNK outputs at a time, kept in registers over the d inputs. */
-#define RFF_CHUNK 128
-
-typedef struct seg {
-    size_t src, dst, len; /* out[dst + t] = x[j] * out[src + t], t < len */
-    size_t j;
-    size_t vlen; /* len rounded up to 16 when that stays inside the row, else 0 */
-} seg;
 
 struct pt_expander {
     pt_expand_params p;
     size_t d_in, d_out, stride_out;
-    /* POLY */
-    seg *segs;
+    const pt_expand_kernels *k;
+    /* POLY: the layout the kernels run (kernels.h), over the arrays owned here */
+    pt_poly_layout poly;
+    pt_poly_seg *segs;
     size_t nseg, top_first; /* segments of the top degree start at top_first */
     size_t lower;           /* entries of degree < D (all when D = 1): scaled after the copies */
     float *coef;            /* d_out coefficients, zero padded to stride_out */
     /* RFF */
+    pt_rff_layout rff;
     float *Wt; /* d_in rows of ldw floats: W transposed */
     size_t ldw;
     float *b; /* ldw floats, zero padded */
@@ -198,7 +183,7 @@ static pt_status build_poly(pt_expander *e)
              * segments run as whole vectors, without scalar tails. Kept inside the row. */
             size_t vlen = pt_round_up(len, 16);
             if (k > 1) /* degree 1 is a copy of x, done apart */
-                e->segs[ns++] = (seg){.src = prev + idx[j], .dst = cur + o, .len = len, .j = j,
+                e->segs[ns++] = (pt_poly_seg){.src = prev + idx[j], .dst = cur + o, .len = len, .j = j,
                                       .vlen = cur + o + vlen <= e->stride_out ? vlen : 0};
             for (size_t t = 0; t < len; t++) {
                 size_t i = idx[j] + t; /* in the previous block */
@@ -243,7 +228,7 @@ static pt_status build_rff(pt_expander *e)
     const size_t d = e->d_in, D = e->d_out;
     /* one cache line more than the chunks need: row strides of a multiple of 4 KiB would put
      * every row of a chunk's column in the same L1 set */
-    e->ldw = pt_round_up(D, RFF_CHUNK) + 16;
+    e->ldw = pt_round_up(D, PT_RFF_CHUNK) + 16;
     size_t cells;
     if (!pt_mul_ok(d ? d : 1, e->ldw, &cells) || cells > SIZE_MAX / sizeof(float))
         return pt_fail(PT_ERR_LIMIT, "RFF matrix of %zu x %zu overflows", D, d);
@@ -260,7 +245,8 @@ static pt_status build_rff(pt_expander *e)
     return PT_OK;
 }
 
-pt_status pt_expander_create(const pt_expand_params *p, size_t d_in, pt_expander **out)
+pt_status pt_expander_create(const pt_expand_params *p, size_t d_in, const pt_kernels *k,
+                             pt_expander **out)
 {
     *out = NULL;
     PT_TRY(pt_expand_check_params(p));
@@ -271,11 +257,17 @@ pt_status pt_expander_create(const pt_expand_params *p, size_t d_in, pt_expander
     e->d_in = d_in;
     e->d_out = pt_expand_dim(p, d_in);
     e->stride_out = pt_stride_for(e->d_out);
+    e->k = k->expand;
     pt_status s = p->kind == PT_EXPAND_POLY ? build_poly(e) : build_rff(e);
     if (s != PT_OK) {
         pt_expander_free(e);
         return s;
     }
+    e->poly = (pt_poly_layout){.d_in = e->d_in, .d_out = e->d_out, .stride_out = e->stride_out,
+                               .segs = e->segs, .nseg = e->nseg, .top_first = e->top_first,
+                               .lower = e->lower, .coef = e->coef};
+    e->rff = (pt_rff_layout){.d_in = e->d_in, .d_out = e->d_out, .stride_out = e->stride_out,
+                             .Wt = e->Wt, .ldw = e->ldw, .b = e->b, .scale = e->scale};
     *out = e;
     return PT_OK;
 }
@@ -293,121 +285,10 @@ void pt_expander_free(pt_expander *e)
 size_t pt_expander_d_in(const pt_expander *e) { return e->d_in; }
 size_t pt_expander_d_out(const pt_expander *e) { return e->d_out; }
 
-/* ----------------------------------------------------------------------- hot loops */
-
-/* n a multiple of 16 (vlen) when v, else any n */
-static inline void mul_copy(float *restrict dst, const float *restrict src, float a, size_t n,
-                            bool v)
-{
-    if (v) {
-        for (size_t t = 0; t < n; t += 16)
-            for (size_t u = 0; u < 16; u++) dst[t + u] = a * src[t + u];
-    } else {
-        for (size_t t = 0; t < n; t++) dst[t] = a * src[t];
-    }
-}
-
-static inline void mul_copy_scaled(float *restrict dst, const float *restrict src, float a,
-                                   const float *restrict c, size_t n, bool v)
-{
-    if (v) {
-        for (size_t t = 0; t < n; t += 16)
-            for (size_t u = 0; u < 16; u++) dst[t + u] = a * src[t + u] * c[t + u];
-    } else {
-        for (size_t t = 0; t < n; t++) dst[t] = a * src[t] * c[t];
-    }
-}
-
-static inline void copy_row(float *restrict dst, const float *restrict src, size_t n)
-{
-    for (size_t t = 0; t < n; t++) dst[t] = src[t];
-}
-
-static inline void scale_by(float *restrict v, const float *restrict c, size_t n)
-{
-    for (size_t t = 0; t < n; t++) v[t] *= c[t];
-}
-
-HOT static void poly_row(const pt_expander *e, const float *x, float *out)
-{
-    out[0] = 1.0f;
-    copy_row(out + 1, x, e->d_in); /* degree 1: x_j times the constant 1 */
-    const seg *s = e->segs, *top = e->segs + e->top_first, *end = e->segs + e->nseg;
-    for (; s < top; s++)
-        mul_copy(out + s->dst, out + s->src, x[s->j], s->vlen ? s->vlen : s->len, s->vlen);
-    for (; s < end; s++)
-        mul_copy_scaled(out + s->dst, out + s->src, x[s->j], e->coef + s->dst,
-                        s->vlen ? s->vlen : s->len, s->vlen);
-    scale_by(out, e->coef, e->lower);
-    for (size_t i = e->d_out; i < e->stride_out; i++) out[i] = 0.0f;
-}
-
-/* cos(a) for |a| < COS_POLY_LIMIT: k = nearest integer to a / (pi/2) (by the 1.5 * 2^23
- * trick, exact below 2^22), r = a - k pi/2 by Cody and Waite's three-part pi/2 (Cephes' DP1..3
- * doubled: k * DP1 and k * DP2 are exact for |k| < 2^13), then Cephes' minimax polynomials for
- * sinf and cosf on [-pi/4, pi/4]. All in float, so a vector holds 16 (AVX-512) arguments. */
-static inline float cos_reduced(float a)
-{
-    float kf = (a * 0.636619772367581343f + 0x1.8p23f) - 0x1.8p23f;
-    int k = (int)kf;
-    float r = ((a - kf * 1.5703125f) - kf * 4.837512969970703125e-4f) - kf * 7.54978995489188216e-8f;
-    float z = r * r;
-    float s = ((-1.9515295891e-4f * z + 8.3321608736e-3f) * z - 1.6666654611e-1f) * z * r + r;
-    float c = ((2.443315711809948e-5f * z - 1.388731625493765e-3f) * z + 4.166664568298827e-2f) *
-              z * z - 0.5f * z + 1.0f;
-    /* cos(r + k pi/2) = c, -s, -c, s for k mod 4 = 0, 1, 2, 3; chosen on the bits, without
-     * branches, so the loop vectorises on every ISA */
-    uint32_t sb, cb, vb, odd = 0u - (uint32_t)(k & 1);
-    memcpy(&sb, &s, sizeof sb);
-    memcpy(&cb, &c, sizeof cb);
-    vb = ((sb & odd) | (cb & ~odd)) ^ (((uint32_t)(k + 1) & 2u) << 30);
-    float v;
-    memcpy(&v, &vb, sizeof v);
-    return v;
-}
-
-/* Static: GCC exports a target_clones function's resolver whatever its visibility, so the
- * tests reach this one through pt_expand_cos below. */
-HOT static void expand_cos(float *v, const float *add, size_t n, float scale)
-{
-    int big = 0;
-    for (size_t i = 0; i < n; i++) {
-        float a = v[i] + add[i];
-        v[i] = a;
-        big |= !(fabsf(a) < COS_POLY_LIMIT);
-    }
-    if (big) {
-        for (size_t i = 0; i < n; i++) v[i] = scale * cosf(v[i]);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) v[i] = scale * cos_reduced(v[i]);
-}
-
-void pt_expand_cos(float *v, const float *add, size_t n, float scale)
-{
-    expand_cos(v, add, n, scale);
-}
-
-HOT static void rff_row(const pt_expander *e, const float *x, float *out)
-{
-    const size_t so = e->stride_out, ldw = e->ldw;
-    for (size_t k0 = 0; k0 < so; k0 += RFF_CHUNK) {
-        float acc[RFF_CHUNK] = {0};
-        for (size_t j = 0; j < e->d_in; j++) {
-            const float xj = x[j], *w = e->Wt + j * ldw + k0;
-            if (xj == 0.0f) continue; /* sparse rows; adding 0 * w would change no result */
-            for (size_t u = 0; u < RFF_CHUNK; u++) acc[u] += xj * w[u];
-        }
-        /* W's padding columns are 0: the row's padding gets zeros */
-        memcpy(out + k0, acc, (so - k0 < RFF_CHUNK ? so - k0 : RFF_CHUNK) * sizeof(float));
-    }
-    expand_cos(out, e->b, e->d_out, e->scale);
-}
-
 void pt_expander_row(const pt_expander *e, const float *x, float *out)
 {
-    if (e->p.kind == PT_EXPAND_POLY) poly_row(e, x, out);
-    else rff_row(e, x, out);
+    if (e->p.kind == PT_EXPAND_POLY) e->k->poly_row(&e->poly, x, out);
+    else e->k->rff_row(&e->rff, x, out);
 }
 
 void pt_expander_block(const pt_expander *e, const float *X, size_t ldx, size_t rows, float *out,
@@ -415,7 +296,7 @@ void pt_expander_block(const pt_expander *e, const float *X, size_t ldx, size_t 
 {
     if (e->p.kind == PT_EXPAND_POLY) {
         for (size_t i = 0; i < rows; i++) {
-            poly_row(e, X + i * ldx, out + i * ldo);
+            e->k->poly_row(&e->poly, X + i * ldx, out + i * ldo);
             for (size_t t = e->stride_out; t < ldo; t++) out[i * ldo + t] = 0.0f;
         }
         return;
@@ -428,7 +309,7 @@ void pt_expander_block(const pt_expander *e, const float *X, size_t ldx, size_t 
     for (size_t i = 0; i < rows; i++) {
         float *o = out + i * ldo;
         if (e->d_in == 0) memset(o, 0, D * sizeof(float));
-        expand_cos(o, e->b, D, e->scale);
+        e->k->cos(o, e->b, D, e->scale);
         for (size_t t = D; t < ldo; t++) o[t] = 0.0f;
     }
 }
@@ -515,8 +396,10 @@ pt_status pt_expand(const pt_dataset *ds, const pt_expand_params *p, pt_dataset 
     PT_TRY(pt_require_dense(ds, "the feature expansion"));
     PT_TRY(pt_expand_check_params(p));
     PT_TRY(check_dim(p, ds->d, ds->n, p->mem_budget_bytes, "pt_expand_params.mem_budget_bytes"));
+    const pt_kernels *k;
+    PT_TRY(pt_kernels_get(PT_ISA_AUTO, &k));
     pt_expander *e;
-    PT_TRY(pt_expander_create(p, ds->d, &e));
+    PT_TRY(pt_expander_create(p, ds->d, k, &e));
     pt_status s =
         pt_expand_with(ds, e, p->mem_budget_bytes, "pt_expand_params.mem_budget_bytes", out);
     pt_expander_free(e);

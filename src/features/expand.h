@@ -4,6 +4,7 @@
 #define PT_EXPAND_H
 
 #include "data/data.h"
+#include "kernels/kernels.h"
 
 /* A row transformation applied on the fly (streamed feature expansion): map writes the
  * d_out mapped features of x, zero padded to pt_stride_for(d_out) floats, into out. */
@@ -21,8 +22,10 @@ pt_status pt_expand_check_params(const pt_expand_params *p);
 
 /* Check the parameters and build what the expansion needs once: POLY's monomial layout and
  * coefficient vector, RFF's W and b from the seed. Refuses an output dimension over
- * p->max_features with the dimension and the bytes one expanded row needs. */
-pt_status pt_expander_create(const pt_expand_params *p, size_t d_in, pt_expander **out);
+ * p->max_features with the dimension and the bytes one expanded row needs. The rows are
+ * computed by k's expansion kernels (the same values on every ISA). */
+pt_status pt_expander_create(const pt_expand_params *p, size_t d_in, const pt_kernels *k,
+                             pt_expander **out);
 void pt_expander_free(pt_expander *e);
 size_t pt_expander_d_in(const pt_expander *e);
 size_t pt_expander_d_out(const pt_expander *e);
@@ -47,11 +50,5 @@ size_t pt_expander_block_rows(const pt_expander *e);
  * budget_field the parameter it comes from (named in a refusal). */
 pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budget,
                          const char *budget_field, pt_dataset **out);
-
-
-/* The vectorised cosine used by RFF, exposed for the tests: v[i] = scale * cos(v[i] + add[i]).
- * Absolute error below 1e-7 (measured 7.7e-8) against cos of the float argument for
- * |v + add| < 8192 (Cody-Waite reduction by pi/2 in float); libm cosf beyond, for the row. */
-void pt_expand_cos(float *v, const float *add, size_t n, float scale);
 
 #endif /* PT_EXPAND_H */

@@ -175,4 +175,5 @@ const pt_kernels pt_kernels_avx2 = {
     .dot_many = avx2_dot_many,
     .gram = &pt_gram_kernels_avx2,
     .sparse = &pt_sparse_kernels_avx2,
+    .expand = &pt_expand_kernels_avx2,
 };

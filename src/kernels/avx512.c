@@ -208,4 +208,5 @@ const pt_kernels pt_kernels_avx512 = {
     .dot_many = avx512_dot_many,
     .gram = &pt_gram_kernels_avx512,
     .sparse = &pt_sparse_kernels_avx512,
+    .expand = &pt_expand_kernels_avx512,
 };

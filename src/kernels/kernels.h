@@ -1,9 +1,10 @@
 /*
  * The SIMD kernel table: one instance per ISA (scalar.c, avx2.c, avx512.c, neon.c, each with
- * its Gram micro-kernels in gram_<isa>.c and its sparse-row kernels in sparse_<isa>.c), all
- * with the same signatures; dispatch.c picks one once. scalar.c, gram_scalar.c and
- * sparse_scalar.c are the reference the others are tested against. Kernels never allocate,
- * never thread, never call BLAS: the paths (and src/gram.c) do that.
+ * its Gram micro-kernels in gram_<isa>.c, its sparse-row kernels in sparse_<isa>.c and its
+ * feature-expansion kernels in expand_<isa>.c), all with the same signatures; dispatch.c picks
+ * one once. scalar.c, gram_scalar.c, sparse_scalar.c and expand_scalar.c are the reference the
+ * others are tested against. Kernels never allocate, never thread, never call BLAS: the layers
+ * above (features/gram.c, the paths) do that.
  *
  * Lengths are in floats and may be any value >= 0 (the hot paths pass the padded stride, a
  * multiple of 16, but tests pass 0..257 and misaligned pointers), except where an entry
@@ -172,6 +173,64 @@ typedef struct pt_sparse_kernels {
     pt_sparse_clear_ukr *clear;
 } pt_sparse_kernels;
 
+/*
+ * The feature-expansion kernels (features/expand.c builds an expansion's layout once; these fill
+ * its rows), one signature for every ISA. They are plain loops of multiplies and adds, each
+ * rounded as written (no contraction: -ffp-contract=off), and every output depends on its own
+ * inputs only, so every ISA gives expand_scalar.c's bits: the ISAs differ only in the vector
+ * width the compiler gives the loops.
+ */
+
+/* One segment of a polynomial expansion row: out[dst + t] = x[j] out[src + t] for t < len (the
+ * monomials of one degree whose lowest variable is j: x_j times a tail of the previous
+ * degree's block). vlen: len rounded up to 16 when that stays inside the row (the segment is
+ * then written in whole vectors; what it spills past len lies in later segments or in the
+ * padding, all written after it), else 0. */
+typedef struct pt_poly_seg {
+    size_t src, dst, len;
+    size_t j;
+    size_t vlen;
+} pt_poly_seg;
+
+/* A polynomial expansion's row layout: out[0] = 1, out[1..d_in] = x, then the segments in
+ * order, those from top_first on (the top degree) times coef as they are written; then
+ * out[0..lower) times coef, and zeros from d_out to stride_out. */
+typedef struct pt_poly_layout {
+    size_t d_in, d_out, stride_out;
+    const pt_poly_seg *segs;
+    size_t nseg, top_first;
+    size_t lower;
+    const float *coef; /* stride_out coefficients */
+} pt_poly_layout;
+
+/* Random Fourier features: out[k] = scale cos((W x)_k + b[k]) for k < d_out, zeros to
+ * stride_out. Wt is W transposed: d_in rows of ldw floats, ldw at least stride_out rounded up
+ * to PT_RFF_CHUNK, zero past d_out (W x is computed PT_RFF_CHUNK outputs at a time, held in
+ * registers over the d_in inputs). */
+#define PT_RFF_CHUNK 128
+typedef struct pt_rff_layout {
+    size_t d_in, d_out, stride_out;
+    const float *Wt;
+    size_t ldw;
+    const float *b; /* d_out offsets */
+    float scale;
+} pt_rff_layout;
+
+/* The cosine below |argument| PT_COS_POLY_LIMIT is a polynomial (Cody-Waite reduction by pi/2
+ * in float; absolute error below 1e-7, measured 7.7e-8, against cos of the float argument); a
+ * row with a larger argument takes libm's cosf for all its values. */
+#define PT_COS_POLY_LIMIT 8192.0f
+
+typedef struct pt_expand_kernels {
+    /* One polynomial row of x (d_in floats) into out (stride_out floats). Reads entries of out
+     * before it writes them (the whole-vector copies): out must be initialised memory. */
+    void (*poly_row)(const pt_poly_layout *L, const float *x, float *out);
+    /* One random Fourier row of x (d_in floats) into out (stride_out floats). */
+    void (*rff_row)(const pt_rff_layout *L, const float *x, float *out);
+    /* v[i] = scale cos(v[i] + add[i]) for i < n. */
+    void (*cos)(float *v, const float *add, size_t n, float scale);
+} pt_expand_kernels;
+
 typedef struct pt_kernels {
     const char *name;
     pt_isa isa;
@@ -216,28 +275,35 @@ typedef struct pt_kernels {
 
     /* The sparse-row (CSR) kernels of the same ISA. */
     const pt_sparse_kernels *sparse;
+
+    /* The feature-expansion kernels of the same ISA. */
+    const pt_expand_kernels *expand;
 } pt_kernels;
 
 /* The tables each ISA file defines; NULL-free only for those compiled in (see dispatch.c).
- * The Gram ones live in gram_<isa>.c and the sparse ones in sparse_<isa>.c, built with the
- * same flags into the same library. */
+ * The Gram ones live in gram_<isa>.c, the sparse ones in sparse_<isa>.c and the expansion ones
+ * in expand_<isa>.c, built with the same flags into the same library. */
 extern const pt_kernels pt_kernels_scalar;
 extern const pt_gram_kernels pt_gram_kernels_scalar;
 extern const pt_sparse_kernels pt_sparse_kernels_scalar;
+extern const pt_expand_kernels pt_expand_kernels_scalar;
 #if defined(PT_HAVE_AVX2)
 extern const pt_kernels pt_kernels_avx2;
 extern const pt_gram_kernels pt_gram_kernels_avx2;
 extern const pt_sparse_kernels pt_sparse_kernels_avx2;
+extern const pt_expand_kernels pt_expand_kernels_avx2;
 #endif
 #if defined(PT_HAVE_AVX512)
 extern const pt_kernels pt_kernels_avx512;
 extern const pt_gram_kernels pt_gram_kernels_avx512;
 extern const pt_sparse_kernels pt_sparse_kernels_avx512;
+extern const pt_expand_kernels pt_expand_kernels_avx512;
 #endif
 #if defined(PT_HAVE_NEON)
 extern const pt_kernels pt_kernels_neon;
 extern const pt_gram_kernels pt_gram_kernels_neon;
 extern const pt_sparse_kernels pt_sparse_kernels_neon;
+extern const pt_expand_kernels pt_expand_kernels_neon;
 #endif
 
 /* The table for an ISA: PT_ISA_AUTO means pt_isa_default(). Fails with PT_ERR_UNSUPPORTED

@@ -153,4 +153,5 @@ const pt_kernels pt_kernels_neon = {
     .dot_many = neon_dot_many,
     .gram = &pt_gram_kernels_neon,
     .sparse = &pt_sparse_kernels_neon,
+    .expand = &pt_expand_kernels_neon,
 };

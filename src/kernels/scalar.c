@@ -61,4 +61,5 @@ const pt_kernels pt_kernels_scalar = {
     .dot_many = scalar_dot_many,
     .gram = &pt_gram_kernels_scalar,
     .sparse = &pt_sparse_kernels_scalar,
+    .expand = &pt_expand_kernels_scalar,
 };

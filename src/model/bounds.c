@@ -308,7 +308,9 @@ pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
         pt_row_map map;
         if (s == PT_OK && expanded) {
             /* phi(x) row by row, as the streamed online path computes it */
-            s = pt_expander_create(&p->expand, ds->d, &e);
+            const pt_kernels *k;
+            s = pt_kernels_get(PT_ISA_AUTO, &k);
+            if (s == PT_OK) s = pt_expander_create(&p->expand, ds->d, k, &e);
             if (s == PT_OK && !(buf = pt_calloc(pt_stride_for(space_d) * sizeof(float), "expanded row")))
                 s = PT_ERR_NOMEM;
             if (s == PT_OK) map = pt_expander_row_map(e);

@@ -42,19 +42,15 @@ static pt_status expanded_scores(const pt_model *m, const pt_dataset *ds, float 
     pt_warn_extra_features(d_in, ds->d);
     pt_expand_params ep = m->params.expand;
     ep.max_features = SIZE_MAX; /* the model's weights exist already */
+    const pt_kernels *k;
+    PT_TRY(pt_kernels_get(PT_ISA_AUTO, &k));
     pt_expander *e;
-    PT_TRY(pt_expander_create(&ep, d_in, &e));
+    PT_TRY(pt_expander_create(&ep, d_in, k, &e));
     const size_t dim = pt_expander_d_out(e);
     if (dim != m->d) {
         pt_expander_free(e);
         return pt_fail(PT_ERR_FORMAT, "the model has %zu weights but its expansion gives %zu",
                        m->d, dim);
-    }
-    const pt_kernels *k;
-    pt_status s = pt_kernels_get(PT_ISA_AUTO, &k);
-    if (s != PT_OK) {
-        pt_expander_free(e);
-        return s;
     }
     const size_t n = ds->n, so = pt_stride_for(m->d), B = pt_expander_block_rows(e);
     const size_t nblocks = (n + B - 1) / B;
