@@ -6,11 +6,11 @@
  *   ssyrk  the baseline: OpenBLAS ssyrk (upper triangle), then for RBF the transform
  *          exp(-gamma (|x|^2 + |z|^2 - 2 x.z)) over the triangle (norms included);
  *   naive  the table's dot for every pair of the upper triangle, mirrored, one thread;
- *   tiled  src/gram.c's pt_gram_full: OpenMP over square tiles, the kernel applied in the
+ *   tiled  src/features/gram.c's pt_gram_full: OpenMP over square tiles, the kernel applied in the
  *          tile, mirrored (rows packed once, outside the timing, as the path does).
  * Figures: GFLOP/s of n (n + 1) d useful FLOPs (the upper triangle's multiply-adds), and
  * vs_ssyrk, the ratio to the ssyrk build of the same kernel, n, d and threads. OPENBLAS_CORETYPE
- * decides which ssyrk kernels run (Haswell's AVX2 ones by default on this CPU): the report
+ * decides which ssyrk kernels run (Haswell's AVX2 ones by default on a Zen 4/5 CPU): the report
  * records it.
  *
  * Kernel-perceptron epochs through pt_train.

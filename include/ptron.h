@@ -719,7 +719,7 @@ PT_API pt_status pt_bounds_compute(const pt_dataset *ds, const float *wstar, flo
  * stated for the quantity it bounds, the run's weight updates (pt_train_report.updates; the
  * averaged and voted variants make the classic run's updates). For updates w += eta y x when
  * y w.x <= tau, from w = 0, with R and gamma of w* in the run's space (derivation in
- * src/bounds.c):
+ * src/model/bounds.c):
  *   separable (gamma > 0):  updates <= (R^2 + 2 tau / eta) / gamma^2   ((R/gamma)^2 at tau = 0)
  *   any data, E passes:     updates <= min over c > 0 of (R^2 + 2 tau / eta) c^2
  *                                                        + 2 E L_hinge(c w* / |w*|, S)

@@ -263,7 +263,7 @@ P("## Kernel path: Gram builds")
 P()
 P("The first n rows of a 4,000 x 256 separable set (d = 16: its first 16 features). GFLOP/s of "
   "n (n + 1) d useful FLOPs. ssyrk: OpenBLAS ssyrk (upper triangle) and, for RBF, the transform "
-  "over the triangle; naive: the table's dot per pair; tiled: `pt_gram_full` (`src/gram.c`), "
+  "over the triangle; naive: the table's dot per pair; tiled: `pt_gram_full` (`src/features/gram.c`), "
   "full matrix, rows packed once outside the timing. vs ssyrk: against the ssyrk build of the "
   "same kernel, shape and threads in the same run; SKX: ssyrk with OpenBLAS's SkylakeX kernels.")
 P()

@@ -1,7 +1,7 @@
 /*
  * The Gram micro-kernel checks (k->gram, src/kernels/gram_*.c), shared by test_kernels.c and
  * neon_harness.c: each compares one micro-kernel of an ISA with gram_scalar.c's, bit for bit
- * (the determinism rule of src/gram.h: same FMA chains, same IEEE operations), on feature
+ * (the determinism rule of src/features/gram.h: same FMA chains, same IEEE operations), on feature
  * counts d = 0, 1, 15, 16, 17, 257 and others, operands offset from 64-byte alignment where
  * the signature allows it, and canaries around every output (a write outside it changes the
  * comparison). gram_scalar.c itself is checked against double precision in test_train_kernel.c.

@@ -1,8 +1,8 @@
 /*
  * The kernel checks of test_kernels.c for aarch64, without the check library: built by
  * scripts/test-neon with aarch64-linux-gnu-gcc -static from src/kernels/ (scalar, neon, their
- * Gram micro-kernels, dispatch) and src/error.c only, and run under qemu-aarch64. Prints "N passed, N failed" and exits
- * non-zero on a failure.
+ * Gram and expansion kernels, dispatch) and src/common/error.c only, and run under
+ * qemu-aarch64. Prints "N passed, N failed" and exits non-zero on a failure.
  *
  * Tolerances (see test_kernels.c for the argument): dot within 1.01 n 2^-24 sum |a_i b_i| of
  * the exact sum; axpy, axpy2, scale_add bit-exact vs scalar (separate multiply and add, no

@@ -9,7 +9,7 @@
 #include "data/data.h"
 #include "testutil.h"
 
-/* Offsets of the header fields (see the layout at the top of src/io_ptd.c). */
+/* Offsets of the header fields (see the layout at the top of src/data/io_ptd.c). */
 #define H_VERSION 8
 #define H_N 16
 #define H_D 24

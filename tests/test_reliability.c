@@ -209,7 +209,7 @@ static const char *write_text(const char *tag, const char *ext, const char *text
 
 /* ------------------------------------------------------------- fuzz regressions */
 
-/* Found by fuzz_libsvm and fuzz_csv: the text writers' put_float (src/io_libsvm.c) converted a
+/* Found by fuzz_libsvm and fuzz_csv: the text writers' put_float (src/data/io_text.h) converted a
  * float to int32_t before checking its magnitude, undefined behaviour for |v| >= 2^31 (UBSan
  * stops there). The values must also come back exactly. */
 START_TEST(test_text_writers_large_values)
@@ -271,7 +271,7 @@ static int load_model_child(const void *arg, char *msg, size_t cap)
 
 /* Found by fuzz_model: a kernel model file of a few hundred bytes with "n_sv 0" and
  * "d 1000000000" made pt_model_load allocate d + 1 floats (4 GB) for a row buffer it never
- * uses (src/model_io.c, parse_kernel). A file this small must load, or be refused as a bad
+ * uses (src/model/model_io.c, parse_kernel). A file this small must load, or be refused as a bad
  * file, within a small address space. */
 START_TEST(test_kernel_model_huge_d_small_file)
 {

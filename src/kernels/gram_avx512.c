@@ -5,8 +5,8 @@
  * function (the exp's 2^n by scalef, exact where the result is normal).
  *
  * - tile: 8 rows (half a panel, broadcast) x 48 columns (3 panels, one vector each): 24
- *   accumulators, per feature 3 vector loads and 8 broadcasts for 24 FMAs. src/gram.c feeds
- *   it blocks of 128 features, so the 48-column micro-panel (24 KiB) stays in L1.
+ *   accumulators, per feature 3 vector loads and 8 broadcasts for 24 FMAs. features/gram.c
+ *   feeds it blocks of 128 features, so the 48-column micro-panel (24 KiB) stays in L1.
  * - row: 8 panels at once against the broadcast row (8 independent chains).
  * - store: a whole 16 x 16 block in registers: kernel function, 16 x 16 register transpose
  *   for the mirror place, streaming stores when allowed (every line is written whole, so

@@ -18,8 +18,8 @@
 
 #include "ptron.h"
 
-/* A kernel function of inner products v = x.z (the kernel path; src/gram.h states the kernels,
- * their accuracy and the rule that makes every ISA agree bit for bit). */
+/* A kernel function of inner products v = x.z (the kernel path; features/gram.h states the
+ * kernels, their accuracy and the rule that makes every ISA agree bit for bit). */
 typedef struct pt_kfun {
     pt_kernel kind;
     int degree;
@@ -28,8 +28,9 @@ typedef struct pt_kfun {
 } pt_kfun;
 
 /*
- * The Gram micro-kernels, one signature for every ISA (BLIS's micro-kernel style): src/gram.c
- * packs the rows, tiles, threads and chooses the storage, and calls these for the arithmetic.
+ * The Gram micro-kernels, one signature for every ISA (BLIS's micro-kernel style):
+ * features/gram.c packs the rows, tiles, threads and calls these for the arithmetic (the
+ * kernel path chooses the storage).
  *
  * Packed rows: panels of 16 rows, k-major, P[(p d + k) 16 + l] is feature k of row 16 p + l.
  * Every inner product is one fused multiply-add chain over the features in ascending order,
@@ -249,10 +250,10 @@ typedef struct pt_kernels {
     /* The classic online epoch over rows 0..rows-1 in order (row r at X + r * ldx, label Y[r]):
      * step on each, with w and b carried from row to row. Same results as calling step row by
      * row; returns the number of updates. Exists so that the hot loop has no call and no
-     * memory traffic of its own per row: driven one step call a row from train_online.c (a
-     * counter kept in memory, a score stored each row), the AVX-512 epoch ran 20-25% slower
-     * than AVX2 on this Zen 5; in here both run at 0.91-0.98 of the streaming read (bench
-     * online/epoch, issue 3). */
+     * memory traffic of its own per row: driven one step call a row (a counter kept in
+     * memory, a score stored each row), the AVX-512 epoch ran 20-25% slower than AVX2 on a
+     * Zen 5 CPU; in here both ran at 0.91-0.98 of the streaming read of the same rows (bench
+     * online/epoch, 200,000 x 256). */
     size_t (*step_rows)(float *w, float *b, const float *X, size_t ldx, const float *Y, size_t rows,
                         size_t n, float tau, float eta, float bias);
 

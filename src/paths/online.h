@@ -1,6 +1,7 @@
 /*
  * The online path's state and its step on one sample, shared by the sequential pass
- * (train_online.c) and the blocked pass (online_blocked.c).
+ * (online_pass.c), the blocked pass (online_blocked.c), the epoch loops (train_online.c) and
+ * the state they keep (online.c). Private to paths/.
  */
 #ifndef PT_ONLINE_H
 #define PT_ONLINE_H

@@ -1,5 +1,5 @@
 /*
- * The batch subgradient path (issue 4).
+ * The batch subgradient path.
  *
  * Objective: F(w, b) = (1/n) sum_i loss(y_i, m_i) + lambda/2 |w|^2 with m_i = x_i.w + b
  * (b only with p->bias, never regularised). The losses and their subgradient g_i in m_i:
@@ -50,7 +50,7 @@
 /* The fused pass prefetches this far ahead of the row it works on (into all cache levels:
  * the non-temporal hint made an Intel Xeon 2.5x slower). Each row's dot decides a branch, and
  * with the hardware prefetcher alone the pass read X at ~70% of a plain streaming read on
- * one core; prefetching brought it to 85-100% (200,000 x 256, on this Zen 5 and on a Xeon;
+ * one core; prefetching brought it to 85-100% (200,000 x 256, on a Zen 5 and on a Xeon;
  * 4 to 32 KiB ahead were within the noise of each other, measured). */
 #define PREFETCH_BYTES 8192
 /* Rows wider than this (floats) go to gemv under AUTO: w, the chunk's accumulator and the row

@@ -15,7 +15,7 @@
  *
  * Storage of K (p->gram_storage), all giving the same model, since every kernel value is
  * computed bit for bit the same way wherever it is computed (gram.h):
- *  - FULL: the n x n float32 Gram, built once (gram.c, OpenMP over tiles), when it fits under
+ *  - FULL: the n x n float32 Gram, built once (features/gram.c, OpenMP over tiles), when it fits under
  *    --cache-mb; forcing it when it does not is an error.
  *  - ROWS: kernel rows computed when mistakes need them, behind an LRU cache of --cache-mb
  *    rows: updates are held back up to 32 at a time (each decision still sees them, see
@@ -23,14 +23,15 @@
  *    column blocks, each applied to f while hot.
  *  - AUTO: if the Gram does not fit under --cache-mb, ROWS with its LRU cache, and a warning
  *    that says what it needs. Otherwise the choice depends on the mistakes to come, which are
- *    unknown: start with rows computed on demand (no cache: fresh memory costs ~1-3.5 s/GB
- *    to touch here, more than recomputing a row of small d) and switch to the full Gram once
- *    the time spent on rows reaches the Gram's estimated cost (ski rental: at most twice the
- *    better of the two in hindsight). The estimate: n^2 d / 2 multiply-adds at 60 G/s a
- *    thread plus 4 n^2 bytes of first touch at 2.5 s/GB. Measured here: n = 20,000, d = 16
- *    stays on rows (~13 us a row on one core, the Gram 1.6 GB: ~4 s of first touch);
- *    n = 8,192, d = 256 (rows ~30 us, Gram 0.75 s of which 0.1 s FMAs) switches after about
- *    one epoch of mistakes on two cores; many epochs of many mistakes end on the Gram.
+ *    unknown: start with rows computed on demand (no cache: fresh memory can cost ~1-3.5 s/GB
+ *    to touch under virtualisation, more than recomputing a row of small d) and switch to the
+ *    full Gram once the time spent on rows reaches the Gram's estimated cost (ski rental: at
+ *    most twice the better of the two in hindsight). The estimate: n^2 d / 2 multiply-adds at
+ *    60 G/s a thread plus 4 n^2 bytes of first touch at 2.5 s/GB. Measured on a 2-core Zen 5
+ *    virtual machine: n = 20,000, d = 16 stays on rows (~13 us a row on one core, the Gram
+ *    1.6 GB: ~4 s of first touch); n = 8,192, d = 256 (rows ~30 us, Gram 0.75 s of which
+ *    0.1 s FMAs) switches after about one epoch of mistakes on two cores; many epochs of many
+ *    mistakes end on the Gram.
  *
  * Memory: the packed rows (n d floats), f, counters, and the Gram or the cache are checked
  * against p->mem_budget_bytes before anything is allocated.
@@ -47,7 +48,8 @@
 #include "paths.h"
 
 #define MIB (1024.0 * 1024.0)
-/* cost model of AUTO (measured on the 2-core Zen 5 VMs; order of magnitude is what matters) */
+/* cost model of AUTO (measured on a 2-core Zen 5 virtual machine; the order of magnitude is
+ * what matters) */
 #define GRAM_FMA_PER_S_THREAD 60e9 /* the tiled build: ~150 GFLOP/s a core, counted in FMAs */
 #define TOUCH_S_PER_BYTE 2.5e-9     /* first touch: 2.3-2.7 s/GB measured for the Gram here */
 

@@ -13,7 +13,7 @@
  * whole text between 16 and 32 KiB, so two threads get two chunks. */
 #define PAD 12000u
 
-/* Budgets stay small: first touch of memory is slow on these machines (about 10 us a page),
+/* Budgets stay small: first touch of memory is slow under virtualisation (about 10 us a page),
  * and a one-line input can name feature 10,000,000; the budget check is fuzzed all the same. */
 static pt_status read_as(const char *path, int threads, size_t max_features, size_t budget,
                          pt_dataset **out)
