@@ -145,14 +145,12 @@ static void copy_panel_row(const float *src, size_t us, float *dst, size_t ud, s
     for (size_t k = 0; k < d; k++) b[k * 16] = a[k * 16];
 }
 
-/* Apply the pending updates to f, in order: the rows not cached computed as one block. */
-static void flush(kstate *s, float *f)
+/* The pending updates' rows: a cache hit keeps its slot (moved to the front); each other row
+ * is copied into the block to compute (comp[u]: its row in sP, else -1) and, with a cache,
+ * given a slot (slot[u], else -1). Returns the rows to compute. */
+static size_t plan_rows(kstate *s, int *comp, int32_t *slot)
 {
-    if (s->np == 0) return;
-    double t0 = pt_now();
-    const size_t np = s->np, d = s->rows.d, n = s->n, ld = s->ld;
-    int comp[PEND];
-    int32_t slot[PEND];
+    const size_t np = s->np, d = s->rows.d;
     size_t nu = 0;
     for (size_t u = 0; u < np; u++) {
         int32_t sl = s->cap ? s->slot_of[s->pidx[u]] : -1;
@@ -186,20 +184,39 @@ static void flush(kstate *s, float *f)
         lru_push_front(s, sl);
         slot[u] = sl;
     }
-    pt_gram_rows sub = {.n = nu, .d = d, .npad = pt_round_up(nu, 16), .P = s->sP,
-                        .norm = s->rows.norm ? s->snorm : NULL};
-    const ptrdiff_t nc = (ptrdiff_t)((n + FLUSH_COLS - 1) / FLUSH_COLS);
-    /* All threads, or one? A flush is ~0.1-1 ms of work, and its join waits for the slowest
-     * thread: on a loaded machine a thread that lost its core costs a scheduler slice, more
-     * than the flush. So both are timed (the first flushes, then one in 16 the other way)
-     * and the faster per row is used. */
-    int par = s->threads > 1 && nc > 1 && nu * n * (d + 8) >= 65536;
+    return nu;
+}
+
+/* All threads, or one? A flush is ~0.1-1 ms of work, and its join waits for the slowest
+ * thread: on a loaded machine a thread that lost its core costs a scheduler slice, more than
+ * the flush. So both are timed (the first flushes, then one in 16 the other way) and the
+ * faster per row is used. nu rows to compute, nc column blocks. */
+static int flush_in_parallel(kstate *s, size_t nu, ptrdiff_t nc)
+{
+    int par = s->threads > 1 && nc > 1 && nu * s->n * (s->rows.d + 8) >= 65536;
     if (par) {
         size_t q = s->flushes++;
         if (q < 4) par = (int)(q & 1);
         else par = s->rate[1] <= s->rate[0];
         if (q >= 4 && q % 16 == 0) par = !par;
     }
+    return par;
+}
+
+/* Apply the pending updates to f, in order: the rows not cached computed as one block, block
+ * of columns by block of columns, each applied while hot (and stored in its cache slot). */
+static void flush(kstate *s, float *f)
+{
+    if (s->np == 0) return;
+    double t0 = pt_now();
+    const size_t np = s->np, d = s->rows.d, n = s->n, ld = s->ld;
+    int comp[PEND];
+    int32_t slot[PEND];
+    const size_t nu = plan_rows(s, comp, slot);
+    pt_gram_rows sub = {.n = nu, .d = d, .npad = pt_round_up(nu, 16), .P = s->sP,
+                        .norm = s->rows.norm ? s->snorm : NULL};
+    const ptrdiff_t nc = (ptrdiff_t)((n + FLUSH_COLS - 1) / FLUSH_COLS);
+    const int par = flush_in_parallel(s, nu, nc);
 #pragma omp parallel num_threads(par ? s->threads : 1)
     {
 #ifdef _OPENMP
@@ -215,7 +232,8 @@ static void flush(kstate *s, float *f)
                 const float *row;
                 if (comp[u] >= 0) {
                     row = C + (size_t)comp[u] * FLUSH_COLS;
-                    if (slot[u] >= 0) memcpy(s->cache + (size_t)slot[u] * ld + j0, row, nj * sizeof(float));
+                    if (slot[u] >= 0)
+                        memcpy(s->cache + (size_t)slot[u] * ld + j0, row, nj * sizeof(float));
                 } else {
                     row = s->cache + (size_t)slot[u] * ld + j0;
                 }
