@@ -1,5 +1,5 @@
-/* The sparse (CSR) layout of a dataset: allocation, checks, construction from the caller's
- * arrays, and conversion between the layouts. */
+/* The sparse (CSR) layout of a dataset: checks, construction from the caller's arrays, and
+ * conversion between the layouts (dataset.c allocates either layout). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,42 +46,6 @@ pt_status pt_require_dense(const pt_dataset *ds, const char *what)
     if (ds->layout == PT_LAYOUT_DENSE) return PT_OK;
     return pt_fail(PT_ERR_UNSUPPORTED, "%s reads the dense layout only; this dataset is sparse "
                    "(convert it with pt_dataset_convert)", what);
-}
-
-size_t pt_sparse_bytes(size_t n, size_t nnz)
-{
-    size_t offsets, entries;
-    if (n == SIZE_MAX || !pt_mul_ok(n + 1, sizeof(uint64_t), &offsets) ||
-        !pt_mul_ok(nnz, sizeof(uint32_t) + sizeof(float), &entries) || offsets > SIZE_MAX - entries)
-        return SIZE_MAX;
-    return offsets + entries;
-}
-
-pt_dataset *pt_dataset_alloc_sparse(size_t n, size_t d, size_t nnz)
-{
-    if (pt_sparse_bytes(n, nnz) == SIZE_MAX) {
-        pt_fail(PT_ERR_NOMEM, "sparse dataset of %zu rows and %zu non-zeros: size overflows", n, nnz);
-        return NULL;
-    }
-    pt_dataset *ds = calloc(1, sizeof *ds);
-    if (!ds) {
-        pt_fail(PT_ERR_NOMEM, "cannot allocate dataset header");
-        return NULL;
-    }
-    ds->n = n;
-    ds->d = d;
-    ds->stride = pt_stride_for(d);
-    ds->layout = PT_LAYOUT_SPARSE;
-    ds->X_owned = true;
-    ds->rowptr = pt_calloc((n + 1) * sizeof(uint64_t), "sparse row offsets");
-    ds->col = pt_alloc((nnz ? nnz : 1) * sizeof(uint32_t), "sparse column indices");
-    ds->val = pt_alloc((nnz ? nnz : 1) * sizeof(float), "sparse values");
-    ds->cls = pt_calloc((n ? n : 1) * sizeof(int32_t), "class indices");
-    if (!ds->rowptr || !ds->col || !ds->val || !ds->cls) {
-        pt_dataset_free(ds);
-        return NULL;
-    }
-    return ds;
 }
 
 pt_status pt_csr_check(size_t n, size_t d, const uint64_t *rowptr, const uint32_t *col,
