@@ -1,4 +1,6 @@
-/* Training parameters, their names and checks, and the dispatch to a path. */
+/* pt_train, the one dispatcher: a run checked against its data (the run it resumes, the model
+ * it starts from), the linear model made for the online and batch paths, expansions trained
+ * on, the path (or multiclass training) called, the report finished. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -94,7 +94,8 @@ static void expand_poly_matches_scalar(const pt_kernels *k)
             pt_poly_layout L;
             if (!expand_poly_layout(ds[di], D, &L)) continue;
             for (int rep = 0; rep < 3; rep++) {
-                for (size_t j = 0; j < L.d_in; j++) expand_x[j] = rep == 2 && j % 3 == 0 ? 0.0f : urand();
+                for (size_t j = 0; j < L.d_in; j++)
+                    expand_x[j] = rep == 2 && j % 3 == 0 ? 0.0f : urand();
                 expand_prepare(L.stride_out);
                 ref->poly_row(&L, expand_x, expand_out[0]);
                 e->poly_row(&L, expand_x, expand_out[1]);
@@ -124,7 +125,8 @@ static void expand_rff_matches_scalar(const pt_kernels *k)
                 for (size_t j = 0; j < din; j++)
                     for (size_t c = 0; c < ldw; c++)
                         Wt[j * ldw + c] = c < dout ? (big ? 1e4f : 3.0f) * urand() : 0.0f;
-                for (size_t c = 0; c < ldw; c++) b[c] = c < dout ? 3.14159265f * (urand() + 1.0f) : 0.0f;
+                for (size_t c = 0; c < ldw; c++)
+                    b[c] = c < dout ? 3.14159265f * (urand() + 1.0f) : 0.0f;
                 for (size_t j = 0; j < din; j++) expand_x[j] = j % 4 == 1 ? 0.0f : urand();
                 pt_rff_layout L = {.d_in = din, .d_out = dout, .stride_out = stride, .Wt = Wt,
                                    .ldw = ldw, .b = b, .scale = 0.125f};

@@ -26,7 +26,8 @@ pt_status pt_epoch_end(const pt_epoch_ending *e, int epoch, size_t mistakes, dou
     const pt_train_params *p = e->p;
     if (!p) return PT_OK;
     if (p->progress && p->progress(epoch, mistakes, pt_now() - e->t0, p->progress_user))
-        return pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d", epoch);
+        return pt_fail(PT_ERR_INTERRUPTED, "stopped by the progress callback after epoch %d",
+                       epoch);
     if (!p->epoch_hook || !e->snapshot) return PT_OK;
     pt_model *m = NULL;
     PT_TRY(e->snapshot(e->path, epoch, finished, &m));
