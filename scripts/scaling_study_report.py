@@ -25,7 +25,8 @@ FIELDS = ["sweep", "method", "d", "n", "n_test", "degree", "rff_dim", "gamma", "
           "status", "reps", "fit_s_median", "fit_s_q1", "fit_s_q3", "fit_s_min", "fit_s_max",
           "fit_s_runs", "wall_s_median", "wall_s_runs", "train_s_median", "expand_s_median",
           "write_s_median", "peak_rss_mib", "materialise_mib", "epochs", "updates",
-          "train_accuracy", "test_accuracy", "isa", "note"]
+          "train_accuracy", "test_accuracy", "test_accuracy_q1", "test_accuracy_q3", "isa",
+          "note"]
 
 STYLE = {  # colour, marker, legend label
     "materialised": ("tab:blue", "o", "materialised (ptron expand, then train)"),
@@ -195,7 +196,8 @@ def findings(rows, meta):
                      f"{num(k['fit_s_q3']):.4g}).")
         close = [r for r in rff if r["status"] == "ok" and num(r["test_accuracy"]) is not None
                  and num(r["test_accuracy"]) >= ka - 0.01]
-        lines.append("- RFF reaches the kernel's held-out accuracy within 1 point from D = "
+        lines.append("- RFF (median over its runs' draws of the random features) reaches the "
+                     "kernel's held-out accuracy within 1 point from D = "
                      + (f"{close[0]['rff_dim']:,}" if close else "- (never in this sweep)") + ".")
         # the one kernel run against each number of random features
         parts, cross, _ = compare(rff, [dict(k, rff_dim=r["rff_dim"]) for r in rff], "rff_dim",
@@ -209,8 +211,9 @@ def findings(rows, meta):
     best = max((r for r in rff if num(r["test_accuracy"]) is not None),
                key=lambda r: num(r["test_accuracy"]), default=None)
     if best:
-        lines.append(f"- Best RFF held-out accuracy {num(best['test_accuracy']):.4f} at D = "
-                     f"{best['rff_dim']:,}.")
+        lines.append(f"- Best RFF held-out accuracy (median) {num(best['test_accuracy']):.4f} "
+                     f"(IQR {num(best['test_accuracy_q1']):.4f}-{num(best['test_accuracy_q3']):.4f}"
+                     f") at D = {best['rff_dim']:,}.")
     F["rff_dim"] = lines
     F["rff_n"] = series_text(("rff-streamed", "rbf-kernel"), "rff-n", "n",
                              [dict(d=g["rff_d"])])
@@ -288,7 +291,7 @@ def caption(meta):
 
 
 def time_note(meta):
-    reps = (f"{meta['reps']} runs" if meta.get("reps") else "3-11 runs (more for short ones)")
+    reps = (f"{meta['reps']} runs" if meta.get("reps") else "5-15 runs (more for short ones)")
     return (f"Time: ptron's own seconds (--json), load + expansion (materialised: + write) + "
             f"training; medians of {reps} a point, bars: interquartile range.")
 
@@ -305,7 +308,7 @@ def fmt(v, nd=4):
 def table(f, rows, x="degree"):
     f.write(f"| d | n | {'D' if x == 'degree' else 'RFF D'} | features | method | status | runs | "
             "time s (median) | IQR s | wall s | peak MiB | expanded MiB | epochs | updates | "
-            "test acc |\n")
+            "test acc (IQR) |\n")
     f.write("|" + "---|" * 15 + "\n")
     for r in rows:
         ok = r["status"] == "ok"
@@ -313,10 +316,13 @@ def table(f, rows, x="degree"):
         iqr = f"{num(r['fit_s_q1']):.4g}-{num(r['fit_s_q3']):.4g}" if ok else ""
         D = r[x] if r[x] is not None else ""
         mib = fmt(r["materialise_mib"], 3) if r["method"] == "materialised" else ""
+        acc = fmt(r["test_accuracy"], 4)
+        if num(r["test_accuracy_q1"]) is not None and r["test_accuracy_q1"] != r["test_accuracy_q3"]:
+            acc += f" ({num(r['test_accuracy_q1']):.4g}-{num(r['test_accuracy_q3']):.4g})"
         f.write(f"| {r['d']} | {r['n']:,} | {D} | {fmt(r['features'])} | {r['method']} | {st} | "
                 f"{r['reps']} | {fmt(r['fit_s_median'])} | {iqr} | {fmt(r['wall_s_median'], 3)} | "
                 f"{fmt(r['peak_rss_mib'], 3)} | {mib} | {r['epochs']} | {r['updates']} | "
-                f"{fmt(r['test_accuracy'], 4)} |\n")
+                f"{acc} |\n")
     f.write("\n")
 
 
@@ -353,10 +359,12 @@ def write_markdown(out, rows, meta, F):
             f"(materialised: the expansion's load + expand + write seconds plus the training's "
             f"load + train seconds). Wall time (time.perf_counter_ns around each process, which "
             f"adds process start and the model's write) and peak RSS (`/usr/bin/time -f %M` of each process) "
-            f"are in the tables and study.csv. Each point ran 11 times when its first run took "
-            f"under 50 ms, 5 times under 2 s, else 3 (`--quick`: 3), the methods of a point "
+            f"are in the tables and study.csv. Each point ran 15 times when its first run took "
+            f"under 50 ms, 7 times under 2 s, else 5 (`--quick`: 3), the methods of a point "
             f"taking turns; the figures plot the median with the interquartile range; study.csv "
-            f"has every run.\n"
+            f"has every run. RFF draws its random features from `--seed r` in run r, so its "
+            f"held-out accuracy is a median over the draws, with its quartiles; the other "
+            f"methods are deterministic.\n"
             + ("- One thread (`--threads 1`, `OMP_NUM_THREADS=1`): the study compares methods; on "
                "a shared machine a second thread that waits for a core stalls the first at every "
                "barrier (the kernel path at d = 8, n = 2,000, D = 3 took 0.07-0.22 s on 2 "
@@ -640,8 +648,11 @@ def plots(out, rows, meta):
     rbf = [r for r in pick(rows, "rff-dim", "rbf-kernel") if r["status"] == "ok"]
     cr, mr, _ = STYLE["rff-streamed"]
     ck = STYLE["rbf-kernel"][0]
-    a1.plot([r["rff_dim"] for r in rff], [num(r["test_accuracy"]) for r in rff], mr + "-",
-            color=cr, ms=4)
+    acc = [num(r["test_accuracy"]) for r in rff]
+    a1.errorbar([r["rff_dim"] for r in rff], acc,
+                yerr=[[a - num(r["test_accuracy_q1"]) for a, r in zip(acc, rff)],
+                      [num(r["test_accuracy_q3"]) - a for a, r in zip(acc, rff)]],
+                fmt=mr + "-", color=cr, ms=4, lw=1.2, capsize=2.5, elinewidth=1)
     if rbf:
         a1.axhline(num(rbf[0]["test_accuracy"]), color=ck, ls="--", lw=1.2)
         k = rbf[0]
@@ -657,7 +668,7 @@ def plots(out, rows, meta):
         a.set_xlabel("random features D")
         a.grid(alpha=0.3)
     a1.set_ylabel("held-out accuracy")
-    a1.set_title(f"accuracy (d = {g['rff_d']}, n = {g['rff_n']:,})")
+    a1.set_title(f"accuracy (d = {g['rff_d']}, n = {g['rff_n']:,}; RFF: a seed a run)")
     a2.set_yscale("log")
     a2.set_ylabel("time to train (s)")
     a2.set_title(f"time (d = {g['rff_d']}, n = {g['rff_n']:,})")
