@@ -181,6 +181,13 @@ def findings(rows, meta):
                                  [dict(d=d, n=g["n_fixed"]) for d in g["dims"]])
     F["sk_n"] = series_text(("streamed", "kernel"), "n", "n",
                             [dict(d=g["d_fixed"], degree=D) for D in g["degrees"]])
+    lru = sorted({r["n"] for r in rows if r["sweep"] in ("n", "rff-n")
+                  and r["method"] in ("kernel", "rbf-kernel") and "LRU" in r["note"]})
+    if lru:
+        F["sk_n"].append(
+            f"- At n = {', '.join(f'{n:,}' for n in lru)} the Gram matrix is over --cache-mb "
+            f"(its default, half of RAM): the kernel path computed its rows behind an LRU cache "
+            f"(the notes below), which is where its time and memory jump.")
     F["ms_degree"] = series_text(("materialised", "streamed"), "degree", "degree",
                                  [dict(d=d, n=g["n_fixed"]) for d in g["dims"]])
     F["ms_n"] = series_text(("materialised", "streamed"), "n", "n",
@@ -429,7 +436,7 @@ def write_markdown(out, rows, meta, F):
                 key = (r["method"], r["status"], r["note"][:50])
                 if key not in seen:
                     seen.add(key)
-                    D = r["degree"] if r["degree"] is not None else r["rff_dim"]
+                    D = next((x for x in (r["degree"], r["rff_dim"]) if x is not None), "-")
                     f.write(f"- {r['method']} d={r['d']} n={r['n']:,} D={D}: {r['status']}: "
                             f"{r['note']}\n")
 
@@ -668,7 +675,7 @@ def plots(out, rows, meta):
         a.set_xlabel("random features D")
         a.grid(alpha=0.3)
     a1.set_ylabel("held-out accuracy")
-    a1.set_title(f"accuracy (d = {g['rff_d']}, n = {g['rff_n']:,}; RFF: a seed a run)")
+    a1.set_title(f"accuracy (d = {g['rff_d']}, n = {g['rff_n']:,}; RFF over seeds)")
     a2.set_yscale("log")
     a2.set_ylabel("time to train (s)")
     a2.set_title(f"time (d = {g['rff_d']}, n = {g['rff_n']:,})")
