@@ -307,8 +307,8 @@ def fmt(v, nd=4):
     x = num(v)
     if x is None:
         return "" if v is None else str(v)
-    if float(x).is_integer() and abs(x) >= 1:
-        return f"{int(x):,}"
+    if abs(x) >= 1000 or (float(x).is_integer() and abs(x) >= 1):
+        return f"{x:,.0f}"
     return f"{x:.{nd}g}"
 
 
