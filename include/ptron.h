@@ -275,17 +275,26 @@ typedef enum pt_gen_kind {
     PT_GEN_NOISY = 1,     /* separable, then a fraction P of labels flipped */
     PT_GEN_XOR = 2,       /* sign(x1 x2) on [-1,1]^2 (+ d-2 noise coordinates) */
     PT_GEN_CIRCLE = 3,    /* inside/outside a sphere of median radius, gap G */
-    PT_GEN_BLOBS = 4      /* k Gaussian blobs, labels 0..k-1 */
+    PT_GEN_BLOBS = 4,     /* k Gaussian blobs, labels 0..k-1 */
+    PT_GEN_SPARSE = 5     /* text-like, in the sparse layout: d features of Zipf popularity
+                           * (exponent 1, scattered over the columns), about nnz distinct ones a
+                           * row (m uniform in [nnz/2, 3 nnz/2]), tf-idf-like positive values,
+                           * rows of unit length; labels sign(w*.x) of a planted unit w* on up
+                           * to 3000 features, rows with |w*.x| < G drawn again (margin G: the
+                           * rows being unit vectors with a few non-zeros, useful values are
+                           * around 0.001; 0 only redraws rows w* does not see), then a
+                           * fraction P flipped. Memory: the CSR arrays and O(d), never n x d */
 } pt_gen_kind;
 
 typedef struct pt_gen_params {
     size_t struct_size; /* sizeof(pt_gen_params), set by pt_gen_params_init */
     pt_gen_kind kind;
     size_t n, d;
-    double margin;  /* G: separable/noisy margin; circle gap (default 0.1) */
-    double noise;   /* P: fraction of flipped labels for noisy (default 0.1) */
+    double margin;  /* G: separable/noisy/sparse margin; circle gap (default 0.1) */
+    double noise;   /* P: fraction of flipped labels for noisy and sparse (default 0.1) */
     uint64_t seed;  /* default 1 */
     size_t classes; /* blobs (default 3) */
+    size_t nnz;     /* sparse: non-zeros a row on average (default 50) */
 } pt_gen_params;
 
 PT_API void pt_gen_params_init(pt_gen_params *p);

@@ -78,6 +78,10 @@ pt_status pt_dataset_copy_meta(pt_dataset *dst, const pt_dataset *src, size_t st
 /* Scan the matrix for non-zeros (and non-finite values: an error naming row and column). */
 pt_status pt_dataset_count_nnz(pt_dataset *ds, const char *path);
 
+/* The sparse generator (gen_sparse.c): PT_GEN_SPARSE of pt_generate, parameters checked
+ * except its own (d, nnz). */
+pt_status pt_gen_sparse(const pt_gen_params *p, pt_dataset **out);
+
 /* Readers and writers (io_libsvm.c, io_csv.c, io_ptd.c). Writers write to an open FILE. */
 pt_status pt_read_libsvm(const char *path, const pt_read_options *o, pt_dataset **out);
 pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **out);

@@ -19,9 +19,10 @@ void pt_gen_params_init(pt_gen_params *p)
     p->noise = 0.1;
     p->seed = 1;
     p->classes = 3;
+    p->nnz = 50;
 }
 
-static const char *const kind_names[] = {"separable", "noisy", "xor", "circle", "blobs"};
+static const char *const kind_names[] = {"separable", "noisy", "xor", "circle", "blobs", "sparse"};
 
 const char *pt_gen_kind_name(pt_gen_kind k)
 {
@@ -35,8 +36,8 @@ pt_status pt_gen_kind_parse(const char *name, pt_gen_kind *out)
             *out = (pt_gen_kind)i;
             return PT_OK;
         }
-    return pt_fail(PT_ERR_INVALID, "unknown generator '%s' (separable, noisy, xor, circle, blobs)",
-                   name);
+    return pt_fail(PT_ERR_INVALID, "unknown generator '%s' (separable, noisy, xor, circle, blobs, "
+                   "sparse)", name);
 }
 
 static double dotd(const double *a, const float *x, size_t d)
@@ -195,6 +196,11 @@ pt_status pt_generate(const pt_gen_params *p, pt_dataset **out)
         return pt_fail(PT_ERR_INVALID, "pt_gen_params.noise must be in [0, 1]");
     if (p->kind == PT_GEN_BLOBS && (p->classes < 2 || p->classes > 100000))
         return pt_fail(PT_ERR_INVALID, "pt_gen_params.classes must be in 2..100000");
+    if (p->kind == PT_GEN_SPARSE) {
+        pt_status s = pt_gen_sparse(p, out);
+        if (s == PT_OK) snprintf((*out)->kind, sizeof (*out)->kind, "%s", pt_gen_kind_name(p->kind));
+        return s;
+    }
     pt_dataset *ds = pt_dataset_alloc(p->n, p->d);
     if (!ds) return PT_ERR_NOMEM;
     double *labels = malloc(p->n * sizeof *labels);
