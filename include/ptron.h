@@ -107,6 +107,32 @@ PT_API pt_isa pt_isa_default(void);
 
 typedef struct pt_dataset pt_dataset;
 
+/* How a dataset stores its matrix. Dense: n rows of stride floats (the layout below). Sparse:
+ * compressed sparse rows (CSR), for wide data with few non-zeros a row (text, web, hashed
+ * features): rowptr holds n + 1 offsets (uint64_t, rowptr[0] = 0, rowptr[n] = nnz), row i's
+ * non-zeros are col[rowptr[i] .. rowptr[i + 1]) (uint32_t column indices, 0-based, strictly
+ * increasing within a row, each < d, so d < 2^32) with their values val[...] (float, finite).
+ * A dense row costs 4 bytes a feature, a sparse one 8 bytes a non-zero (and 8 a row). Labels,
+ * classes and everything else are the same for both layouts. PT_LAYOUT_AUTO is for reading
+ * only (pt_read_options.layout): the reader chooses, by pt_layout_choose. */
+typedef enum pt_layout {
+    PT_LAYOUT_DENSE = 0,
+    PT_LAYOUT_SPARSE = 1, /* CSR */
+    PT_LAYOUT_AUTO = 2
+} pt_layout;
+
+PT_API const char *pt_layout_name(pt_layout l); /* "dense", "sparse", "auto" */
+PT_API pt_status pt_layout_parse(const char *name, pt_layout *out);
+/* The layout PT_LAYOUT_AUTO gives n rows of d features holding nnz non-zeros under a memory
+ * budget of mem_budget_bytes (0: half of RAM): sparse when the density nnz / (n d) is below
+ * 1/4 (the CSR arrays are then at most half the dense matrix, and an epoch reads that much
+ * less), dense otherwise; but when the chosen layout would not fit the budget and the other
+ * would, the other. d = 0 or d >= 2^32 is dense. The readers take nnz from what they read
+ * first: a LIBSVM file's INDEX:VALUE entries (explicit zeros included), a CSV file's non-zero
+ * values, a .ptd file's header (where auto keeps the layout the file was written in, unless
+ * only the other fits). */
+PT_API pt_layout pt_layout_choose(size_t n, size_t d, size_t nnz, size_t mem_budget_bytes);
+
 typedef enum pt_format {
     PT_FORMAT_AUTO = 0, /* by extension: .ptd binary, .csv CSV, anything else LIBSVM */
     PT_FORMAT_LIBSVM = 1,
@@ -140,15 +166,26 @@ typedef struct pt_read_options {
     char csv_delimiter;      /* CSV field separator (default ',', and 0 means ','): ';',
                               * '\t', '|', ' ' or another ASCII byte that cannot be part of
                               * a number (no letter, digit, '.', '+', '-', '"' or line end) */
+    pt_layout layout;        /* the layout of the dataset read: PT_LAYOUT_AUTO (default, by
+                              * pt_layout_choose), PT_LAYOUT_DENSE or PT_LAYOUT_SPARSE. The
+                              * LIBSVM reader chooses before it allocates and fills either
+                              * layout in place; CSV is parsed dense and then converted; a .ptd
+                              * file is mapped in its own layout and converted (a copy) only to
+                              * the other. Either layout must fit mem_budget_bytes. */
 } pt_read_options;
 
 PT_API void pt_read_options_init(pt_read_options *o);
 
-/* Read a dataset file (o NULL: the defaults). LIBSVM (sparse text, read into the dense layout), CSV, or .ptd
- * (mmap'd, checksum verified). Refuses NaN/Inf values. */
+/* Read a dataset file (o NULL: the defaults) into the layout o->layout asks for: LIBSVM
+ * (explicit zeros are not stored in the sparse layout), CSV, or .ptd (mmap'd, checksums
+ * verified). Refuses NaN/Inf values. */
 PT_API pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset **out);
 
-/* Write a dataset. The .ptd and all other writers go through a temporary file, fsync and
+/* Write a dataset, in either layout, in format f (PT_FORMAT_AUTO: by the path's extension).
+ * A .ptd file keeps the dataset's layout; LIBSVM writes the non-zeros of each row; CSV writes
+ * every feature of every row, so a sparse dataset whose dense form exceeds half of RAM is
+ * refused (PT_ERR_LIMIT; the CSV could not be read back). The .ptd and all other writers go
+ * through a temporary file, fsync and
  * rename, so an existing file is replaced whole or not at all (keeping its permissions). What
  * path is stays so: a symlink is followed and its final target replaced; a device or FIFO is
  * written through (no atomicity there: a write error such as ENOSPC is still reported); a
@@ -209,22 +246,6 @@ PT_API pt_status pt_dataset_slice(const pt_dataset *ds, size_t start, size_t cou
                                   pt_dataset **out);
 
 /* ----------------------------------------------------------------- sparse layout */
-
-/* How a dataset stores its matrix. Dense: n rows of stride floats (the layout above). Sparse:
- * compressed sparse rows (CSR), for wide data with few non-zeros a row (text, web, hashed
- * features): rowptr holds n + 1 offsets (uint64_t, rowptr[0] = 0, rowptr[n] = nnz), row i's
- * non-zeros are col[rowptr[i] .. rowptr[i + 1]) (uint32_t column indices, 0-based, strictly
- * increasing within a row, each < d) with their values val[...] (float, finite). Labels,
- * classes and everything else are the same for both layouts. PT_LAYOUT_AUTO is for reading
- * only (pt_read_options.layout): the reader chooses. */
-typedef enum pt_layout {
-    PT_LAYOUT_DENSE = 0,
-    PT_LAYOUT_SPARSE = 1, /* CSR */
-    PT_LAYOUT_AUTO = 2
-} pt_layout;
-
-PT_API const char *pt_layout_name(pt_layout l); /* "dense", "sparse", "auto" */
-PT_API pt_status pt_layout_parse(const char *name, pt_layout *out);
 
 PT_API pt_layout pt_dataset_layout(const pt_dataset *ds);
 /* Non-zero feature values (explicit zeros of a sparse dataset not counted). */

@@ -1,5 +1,7 @@
 /* LIBSVM reader and writer: round trips, number parsing against strtof, every refused input,
- * the accepted oddities, long lines, limits, and the same result on any thread count. */
+ * the accepted oddities, long lines, limits, and the same result on any thread count; each in
+ * both layouts (the test cases run once reading dense and once sparse), the two layouts' rows
+ * equal, and auto's choice between them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,12 +10,28 @@
 
 #include "testutil.h"
 
+/* The layout the running test case reads into (its fixture sets it). */
+static pt_layout layout = PT_LAYOUT_DENSE;
+static void read_dense(void) { layout = PT_LAYOUT_DENSE; }
+static void read_sparse(void) { layout = PT_LAYOUT_SPARSE; }
+
 static pt_read_options opts(int threads)
 {
     pt_read_options o;
     pt_read_options_init(&o);
     o.threads = threads;
+    o.layout = layout;
     return o;
+}
+
+/* Feature j of row i, either layout. */
+static float at(const pt_dataset *ds, size_t i, size_t j)
+{
+    float *x = malloc(pt_dataset_stride(ds) * sizeof *x);
+    tu_row_dense(ds, i, x);
+    float v = x[j];
+    free(x);
+    return v;
 }
 
 static pt_dataset *read_ok(const char *path, int threads)
@@ -23,6 +41,8 @@ static pt_dataset *read_ok(const char *path, int threads)
     pt_status s = pt_dataset_read(path, &o, &ds);
     ck_assert_msg(s == PT_OK, "read %s: %s", path, pt_last_error());
     ck_assert(ds != NULL);
+    ck_assert_int_eq(pt_dataset_layout(ds), layout);
+    if (layout == PT_LAYOUT_SPARSE) tu_assert_clean_csr(ds);
     return ds;
 }
 
@@ -85,8 +105,10 @@ static float random_bits_float(void)
 static void assert_same_rows(const pt_dataset *a, const pt_dataset *b, size_t d)
 {
     ck_assert_uint_eq(pt_dataset_n(a), pt_dataset_n(b));
+    float *x = malloc(pt_dataset_stride(a) * sizeof *x), *y = malloc(pt_dataset_stride(b) * sizeof *y);
     for (size_t i = 0; i < pt_dataset_n(a); i++) {
-        const float *x = pt_dataset_row_const(a, i), *y = pt_dataset_row_const(b, i);
+        tu_row_dense(a, i, x);
+        tu_row_dense(b, i, y);
         for (size_t j = 0; j < d; j++)
             if (memcmp(&x[j], &y[j], sizeof(float)) != 0)
                 ck_abort_msg("row %zu col %zu: %.9g vs %.9g", i, j, x[j], y[j]);
@@ -95,6 +117,8 @@ static void assert_same_rows(const pt_dataset *a, const pt_dataset *b, size_t d)
         if (pt_dataset_label(a, i) != pt_dataset_label(b, i))
             ck_abort_msg("row %zu: label %g vs %g", i, pt_dataset_label(a, i), pt_dataset_label(b, i));
     }
+    free(x);
+    free(y);
 }
 
 /* ------------------------------------------------------------------ round trips */
@@ -237,12 +261,17 @@ START_TEST(parse_matches_strtof)
     const char *path = tu_write_bytes("num", ".svm", text, len);
     for (int threads = 1; threads <= 2; threads++) {
         pt_dataset *ds = read_ok(path, threads);
+        float *row = malloc(pt_dataset_stride(ds) * sizeof *row);
         for (size_t i = 0; i < count; i++) {
+            if (i % per_line == 0) tu_row_dense(ds, i / per_line, row);
             float want = strtof(vals[i], NULL);
-            float got = pt_dataset_row_const(ds, i / per_line)[i % per_line];
+            float got = row[i % per_line];
+            /* the sparse layout stores no zero: -0 reads as absent */
+            if (layout == PT_LAYOUT_SPARSE && want == 0.0f) want = 0.0f;
             if (memcmp(&want, &got, sizeof want) != 0)
                 ck_abort_msg("'%s': got %a, strtof %a", vals[i], (double)got, (double)want);
         }
+        free(row);
         pt_dataset_free(ds);
     }
     free(text);
@@ -418,7 +447,7 @@ START_TEST(accepts_oddities)
         const float want[4][3] = {{0.5f, 0, 1}, {0, 2, 0}, {10, 0.5f, 5}, {0, 0, 0.1f}};
         const double labels[4] = {1, -1, 1, 0};
         for (size_t i = 0; i < 4; i++) {
-            for (size_t j = 0; j < 3; j++) ck_assert(pt_dataset_row_const(ds, i)[j] == want[i][j]);
+            for (size_t j = 0; j < 3; j++) ck_assert(at(ds, i, j) == want[i][j]);
             ck_assert(pt_dataset_label(ds, i) == labels[i]);
         }
         pt_dataset_info info;
@@ -436,7 +465,7 @@ START_TEST(label_only_rows)
     pt_dataset *ds = read_ok(path, 1);
     ck_assert_uint_eq(pt_dataset_n(ds), 3);
     ck_assert_uint_eq(pt_dataset_d(ds), 2);
-    ck_assert(pt_dataset_row_const(ds, 1)[1] == 3.0f);
+    ck_assert(at(ds, 1, 1) == 3.0f);
     pt_dataset_free(ds);
     unlink(path);
 }
@@ -453,7 +482,7 @@ START_TEST(reads_from_pipe)
     snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
     pt_dataset *ds = read_ok(path, 2);
     ck_assert_uint_eq(pt_dataset_n(ds), 2);
-    ck_assert(pt_dataset_row_const(ds, 1)[1] == 3.0f);
+    ck_assert(at(ds, 1, 1) == 3.0f);
     pt_dataset_free(ds);
     close(fds[0]);
 }
@@ -472,10 +501,12 @@ START_TEST(very_long_line)
         pt_dataset *ds = read_ok(path, threads);
         ck_assert_uint_eq(pt_dataset_n(ds), 3);
         ck_assert_uint_eq(pt_dataset_d(ds), d);
-        const float *x = pt_dataset_row_const(ds, 1);
+        float *x = malloc(pt_dataset_stride(ds) * sizeof *x);
+        tu_row_dense(ds, 1, x);
         for (size_t j = 1; j <= d; j++)
             if (x[j - 1] != (float)(j * 0.25 + 0.1)) ck_abort_msg("feature %zu: %.9g", j, x[j - 1]);
-        ck_assert(pt_dataset_row_const(ds, 0)[0] == 7.0f && pt_dataset_row_const(ds, 2)[2] == 2.0f);
+        free(x);
+        ck_assert(at(ds, 0, 0) == 7.0f && at(ds, 2, 2) == 2.0f);
         pt_dataset_free(ds);
     }
     free(text);
@@ -487,7 +518,8 @@ START_TEST(memory_budget_refused)
 {
     pt_read_options o = opts(1);
     o.mem_budget_bytes = 1000;
-    /* 100 rows x 10 features need 100 * 16 * 4 = 6400 bytes */
+    /* 100 rows x 10 features need 100 * 16 * 4 = 6400 bytes dense, (100 + 1) * 8 + 100 * 8 =
+     * 1608 sparse (the first pass counts entries, the explicit zero of the first row too) */
     size_t cap = 100 * 16, len = 0;
     char text[100 * 16];
     for (int i = 0; i < 100; i++) len += (size_t)snprintf(text + len, cap - len, "1 10:%d\n", i);
@@ -497,8 +529,13 @@ START_TEST(memory_budget_refused)
     pt_dataset *ds = (pt_dataset *)1;
     check_error(pt_dataset_read(p, &o, &ds), PT_ERR_LIMIT, p, 0, "budget");
     ck_assert(ds == NULL);
-    o.mem_budget_bytes = 6400;
+    ck_assert(strstr(pt_last_error(), layout == PT_LAYOUT_DENSE ? "MiB dense" : "MiB sparse"));
+    size_t need = layout == PT_LAYOUT_DENSE ? 6400 : 1608;
+    o.mem_budget_bytes = need - 1;
+    check_error(pt_dataset_read(p, &o, &ds), PT_ERR_LIMIT, p, 0, "budget");
+    o.mem_budget_bytes = need;
     ck_assert_int_eq(pt_dataset_read(p, &o, &ds), PT_OK);
+    ck_assert_uint_eq(pt_dataset_nnz(ds), 99);
     pt_dataset_free(ds);
     unlink(p);
 }
@@ -506,21 +543,27 @@ END_TEST
 
 /* ------------------------------------------------------------- threads */
 
-/* About 10,000 lines of mixed content (comments, blanks, CRLF, sparse rows). */
+/* About 10,000 lines of mixed content (comments with ':' in them, blanks, CRLF, sparse rows,
+ * explicit zeros and qid: tokens, which the first pass counts as entries and the second
+ * leaves out of the sparse layout). */
 static char *mixed_text(size_t lines, size_t *len)
 {
-    size_t cap = lines * 200, n = 0;
+    size_t cap = lines * 240, n = 0;
     char *t = malloc(cap);
     for (size_t i = 1; i <= lines; i++) {
         uint64_t k = rnd() % 20;
-        if (k == 0) n += (size_t)snprintf(t + n, cap - n, "# comment %zu\n", i);
+        if (k == 0) n += (size_t)snprintf(t + n, cap - n, "# comment %zu: a:b\n", i);
         else if (k == 1) n += (size_t)snprintf(t + n, cap - n, "  \n");
         else {
             n += (size_t)snprintf(t + n, cap - n, "%d", (int)(rnd() % 3) - 1);
+            if (k == 3) n += (size_t)snprintf(t + n, cap - n, " qid:%zu", i);
             for (size_t j = 1; j <= 60; j++)
-                if (rnd() % 6 == 0)
-                    n += (size_t)snprintf(t + n, cap - n, " %zu:%.9g", j, (double)(float)(unif() * 4 - 2));
-            n += (size_t)snprintf(t + n, cap - n, k == 2 ? " \r\n" : "\n");
+                if (rnd() % 6 == 0) {
+                    uint64_t z = rnd() % 16;
+                    if (z < 2) n += (size_t)snprintf(t + n, cap - n, " %zu:%s", j, z ? "-0" : "0.0");
+                    else n += (size_t)snprintf(t + n, cap - n, " %zu:%.9g", j, (double)(float)(unif() * 4 - 2));
+                }
+            n += (size_t)snprintf(t + n, cap - n, k == 2 ? " #x:1\r\n" : "\n");
         }
     }
     *len = n;
@@ -604,10 +647,165 @@ START_TEST(threads_first_error_wins)
 }
 END_TEST
 
-static Suite *suite(void)
+/* ------------------------------------------------------------- the two layouts */
+
+static pt_dataset *read_as(const char *path, pt_layout l, int threads, size_t budget)
 {
-    Suite *s = suite_create("io_libsvm");
-    TCase *t = tcase_create("roundtrip");
+    pt_read_options o;
+    pt_read_options_init(&o);
+    o.layout = l;
+    o.threads = threads;
+    if (budget) o.mem_budget_bytes = budget;
+    pt_dataset *ds = NULL;
+    ck_assert_msg(pt_dataset_read(path, &o, &ds) == PT_OK, "%s: %s", path, pt_last_error());
+    return ds;
+}
+
+/* The same file read dense and sparse, on 1, 2 and 5 threads (chunks whose entries came out
+ * fewer than counted, and the gaps between them closed): the same rows, a clean sparse layout
+ * with no explicit zero. */
+START_TEST(layouts_agree)
+{
+    size_t len;
+    char *text = mixed_text(20000, &len);
+    const char *path = tu_write_bytes("lay", ".svm", text, len);
+    char p[512];
+    snprintf(p, sizeof p, "%s", path);
+    pt_dataset *dense = read_as(p, PT_LAYOUT_DENSE, 1, 0);
+    for (int threads = 1; threads <= 5; threads += threads == 1 ? 1 : 3) {
+        pt_dataset *sp = read_as(p, PT_LAYOUT_SPARSE, threads, 0);
+        tu_assert_clean_csr(sp);
+        tu_assert_same_data(dense, sp, "dense vs sparse");
+        pt_dataset_info a, b;
+        pt_dataset_get_info(dense, &a);
+        pt_dataset_get_info(sp, &b);
+        ck_assert(a.R == b.R && a.density == b.density && b.layout == PT_LAYOUT_SPARSE);
+        pt_dataset_free(sp);
+    }
+    pt_dataset_free(dense);
+    free(text);
+    unlink(p);
+}
+END_TEST
+
+START_TEST(explicit_zeros_left_out)
+{
+    const char *path = tu_write_file("zero", ".svm", "1 1:0 2:3 3:-0 4:0.0e5 6:0\n-1 5:-2\n1 2:0\n");
+    pt_dataset *ds = read_as(path, PT_LAYOUT_SPARSE, 1, 0);
+    const uint64_t *rowptr;
+    const uint32_t *col;
+    const float *val;
+    ck_assert_int_eq(pt_dataset_csr(ds, &rowptr, &col, &val), PT_OK);
+    ck_assert_uint_eq(pt_dataset_d(ds), 6); /* the largest index read, a zero's too */
+    ck_assert_uint_eq(pt_dataset_nnz(ds), 2);
+    ck_assert(rowptr[1] == 1 && rowptr[2] == 2 && rowptr[3] == 2);
+    ck_assert(col[0] == 1 && val[0] == 3.0f && col[1] == 4 && val[1] == -2.0f);
+    pt_dataset_free(ds);
+    unlink(path);
+}
+END_TEST
+
+/* Text of n rows: row i holds k features (1..k) when i < rich, else one (feature d). */
+static const char *rows_file(size_t n, size_t rich, size_t k, size_t d)
+{
+    size_t cap = n * (k * 12 + 24), len = 0;
+    char *t = malloc(cap);
+    for (size_t i = 0; i < n; i++) {
+        len += (size_t)snprintf(t + len, cap - len, "%d", i % 2 ? 1 : -1);
+        if (i < rich)
+            for (size_t j = 1; j <= k; j++) len += (size_t)snprintf(t + len, cap - len, " %zu:1", j);
+        else
+            len += (size_t)snprintf(t + len, cap - len, " %zu:2", d);
+        t[len++] = '\n';
+    }
+    const char *p = tu_write_bytes("auto", ".svm", t, len);
+    free(t);
+    return p;
+}
+
+/* auto: sparse below density 1/4, dense from it; the other layout when only it fits the budget;
+ * both sizes named when neither does. */
+START_TEST(auto_layout_choice)
+{
+    /* 8 rows x 8 features: 16 non-zeros (density 1/4) is dense, 15 sparse */
+    ck_assert_int_eq(pt_layout_choose(8, 8, 16, 0), PT_LAYOUT_DENSE);
+    ck_assert_int_eq(pt_layout_choose(8, 8, 15, 0), PT_LAYOUT_SPARSE);
+    ck_assert_int_eq(pt_layout_choose(8, 0, 0, 0), PT_LAYOUT_DENSE);
+    ck_assert_int_eq(pt_layout_choose(8, (size_t)UINT32_MAX + 1, 1, 0), PT_LAYOUT_DENSE);
+    /* dense 8 x 8 is 512 bytes, sparse with 40 non-zeros 72 + 320 = 392 */
+    ck_assert_int_eq(pt_layout_choose(8, 8, 40, 511), PT_LAYOUT_SPARSE);
+    ck_assert_int_eq(pt_layout_choose(8, 8, 40, 512), PT_LAYOUT_DENSE);
+    ck_assert_int_eq(pt_layout_choose(8, 8, 40, 100), PT_LAYOUT_DENSE);
+
+    /* 8 rows, 1 with features 1..8 and 7 with feature 8: 15 of 64 (sparse); 2 rich rows: 22
+     * of 64 (dense) */
+    const char *sp = rows_file(8, 1, 8, 8);
+    char p[512];
+    snprintf(p, sizeof p, "%s", sp);
+    pt_dataset *ds = read_as(p, PT_LAYOUT_AUTO, 1, 0);
+    ck_assert_int_eq(pt_dataset_layout(ds), PT_LAYOUT_SPARSE);
+    pt_dataset_free(ds);
+    unlink(p);
+    const char *dn = rows_file(8, 2, 8, 8);
+    snprintf(p, sizeof p, "%s", dn);
+    ds = read_as(p, PT_LAYOUT_AUTO, 2, 0);
+    ck_assert_int_eq(pt_dataset_layout(ds), PT_LAYOUT_DENSE);
+    pt_dataset_free(ds);
+    /* the dense one needs 512 bytes, sparse 72 + 22 * 8 = 248: a budget between flips it */
+    ds = read_as(p, PT_LAYOUT_AUTO, 1, 511);
+    ck_assert_int_eq(pt_dataset_layout(ds), PT_LAYOUT_SPARSE);
+    pt_dataset_free(ds);
+    ds = read_as(p, PT_LAYOUT_AUTO, 1, 248);
+    ck_assert_int_eq(pt_dataset_layout(ds), PT_LAYOUT_SPARSE);
+    pt_dataset_free(ds);
+    pt_read_options o;
+    pt_read_options_init(&o);
+    o.mem_budget_bytes = 247;
+    check_error(pt_dataset_read(p, &o, &ds), PT_ERR_LIMIT, p, 0, "MiB sparse (22 non-zeros)");
+    ck_assert(strstr(pt_last_error(), "MiB dense") && strstr(pt_last_error(), "either way"));
+    unlink(p);
+}
+END_TEST
+
+/* The sparse layout takes any index below 2^32 (with --max-features raised): d = 2^32 - 1
+ * costs nothing, while dense is refused; an index past 32 bits is refused sparse. */
+START_TEST(sparse_wide_index)
+{
+    const char *path = tu_write_file("wide", ".svm", "1 3:1 4294967295:2\n-1 7:1\n");
+    char p[512];
+    snprintf(p, sizeof p, "%s", path);
+    pt_read_options o;
+    pt_read_options_init(&o);
+    o.max_features = (size_t)1 << 40;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_dataset_read(p, &o, &ds), PT_OK);
+    ck_assert_int_eq(pt_dataset_layout(ds), PT_LAYOUT_SPARSE);
+    ck_assert_uint_eq(pt_dataset_d(ds), UINT32_MAX);
+    const uint64_t *rowptr;
+    const uint32_t *col;
+    const float *val;
+    ck_assert_int_eq(pt_dataset_csr(ds, &rowptr, &col, &val), PT_OK);
+    ck_assert(rowptr[2] == 3 && col[1] == UINT32_MAX - 1 && val[1] == 2.0f && col[2] == 6);
+    pt_dataset_free(ds);
+    o.layout = PT_LAYOUT_DENSE;
+    check_error(pt_dataset_read(p, &o, &ds), PT_ERR_LIMIT, p, 0, "MiB dense");
+    unlink(p);
+
+    path = tu_write_file("wider", ".svm", "1 3:1 4294967296:2\n");
+    snprintf(p, sizeof p, "%s", path);
+    o.layout = PT_LAYOUT_SPARSE;
+    check_error(pt_dataset_read(p, &o, &ds), PT_ERR_LIMIT, p, 0, "32-bit");
+    unlink(p);
+}
+END_TEST
+
+/* The cases that read, once per layout. */
+static void add_layout_cases(Suite *s, void (*fixture)(void), const char *name)
+{
+    char tag[64];
+    snprintf(tag, sizeof tag, "roundtrip %s", name);
+    TCase *t = tcase_create(strdup(tag));
+    tcase_add_checked_fixture(t, fixture, NULL);
     tcase_add_test(t, roundtrip_dense);
     tcase_add_test(t, roundtrip_sparse_trailing_zero_columns);
     tcase_add_test(t, writer_text);
@@ -615,7 +813,9 @@ static Suite *suite(void)
     tcase_add_test(t, labels_any_numbers);
     suite_add_tcase(s, t);
 
-    t = tcase_create("errors");
+    snprintf(tag, sizeof tag, "errors %s", name);
+    t = tcase_create(strdup(tag));
+    tcase_add_checked_fixture(t, fixture, NULL);
     tcase_add_test(t, err_missing_file);
     tcase_add_test(t, err_directory);
     tcase_add_test(t, err_empty_file);
@@ -642,7 +842,9 @@ static Suite *suite(void)
     tcase_add_test(t, memory_budget_refused);
     suite_add_tcase(s, t);
 
-    t = tcase_create("oddities");
+    snprintf(tag, sizeof tag, "oddities %s", name);
+    t = tcase_create(strdup(tag));
+    tcase_add_checked_fixture(t, fixture, NULL);
     tcase_add_test(t, accepts_oddities);
     tcase_add_test(t, label_only_rows);
     tcase_add_test(t, reads_from_pipe);
@@ -650,9 +852,25 @@ static Suite *suite(void)
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
 
-    t = tcase_create("threads");
+    snprintf(tag, sizeof tag, "threads %s", name);
+    t = tcase_create(strdup(tag));
+    tcase_add_checked_fixture(t, fixture, NULL);
     tcase_add_test(t, threads_same_result);
     tcase_add_test(t, threads_first_error_wins);
+    tcase_set_timeout(t, 60);
+    suite_add_tcase(s, t);
+}
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("io_libsvm");
+    add_layout_cases(s, read_dense, "dense");
+    add_layout_cases(s, read_sparse, "sparse");
+    TCase *t = tcase_create("layouts");
+    tcase_add_test(t, layouts_agree);
+    tcase_add_test(t, explicit_zeros_left_out);
+    tcase_add_test(t, auto_layout_choice);
+    tcase_add_test(t, sparse_wide_index);
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     return s;

@@ -1,4 +1,5 @@
-/* The binary dataset file (.ptd): round trips, alignment, and every way a file can be bad. */
+/* The binary dataset file (.ptd): round trips in both layouts, alignment, mapping without a
+ * copy, reading into the other layout, version 1 files, and every way a file can be bad. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,8 +16,11 @@
 #define H_D 24
 #define H_STRIDE 32
 #define H_SECTIONS 96
+#define H_NNZ 48
+#define H_LAYOUT 240
 #define H_SUM 248
-enum { SEC_CLASSES, SEC_LABELS, SEC_WSTAR, SEC_MATRIX };
+/* SEC_MATRIX is the dense matrix, or the sparse row offsets */
+enum { SEC_CLASSES, SEC_LABELS, SEC_WSTAR, SEC_MATRIX, SEC_COL, SEC_VAL };
 
 static uint64_t get64(const char *b, size_t at)
 {
@@ -304,11 +308,11 @@ START_TEST(newer_version)
 {
     size_t len;
     char *b = sample_bytes(&len);
-    uint32_t v = 2;
+    uint32_t v = 3;
     memcpy(b + H_VERSION, &v, 4);
     const char *p;
-    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_VERSION, p, "version 2");
-    ck_assert_msg(has(pt_last_error(), "version 1"), "%s", pt_last_error());
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_VERSION, p, "version 3");
+    ck_assert_msg(has(pt_last_error(), "version 2"), "%s", pt_last_error());
     free(b);
 }
 END_TEST
@@ -418,6 +422,319 @@ START_TEST(writer_clears_padding)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ the sparse layout */
+
+/* A generated sparse dataset (truth included). */
+static pt_dataset *generated_sparse(size_t n, size_t d, size_t nnz)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_SPARSE;
+    g.n = n;
+    g.d = d;
+    g.nnz = nnz;
+    g.margin = 0.0;
+    g.seed = 5;
+    pt_dataset *ds;
+    ck_assert_msg(pt_generate(&g, &ds) == PT_OK, "%s", pt_last_error());
+    return ds;
+}
+
+/* Both sparse: the same arrays, bit for bit, and the same labels and truth. */
+static void assert_same_sparse(const pt_dataset *a, const pt_dataset *b)
+{
+    ck_assert_int_eq(pt_dataset_layout(b), PT_LAYOUT_SPARSE);
+    ck_assert(a->n == b->n && a->d == b->d && a->stride == b->stride && a->nnz == b->nnz);
+    size_t e = (size_t)a->rowptr[a->n];
+    ck_assert(bits_eq(a->rowptr, b->rowptr, (a->n + 1) * sizeof(uint64_t)));
+    ck_assert(bits_eq(a->col, b->col, e * sizeof(uint32_t)));
+    ck_assert(bits_eq(a->val, b->val, e * sizeof(float)));
+    ck_assert(a->nclass == b->nclass && bits_eq(a->class_values, b->class_values,
+                                                a->nclass * sizeof(double)));
+    ck_assert(bits_eq(a->cls, b->cls, a->n * sizeof(int32_t)));
+    ck_assert_int_eq(a->wstar != NULL, b->wstar != NULL);
+    if (a->wstar) ck_assert(bits_eq(a->wstar, b->wstar, a->d * sizeof(double)));
+    ck_assert(a->truth_R == b->truth_R && a->truth_gamma == b->truth_gamma);
+    ck_assert_str_eq(a->kind, b->kind);
+}
+
+/* Whether p lies inside b's mapping. */
+static int in_mapping(const pt_dataset *b, const void *p)
+{
+    const char *m = b->map;
+    return m && (const char *)p >= m && (const char *)p < m + b->map_len;
+}
+
+START_TEST(sparse_roundtrip)
+{
+    pt_dataset *a = generated_sparse(300, 500, 10);
+    const char *p = write_ptd(a);
+    pt_dataset *b = read_ok(p);
+    assert_same_sparse(a, b);
+    /* the arrays are the mapping's, page aligned: nothing was copied */
+    ck_assert(in_mapping(b, b->rowptr) && in_mapping(b, b->col) && in_mapping(b, b->val));
+    ck_assert(((uintptr_t)b->rowptr | (uintptr_t)b->col | (uintptr_t)b->val) % 4096 == 0);
+    ck_assert_ptr_null(pt_dataset_row_const(b, 0));
+    pt_dataset_info info;
+    pt_dataset_get_info(b, &info);
+    ck_assert(info.layout == PT_LAYOUT_SPARSE && info.has_truth && info.nnz == a->nnz);
+    ck_assert_str_eq(info.kind, "sparse");
+    pt_dataset_free(a);
+    pt_dataset_free(b);
+
+    /* explicit zeros (a caller's arrays) are kept and not counted; empty rows; no rows */
+    const uint64_t rowptr[] = {0, 2, 2, 4};
+    const uint32_t col[] = {0, 6, 1, 2};
+    const float val[] = {1.5f, 0.0f, -0.0f, 3.0f};
+    ck_assert_int_eq(pt_dataset_from_csr(3, 7, rowptr, col, val, &a), PT_OK);
+    const double labels[] = {1, -1, 1};
+    ck_assert_int_eq(pt_dataset_set_labels(a, labels), PT_OK);
+    b = read_ok(write_ptd(a));
+    assert_same_sparse(a, b);
+    ck_assert_uint_eq(pt_dataset_nnz(b), 2);
+    pt_dataset_free(a);
+    pt_dataset_free(b);
+    const uint64_t none[] = {0};
+    ck_assert_int_eq(pt_dataset_from_csr(0, 4, none, NULL, NULL, &a), PT_OK);
+    b = read_ok(write_ptd(a));
+    ck_assert(pt_dataset_n(b) == 0 && pt_dataset_d(b) == 4 && pt_dataset_layout(b) == PT_LAYOUT_SPARSE);
+    pt_dataset_free(a);
+    pt_dataset_free(b);
+}
+END_TEST
+
+static pt_dataset *read_layout(const char *p, pt_layout l, size_t budget)
+{
+    pt_read_options o;
+    pt_read_options_init(&o);
+    o.layout = l;
+    if (budget) o.mem_budget_bytes = budget;
+    pt_dataset *ds = NULL;
+    ck_assert_msg(pt_dataset_read(p, &o, &ds) == PT_OK, "%s: %s", p, pt_last_error());
+    return ds;
+}
+
+/* A file read into the other layout is a copy with the same rows; auto keeps the file's
+ * layout unless only the other fits the budget. */
+START_TEST(read_other_layout)
+{
+    pt_dataset *a = generated_sparse(200, 64, 8);
+    const char *p = write_ptd(a);
+    pt_dataset *b = read_layout(p, PT_LAYOUT_DENSE, 0);
+    ck_assert_int_eq(pt_dataset_layout(b), PT_LAYOUT_DENSE);
+    ck_assert(b->X_owned && !b->map);
+    tu_assert_same_data(a, b, "sparse file read dense");
+    double R, g;
+    ck_assert(pt_dataset_truth(b, &R, &g) && R == a->truth_R && g == a->truth_gamma);
+    /* its dense .ptd, read back sparse */
+    const char *q = write_ptd(b);
+    pt_dataset *c = read_layout(q, PT_LAYOUT_SPARSE, 0);
+    assert_same_sparse(a, c);
+    pt_dataset_free(b);
+    pt_dataset_free(c);
+    /* auto on the sparse file: sparse while it fits (200 * 64 * 4 = 51200 bytes dense) */
+    size_t sparse_bytes = 201 * 8 + (size_t)a->rowptr[200] * 8;
+    b = read_layout(p, PT_LAYOUT_AUTO, sparse_bytes);
+    ck_assert_int_eq(pt_dataset_layout(b), PT_LAYOUT_SPARSE);
+    pt_dataset_free(b);
+    /* auto on the dense file: dense while it fits, sparse when only that fits */
+    b = read_layout(q, PT_LAYOUT_AUTO, 51200);
+    ck_assert_int_eq(pt_dataset_layout(b), PT_LAYOUT_DENSE);
+    pt_dataset_free(b);
+    b = read_layout(q, PT_LAYOUT_AUTO, 51199);
+    ck_assert_int_eq(pt_dataset_layout(b), PT_LAYOUT_SPARSE);
+    tu_assert_same_data(a, b, "dense file read sparse");
+    pt_dataset_free(b);
+    /* neither fits: both named; a layout asked for that does not fit: refused */
+    pt_read_options o;
+    pt_read_options_init(&o);
+    o.mem_budget_bytes = 1000;
+    ASSERT_ERR(pt_dataset_read(q, &o, &b), PT_ERR_LIMIT, q, "either way");
+    o.layout = PT_LAYOUT_DENSE;
+    o.mem_budget_bytes = 51199;
+    ASSERT_ERR(pt_dataset_read(p, &o, &b), PT_ERR_LIMIT, p, "MiB dense");
+    unlink(p);
+    unlink(q);
+    pt_dataset_free(a);
+
+    /* full rows of 64 features: sparse (520 bytes a row) is larger than dense (256), so auto
+     * reads such a sparse file dense when only dense fits */
+    a = pt_dataset_create(10, 64);
+    for (size_t i = 0; i < 10; i++)
+        for (size_t j = 0; j < 64; j++) pt_dataset_row(a, i)[j] = (float)(i + j + 1);
+    const double lab[10] = {1, 2, 1, 2, 1, 2, 1, 2, 1, 2};
+    ck_assert_int_eq(pt_dataset_set_labels(a, lab), PT_OK);
+    pt_dataset *sp;
+    ck_assert_int_eq(pt_dataset_convert(a, PT_LAYOUT_SPARSE, 0, &sp), PT_OK);
+    p = write_ptd(sp);
+    b = read_layout(p, PT_LAYOUT_AUTO, 3000);
+    ck_assert_int_eq(pt_dataset_layout(b), PT_LAYOUT_DENSE);
+    tu_assert_same_data(sp, b, "full sparse file read dense");
+    unlink(p);
+    pt_dataset_free(a);
+    pt_dataset_free(sp);
+    pt_dataset_free(b);
+}
+END_TEST
+
+/* A file written by version 1 (tests/data/v1-separable.ptd: `ptron gen separable --n 6 --d 3
+ * --seed 7`, before the sparse layout) still reads, as the same generator's data. */
+START_TEST(version_1_reads)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/data/v1-separable.ptd", getenv("PTRON_SRC"));
+    pt_dataset *old = NULL;
+    ck_assert_msg(pt_dataset_read(path, NULL, &old) == PT_OK, "%s", pt_last_error());
+    size_t len;
+    char *bytes = tu_read_file(path, &len);
+    uint32_t version;
+    memcpy(&version, bytes + H_VERSION, 4);
+    ck_assert_uint_eq(version, 1);
+    free(bytes);
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.n = 6;
+    g.d = 3;
+    g.seed = 7;
+    pt_dataset *now;
+    ck_assert_int_eq(pt_generate(&g, &now), PT_OK);
+    ck_assert_int_eq(pt_dataset_layout(old), PT_LAYOUT_DENSE);
+    assert_same(now, old);
+    /* and read sparse */
+    pt_dataset *sp = read_layout(path, PT_LAYOUT_SPARSE, 0);
+    tu_assert_same_data(now, sp, "version 1 read sparse");
+    pt_dataset_free(sp);
+    pt_dataset_free(now);
+    pt_dataset_free(old);
+}
+END_TEST
+
+/* The file of a small sparse dataset as bytes. */
+static char *sparse_bytes(size_t *len)
+{
+    pt_dataset *a = generated_sparse(40, 50, 5);
+    const char *p = write_ptd(a);
+    pt_dataset_free(a);
+    char *b = tu_read_file(p, len);
+    ck_assert_ptr_nonnull(b);
+    unlink(p);
+    return b;
+}
+
+/* The entries of row i of a sparse file's bytes. */
+static uint64_t *offsets(char *b) { return (uint64_t *)(void *)(b + sec_off(b, SEC_MATRIX)); }
+static uint32_t *columns(char *b) { return (uint32_t *)(void *)(b + sec_off(b, SEC_COL)); }
+static float *values(char *b) { return (float *)(void *)(b + sec_off(b, SEC_VAL)); }
+
+static void fix_sparse_sums(char *b)
+{
+    for (int s = SEC_MATRIX; s <= SEC_VAL; s++) fix_section_sum(b, s);
+    fix_header_sum(b);
+}
+
+START_TEST(sparse_checksums_and_truncation)
+{
+    size_t len;
+    char *b = sparse_bytes(&len);
+    const char *p;
+    static const char *const names[] = {"row offsets", "column indices", "values"};
+    for (int s = SEC_MATRIX; s <= SEC_VAL; s++) {
+        b[sec_off(b, s) + 9] ^= 0x10;
+        ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_CHECKSUM, p, names[s - SEC_MATRIX]);
+        b[sec_off(b, s) + 9] ^= 0x10;
+    }
+    ck_assert_int_eq(read_ok(tu_write_bytes("ok", ".ptd", b, len)) != NULL, 1);
+    size_t cuts[] = {(size_t)sec_off(b, SEC_MATRIX) + 5, (size_t)sec_off(b, SEC_COL) + 1,
+                     (size_t)sec_off(b, SEC_VAL) + 17, len - 1};
+    for (size_t c = 0; c < 4; c++) {
+        ASSERT_ERR(read_bytes(b, cuts[c], &p), PT_ERR_FORMAT, p, "truncated");
+        char want[64];
+        snprintf(want, sizeof want, "%zu bytes, the file has %zu", len, cuts[c]);
+        ck_assert_msg(has(pt_last_error(), want), "%s", pt_last_error());
+    }
+    free(b);
+}
+END_TEST
+
+/* Crafted sparse files, checksums repaired: every broken invariant named, never read past. */
+START_TEST(sparse_crafted)
+{
+    size_t len;
+    char *b = sparse_bytes(&len), *orig = malloc(len);
+    memcpy(orig, b, len);
+    const char *p;
+    uint64_t entries = sec_len(b, SEC_COL) / 4;
+#define RESET() memcpy(b, orig, len)
+
+    offsets(b)[7] = offsets(b)[6] - 1; /* decreasing */
+    fix_sparse_sums(b);
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "row offset 7");
+    RESET();
+    offsets(b)[3] = entries + 1000; /* a row reaching past the arrays, then back */
+    fix_sparse_sums(b);
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "row offset 3");
+    RESET();
+    offsets(b)[0] = 1;
+    fix_sparse_sums(b);
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "row offset 0");
+    RESET();
+    offsets(b)[40] = entries - 1; /* the last offset short of the entries */
+    fix_sparse_sums(b);
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "end at");
+    RESET();
+    columns(b)[offsets(b)[2]] = 50; /* >= d */
+    fix_sparse_sums(b);
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "row 3, entry 1: column 50");
+    RESET();
+    uint64_t at = offsets(b)[4];
+    columns(b)[at + 1] = columns(b)[at]; /* not increasing */
+    fix_sparse_sums(b);
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "row 5, entry 2");
+    ck_assert_msg(has(pt_last_error(), "increase"), "%s", pt_last_error());
+    RESET();
+    values(b)[5] = NAN;
+    fix_sparse_sums(b);
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "not finite");
+    RESET();
+    values(b)[5] = 0.0f; /* one non-zero fewer than the header says */
+    fix_sparse_sums(b);
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "non-zeros");
+    RESET();
+    uint32_t bad_layout = 7;
+    memcpy(b + H_LAYOUT, &bad_layout, 4);
+    fix_header_sum(b);
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "unknown layout 7");
+    RESET();
+    b[H_LAYOUT + 4] = 1;
+    fix_header_sum(b);
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "reserved");
+    RESET();
+    put64(b, H_SECTIONS + 24 * SEC_VAL + 8, sec_len(b, SEC_VAL) - 4); /* col and val differ */
+    fix_header_sum(b);
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "column indices of");
+    RESET();
+    put64(b, H_SECTIONS + 24 * SEC_COL, sec_off(b, SEC_COL) + 4096); /* a moved section */
+    fix_header_sum(b);
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "column indices section at offset");
+    RESET();
+    put64(b, H_D, (uint64_t)UINT32_MAX + 1);
+    put64(b, H_STRIDE, (uint64_t)UINT32_MAX + 1);
+    fix_header_sum(b);
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "32-bit column indices");
+    RESET();
+    /* a dense file that says sparse: its sections do not fit the sparse plan */
+    free(b);
+    b = sample_bytes(&len);
+    uint32_t sparse = 1;
+    memcpy(b + H_LAYOUT, &sparse, 4);
+    fix_header_sum(b);
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "inconsistent header");
+#undef RESET
+    free(b);
+    free(orig);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("io_ptd");
@@ -438,6 +755,11 @@ static Suite *suite(void)
     tcase_add_test(t, memory_budget);
     tcase_add_test(t, writer_refuses_nonfinite);
     tcase_add_test(t, writer_clears_padding);
+    tcase_add_test(t, sparse_roundtrip);
+    tcase_add_test(t, read_other_layout);
+    tcase_add_test(t, version_1_reads);
+    tcase_add_test(t, sparse_checksums_and_truncation);
+    tcase_add_test(t, sparse_crafted);
     suite_add_tcase(s, t);
     return s;
 }

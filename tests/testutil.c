@@ -142,6 +142,65 @@ pt_dataset *tu_dataset(size_t n, size_t d, const float *x, const double *labels)
     return ds;
 }
 
+void tu_row_dense(const pt_dataset *ds, size_t i, float *out)
+{
+    size_t stride = pt_dataset_stride(ds);
+    if (pt_dataset_layout(ds) == PT_LAYOUT_DENSE) {
+        memcpy(out, pt_dataset_row_const(ds, i), stride * sizeof *out);
+        return;
+    }
+    const uint64_t *rowptr;
+    const uint32_t *col;
+    const float *val;
+    ck_assert_int_eq(pt_dataset_csr(ds, &rowptr, &col, &val), PT_OK);
+    memset(out, 0, stride * sizeof *out);
+    for (uint64_t k = rowptr[i]; k < rowptr[i + 1]; k++) out[col[k]] = val[k];
+}
+
+void tu_assert_same_data(const pt_dataset *a, const pt_dataset *b, const char *what)
+{
+    size_t n = pt_dataset_n(a), d = pt_dataset_d(a);
+    ck_assert_msg(pt_dataset_n(b) == n && pt_dataset_d(b) == d, "%s: %zu x %zu vs %zu x %zu", what,
+                  n, d, pt_dataset_n(b), pt_dataset_d(b));
+    float *x = malloc(pt_dataset_stride(a) * sizeof *x), *y = malloc(pt_dataset_stride(b) * sizeof *y);
+    ck_assert(x && y);
+    for (size_t i = 0; i < n; i++) {
+        tu_row_dense(a, i, x);
+        tu_row_dense(b, i, y);
+        for (size_t j = 0; j < d; j++)
+            if (!(x[j] == 0.0f && y[j] == 0.0f) && memcmp(&x[j], &y[j], sizeof(float)) != 0)
+                ck_abort_msg("%s: row %zu, column %zu: %.9g vs %.9g", what, i, j, (double)x[j],
+                             (double)y[j]);
+        if (pt_dataset_label(a, i) != pt_dataset_label(b, i))
+            ck_abort_msg("%s: row %zu: label %g vs %g", what, i, pt_dataset_label(a, i),
+                         pt_dataset_label(b, i));
+    }
+    ck_assert_msg(pt_dataset_nnz(a) == pt_dataset_nnz(b), "%s: nnz %zu vs %zu", what,
+                  pt_dataset_nnz(a), pt_dataset_nnz(b));
+    free(x);
+    free(y);
+}
+
+void tu_assert_clean_csr(const pt_dataset *ds)
+{
+    const uint64_t *rowptr;
+    const uint32_t *col;
+    const float *val;
+    ck_assert_int_eq(pt_dataset_layout(ds), PT_LAYOUT_SPARSE);
+    ck_assert_int_eq(pt_dataset_csr(ds, &rowptr, &col, &val), PT_OK);
+    ck_assert(((uintptr_t)rowptr | (uintptr_t)col | (uintptr_t)val) % PT_ALIGN_BYTES == 0);
+    ck_assert_uint_eq(rowptr[0], 0);
+    for (size_t i = 0; i < pt_dataset_n(ds); i++) {
+        if (rowptr[i + 1] < rowptr[i]) ck_abort_msg("row %zu: offsets decrease", i);
+        for (uint64_t k = rowptr[i]; k < rowptr[i + 1]; k++)
+            if (col[k] >= pt_dataset_d(ds) || (k > rowptr[i] && col[k] <= col[k - 1]) ||
+                !(val[k] - val[k] == 0.0f) || val[k] == 0.0f)
+                ck_abort_msg("row %zu, entry %llu: column %u, value %.9g", i,
+                             (unsigned long long)(k - rowptr[i]), col[k], (double)val[k]);
+    }
+    ck_assert_uint_eq(rowptr[pt_dataset_n(ds)], pt_dataset_nnz(ds));
+}
+
 int tu_run_suite(Suite *s)
 {
     SRunner *sr = srunner_create(s);

@@ -36,6 +36,16 @@ void tu_wait_for_file(const char *path, int pid);
 /* A small dataset from a dense array (row-major, n x d) and labels. */
 pt_dataset *tu_dataset(size_t n, size_t d, const float *x, const double *labels);
 
+/* Row i of ds in either layout as its stride floats (a sparse row's absent features 0). */
+void tu_row_dense(const pt_dataset *ds, size_t i, float *out);
+/* a and b hold the same rows: n, d, every row's label value and feature values (bit for bit,
+ * except that -0 and +0 are both an absent zero), whatever their layouts; aborts the test
+ * naming what, the row and the column on the first difference. */
+void tu_assert_same_data(const pt_dataset *a, const pt_dataset *b, const char *what);
+/* A sparse dataset's arrays as the readers make them: offsets from 0 not decreasing, columns
+ * increasing and below d, values finite and non-zero, nnz = the entries. */
+void tu_assert_clean_csr(const pt_dataset *ds);
+
 /* Run a suite and return the number of failures (for main). */
 int tu_run_suite(Suite *s);
 

@@ -64,6 +64,14 @@ size_t pt_stride_for(size_t d);
 size_t pt_dense_bytes(size_t n, size_t d);
 /* Refuse a dense n x d load above budget with the bytes it needs. */
 pt_status pt_check_dense_budget(const char *path, size_t n, size_t d, size_t budget);
+/* Refuse a sparse load of n rows, d features and nnz non-zeros above budget (or with d beyond
+ * 32-bit columns) with the bytes it needs. */
+pt_status pt_check_sparse_budget(const char *path, size_t n, size_t d, size_t nnz, size_t budget);
+/* The layout to read n x d with nnz non-zeros into: requested, or pt_layout_choose's for
+ * PT_LAYOUT_AUTO; refused (naming path, the bytes needed and the option) when it does not fit
+ * budget (0: the default). */
+pt_status pt_layout_resolve(const char *path, pt_layout requested, size_t n, size_t d, size_t nnz,
+                            size_t budget, pt_layout *out);
 /* Build cls, class_values and y from raw per-row label values. */
 pt_status pt_dataset_set_class_table(pt_dataset *ds, const double *raw);
 /* Text labels: build cls, class_values (0..K-1), class_names (sorted by strcmp) and y from

@@ -26,6 +26,57 @@ pt_status pt_layout_parse(const char *name, pt_layout *out)
     return pt_fail(PT_ERR_INVALID, "unknown layout '%s' (auto, dense, sparse)", name);
 }
 
+pt_layout pt_layout_choose(size_t n, size_t d, size_t nnz, size_t mem_budget_bytes)
+{
+    size_t budget = mem_budget_bytes ? mem_budget_bytes : pt_default_mem_budget();
+    if (n == 0 || d == 0 || d > UINT32_MAX) return PT_LAYOUT_DENSE;
+    pt_layout want = (double)nnz < 0.25 * (double)n * (double)d ? PT_LAYOUT_SPARSE : PT_LAYOUT_DENSE;
+    bool dense_fits = pt_dense_bytes(n, d) <= budget, sparse_fits = pt_sparse_bytes(n, nnz) <= budget;
+    if (want == PT_LAYOUT_SPARSE) return sparse_fits || !dense_fits ? want : PT_LAYOUT_DENSE;
+    return dense_fits || !sparse_fits ? want : PT_LAYOUT_SPARSE;
+}
+
+pt_status pt_check_sparse_budget(const char *path, size_t n, size_t d, size_t nnz, size_t budget)
+{
+    if (d > UINT32_MAX)
+        return pt_fail(PT_ERR_LIMIT, "%s: %zu features: the sparse layout's column indices are "
+                       "32-bit (at most %u features)", path, d, UINT32_MAX);
+    size_t bytes = pt_sparse_bytes(n, nnz);
+    if (bytes > budget)
+        return pt_fail(PT_ERR_LIMIT,
+                       "%s: %zu rows with %zu non-zeros need %.1f MiB sparse (CSR: 8 bytes a "
+                       "non-zero and a row), over the memory budget of %.1f MiB; raise "
+                       "pt_read_options.mem_budget_bytes or reduce the data",
+                       path, n, nnz, bytes == SIZE_MAX ? INFINITY : bytes / 1048576.0,
+                       budget / 1048576.0);
+    return PT_OK;
+}
+
+pt_status pt_layout_resolve(const char *path, pt_layout requested, size_t n, size_t d, size_t nnz,
+                            size_t budget, pt_layout *out)
+{
+    if (!budget) budget = pt_default_mem_budget();
+    pt_layout l = requested;
+    if (l == PT_LAYOUT_AUTO) {
+        l = pt_layout_choose(n, d, nnz, budget);
+        size_t dense = pt_dense_bytes(n, d), sparse = pt_sparse_bytes(n, nnz);
+        if (dense > budget && sparse > budget && d <= UINT32_MAX)
+            return pt_fail(PT_ERR_LIMIT,
+                           "%s: %zu rows x %zu features need %.1f MiB dense (padded to %zu) or "
+                           "%.1f MiB sparse (%zu non-zeros), over the memory budget of %.1f MiB "
+                           "either way; raise pt_read_options.mem_budget_bytes or reduce the data",
+                           path, n, d, dense == SIZE_MAX ? INFINITY : dense / 1048576.0,
+                           pt_stride_for(d), sparse == SIZE_MAX ? INFINITY : sparse / 1048576.0,
+                           nnz, budget / 1048576.0);
+    }
+    if (l == PT_LAYOUT_SPARSE) PT_TRY(pt_check_sparse_budget(path, n, d, nnz, budget));
+    else if (l == PT_LAYOUT_DENSE) PT_TRY(pt_check_dense_budget(path, n, d, budget));
+    else return pt_fail(PT_ERR_INVALID, "%s: unknown layout %d (pt_read_options.layout)", path,
+                        (int)requested);
+    *out = l;
+    return PT_OK;
+}
+
 pt_layout pt_dataset_layout(const pt_dataset *ds) { return ds->layout; }
 size_t pt_dataset_nnz(const pt_dataset *ds) { return ds->nnz; }
 
@@ -142,10 +193,14 @@ pt_status pt_dataset_wrap_csr(size_t n, size_t d, const uint64_t *rowptr, const 
     return PT_OK;
 }
 
-/* A sparse copy of a dense dataset's matrix (explicit zeros dropped). */
+/* A sparse copy of a dense dataset's matrix (explicit zeros dropped). The non-zeros are
+ * counted here: ds->nnz is stale after writes through pt_dataset_row. */
 static pt_dataset *dense_to_sparse(const pt_dataset *ds)
 {
-    pt_dataset *s = pt_dataset_alloc_sparse(ds->n, ds->d, ds->nnz);
+    size_t nnz = 0;
+    for (size_t i = 0; i < ds->n; i++)
+        nnz += count_nonzero(ds->X + i * ds->stride, ds->d);
+    pt_dataset *s = pt_dataset_alloc_sparse(ds->n, ds->d, nnz);
     if (!s) return NULL;
     uint64_t k = 0;
     for (size_t i = 0; i < ds->n; i++) {

@@ -15,6 +15,7 @@ void pt_read_options_init(pt_read_options *o)
     o->csv_label_column = 0;
     o->threads = 0;
     o->csv_delimiter = ',';
+    o->layout = PT_LAYOUT_AUTO;
 }
 
 const char *pt_format_name(pt_format f)
@@ -52,6 +53,26 @@ pt_format pt_format_from_path(const char *path)
     return PT_FORMAT_LIBSVM;
 }
 
+/* A dataset the CSV reader parsed dense, in the layout o asks for (auto: by its density). */
+static pt_status to_layout(const char *path, const pt_read_options *o, pt_dataset **ds)
+{
+    pt_layout want;
+    pt_status s = pt_layout_resolve(path, o->layout, (*ds)->n, (*ds)->d, (*ds)->nnz,
+                                    o->mem_budget_bytes, &want);
+    pt_dataset *copy = NULL;
+    if (s == PT_OK && want != (*ds)->layout) s = pt_dataset_convert(*ds, want, o->mem_budget_bytes, &copy);
+    if (s != PT_OK) {
+        pt_dataset_free(*ds);
+        *ds = NULL;
+        return s;
+    }
+    if (copy) {
+        pt_dataset_free(*ds);
+        *ds = copy;
+    }
+    return PT_OK;
+}
+
 pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset **out)
 {
     pt_read_options defaults;
@@ -62,18 +83,20 @@ pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset
     pt_clear_error();
     *out = NULL;
     PT_TRY(PT_CHECK_STRUCT(o, pt_read_options));
+    if ((unsigned)o->layout > PT_LAYOUT_AUTO)
+        return pt_fail(PT_ERR_INVALID, "pt_read_options.layout: unknown layout %d", (int)o->layout);
     pt_format f = o->format == PT_FORMAT_AUTO ? pt_format_from_path(path) : o->format;
     switch (f) {
-    case PT_FORMAT_CSV: return pt_read_csv(path, o, out);
+    case PT_FORMAT_CSV: PT_TRY(pt_read_csv(path, o, out)); break;
     case PT_FORMAT_PTD: return pt_read_ptd(path, o, out);
     default: return pt_read_libsvm(path, o, out);
     }
+    return to_layout(path, o, out);
 }
 
 pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f)
 {
     pt_clear_error();
-    PT_TRY(pt_require_dense(ds, "writing a dataset"));
     if (f == PT_FORMAT_AUTO) f = pt_format_from_path(path);
     switch (f) {
     case PT_FORMAT_CSV: return pt_write_atomic(path, pt_write_csv, ds);

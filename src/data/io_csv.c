@@ -315,10 +315,15 @@ pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **o
  * the LIBSVM writer. */
 /* ------------------------------------------------------------------------ the writer */
 
+/* Row i: every feature, dense; a sparse row's absent features are written as 0. */
 static pt_status csv_row(FILE *f, const pt_dataset *ds, const char *label, size_t i, char *buf,
                          size_t *used)
 {
-    const float *x = ds->X + i * ds->stride;
+    const float *x = NULL;
+    const uint32_t *col = NULL;
+    size_t m = 0, k = 0;
+    if (ds->layout == PT_LAYOUT_SPARSE) m = pt_csr_row(ds, i, &col, &x);
+    else x = ds->X + i * ds->stride;
     char *p = stpcpy(buf + *used, label);
     for (size_t j = 0; j < ds->d; j++) {
         if ((size_t)(p - buf) > PT_TEXT_WBUF - PT_TEXT_WMAX_ITEM) {
@@ -327,11 +332,24 @@ static pt_status csv_row(FILE *f, const pt_dataset *ds, const char *label, size_
             p = buf;
         }
         *p++ = ',';
-        p = pt_put_float(p, x[j]);
+        if (!col) p = pt_put_float(p, x[j]);
+        else if (k < m && col[k] == j) p = pt_put_float(p, x[k++]);
+        else *p++ = '0';
     }
     *p++ = '\n';
     *used = (size_t)(p - buf);
     return PT_OK;
 }
 
-pt_status pt_write_csv(FILE *f, const void *ds) { return pt_text_write_rows(f, ds, csv_row); }
+pt_status pt_write_csv(FILE *f, const void *ctx)
+{
+    const pt_dataset *ds = ctx;
+    /* CSV is read back dense: refuse a sparse set whose dense form the reader would refuse */
+    size_t budget = pt_default_mem_budget(), bytes = pt_dense_bytes(ds->n, ds->d);
+    if (ds->layout == PT_LAYOUT_SPARSE && bytes > budget)
+        return pt_fail(PT_ERR_LIMIT, "a sparse dataset of %zu rows x %zu features written as CSV "
+                       "(every feature of every row) reads back as %.1f MiB dense, over the "
+                       "memory budget of %.1f MiB; write LIBSVM or .ptd instead", ds->n, ds->d,
+                       bytes == SIZE_MAX ? INFINITY : bytes / 1048576.0, budget / 1048576.0);
+    return pt_text_write_rows(f, ds, csv_row);
+}

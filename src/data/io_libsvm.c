@@ -1,12 +1,17 @@
-/* LIBSVM / svmlight text: a parallel two-pass reader into the dense layout, and the writer.
+/* LIBSVM / svmlight text: a parallel two-pass reader into either layout, and the writer.
  *
  * The reader splits the file into byte chunks aligned to line starts and reads each chunk
  * with pread through a small per-thread buffer that grows to hold the longest line (so any
- * line length works). Pass 1 (parallel) counts lines and data rows per chunk and takes each
- * line's last "idx:" as its largest index (true for every valid line; invalid lines are
- * caught in pass 2). After a prefix sum over the chunks and the memory budget check, pass 2
- * (parallel) parses every row straight into its place in the matrix. Each chunk keeps its
- * first error; the one from the lowest chunk is the file's first.
+ * line length works). Pass 1 (parallel) counts lines, data rows and INDEX:VALUE entries (the
+ * ':' of a line's data) per chunk and takes each line's last "idx:" as its largest index
+ * (true for every valid line; invalid lines are caught in pass 2). From n, d and the entries
+ * the layout is chosen and checked against the memory budget before anything big is
+ * allocated; prefix sums over the chunks give each chunk its first row and, for the sparse
+ * layout, its first entry. Pass 2 (parallel) parses every row straight into its place: a
+ * dense row, or the chunk's run of CSR entries (explicit zeros left out). A chunk whose
+ * entries came out fewer than counted (explicit zeros, "qid:") leaves a gap, which a final
+ * sequential pass closes. Each chunk keeps its first error; the one from the lowest chunk is
+ * the file's first.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -90,8 +95,9 @@ static size_t line_start_at(const source *src, size_t off)
 typedef struct chunk {
     size_t off, off_end;           /* whole lines of the file */
     size_t lines, rows, max_index; /* pass 1 */
-    size_t line0, row0;            /* lines and rows before this chunk */
-    size_t line, row;              /* pass 2: where it is */
+    size_t ents;                   /* pass 1: ':' in data (an upper bound of the entries) */
+    size_t line0, row0, ent0;      /* lines, rows and entries before this chunk */
+    size_t line, row, ent;         /* pass 2: where it is */
     size_t nnz;
     size_t err_line;               /* 0: no error (SIZE_MAX: not tied to a line) */
     pt_status err_status;
@@ -101,9 +107,19 @@ typedef struct chunk {
 typedef struct reader {
     const char *path;
     size_t max_features, d, stride;
-    float *X;
+    float *X;            /* dense, or */
+    uint64_t *rowptr;    /* sparse: entries before each row's end go to rowptr[row + 1] */
+    uint32_t *col;
+    float *val;
     double *labels;
 } reader;
+
+/* What pass 1 needs: the index limit, and whether to count entries (the sparse layout may be
+ * chosen). */
+typedef struct scan_opts {
+    size_t max_features;
+    bool count_entries;
+} scan_opts;
 
 /* A block buffer, one per thread. Grows when a line does not fit. */
 typedef struct block_buf {
@@ -227,11 +243,21 @@ static size_t token_index(const char *t, const char *e, size_t max_features)
     return t < e && *t == ':' ? idx : 0;
 }
 
-/* Pass 1: count lines and data rows; the largest index is each data line's last one. */
+/* The ':' in [p, e): each INDEX:VALUE entry has one. */
+static size_t count_colons(const char *p, const char *e)
+{
+    size_t k = 0;
+    for (; p < e; p++) k += *p == ':';
+    return k;
+}
+
+/* Pass 1: count lines, data rows and entries; the largest index is each data line's last
+ * one. */
 static void scan_lines(chunk *c, const void *ctx, const char *b, const char *end)
 {
-    size_t max_features = *(const size_t *)ctx;
-    size_t lines = 0, rows = 0, max_index = c->max_index;
+    const scan_opts *so = ctx;
+    size_t max_features = so->max_features;
+    size_t lines = 0, rows = 0, ents = 0, max_index = c->max_index;
     for (const char *p = b; p < end;) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
@@ -243,6 +269,7 @@ static void scan_lines(chunk *c, const void *ctx, const char *b, const char *end
             const char *hash = memchr(q, '#', (size_t)(le - q));
             const char *e = hash ? hash : le;
             while (e > q && is_blank(e[-1])) e--;
+            if (so->count_entries) ents += count_colons(q, e);
             const char *t = e;
             while (t > q && !is_blank(t[-1])) t--;
             if (t > q) { /* not the label alone */
@@ -254,6 +281,7 @@ static void scan_lines(chunk *c, const void *ctx, const char *b, const char *end
     }
     c->lines += lines;
     c->rows += rows;
+    c->ents += ents;
     c->max_index = max_index;
 }
 
@@ -332,12 +360,15 @@ static __attribute__((noinline)) const char *index_error(const reader *r, chunk 
                       "indices must be strictly increasing", (size_t)idx, prev), NULL;
 }
 
-/* Parse one data line from its first token at p into the zeroed row x. Returns the start
- * of the next line, or NULL after recording the error in c. This is the hot loop: the
- * usual token costs a few table look-ups, two SWAR digit runs and one multiply. */
-static const char *parse_row(const reader *r, chunk *c, size_t line, const char *p,
-                             const char *end, float *x, double *label)
+/* Parse one data line from its first token at p: into the zeroed dense row x, or (sparse)
+ * as CSR entries at c->ent, up to the chunk's counted end. Returns the start of the next line,
+ * or NULL after recording the error in c. This is the hot loop: the usual token costs a few
+ * table look-ups, two SWAR digit runs and one multiply. Inlined into one copy per layout. */
+static inline __attribute__((always_inline)) const char *
+parse_row(const reader *r, chunk *c, size_t line, const char *p, const char *end, float *x,
+          double *label, const bool sparse)
 {
+    size_t ent = c->ent, ent_end = c->ent0 + c->ents;
     p = parse_label(r, c, line, p, end, label);
     if (!p) return NULL;
     size_t prev = 0, nnz = 0;
@@ -368,25 +399,37 @@ static const char *parse_row(const reader *r, chunk *c, size_t line, const char 
         const char *q = pt_scan_float(p, end, &v);
         if (q && at_delim(q, end)) p = q;
         else if (!(p = value_slow(r, c, line, (size_t)idx, p, end, &v))) return NULL;
-        /* Only an invalid line can hold an index above pass 1's maximum; it fails above. */
-        if (idx > r->d) beyond_d = true;
-        else x[idx - 1] = v;
         uint32_t bits;
         memcpy(&bits, &v, sizeof bits);
-        nnz += (bits << 1) != 0; /* -0 is no non-zero */
+        bool nonzero = (bits << 1) != 0; /* -0 is no non-zero */
+        /* Only an invalid line can hold an index above pass 1's maximum; it fails above. */
+        if (idx > r->d) {
+            beyond_d = true;
+        } else if (!sparse) {
+            x[idx - 1] = v;
+        } else if (nonzero) {
+            /* pass 1 counted every ':' of these lines: more entries means the file changed */
+            if (ent == ent_end)
+                return chunk_fail(c, r->path, line, PT_ERR_IO, "more entries than the first "
+                                  "pass counted (the file changed while being read)"), NULL;
+            r->col[ent] = (uint32_t)(idx - 1);
+            r->val[ent++] = v;
+        }
+        nnz += nonzero;
         prev = (size_t)idx;
     }
     if (beyond_d)
         return chunk_fail(c, r->path, line, PT_ERR_PARSE, "internal error: feature index %zu above "
                           "the scanned maximum %zu", prev, r->d), NULL;
     c->nnz += nnz;
+    c->ent = ent;
     return next_line(p, end);
 }
 
 /* Pass 2: parse the data rows of a run of whole lines into their places. */
-static void parse_lines(chunk *c, const void *ctx, const char *p, const char *end)
+static inline __attribute__((always_inline)) void
+parse_lines(chunk *c, const reader *r, const char *p, const char *end, const bool sparse)
 {
-    const reader *r = ctx;
     size_t row_end = c->row0 + c->rows;
     while (p < end) {
         c->line++;
@@ -400,14 +443,28 @@ static void parse_lines(chunk *c, const void *ctx, const char *p, const char *en
             chunk_fail(c, r->path, c->line, PT_ERR_PARSE, "internal error: more rows than counted");
             return;
         }
-        float *x = r->X + c->row * r->stride;
-        /* Zero the row just before filling it: the first touch of the matrix happens here,
-         * spread over the threads and while the row is in cache. */
-        memset(x, 0, r->stride * sizeof *x);
-        p = parse_row(r, c, c->line, p, end, x, &r->labels[c->row]);
+        float *x = NULL;
+        if (!sparse) {
+            x = r->X + c->row * r->stride;
+            /* Zero the row just before filling it: the first touch of the matrix happens
+             * here, spread over the threads and while the row is in cache. */
+            memset(x, 0, r->stride * sizeof *x);
+        }
+        p = parse_row(r, c, c->line, p, end, x, &r->labels[c->row], sparse);
         if (!p) return;
+        if (sparse) r->rowptr[c->row + 1] = c->ent;
         c->row++;
     }
+}
+
+static void parse_lines_dense(chunk *c, const void *ctx, const char *p, const char *end)
+{
+    parse_lines(c, ctx, p, end, false);
+}
+
+static void parse_lines_sparse(chunk *c, const void *ctx, const char *p, const char *end)
+{
+    parse_lines(c, ctx, p, end, true);
 }
 
 static size_t plan_chunks(size_t len, int threads)
@@ -441,40 +498,66 @@ static pt_status first_error(const chunk *ch, size_t nch)
     return PT_OK;
 }
 
+/* Close the gaps pass 2 left between the chunks' runs of entries (each chunk stored fewer
+ * than pass 1 counted when a line held explicit zeros or "qid:"): move each run down to
+ * follow the previous one and shift its rows' offsets. Nothing moves when there is no gap. */
+static void close_gaps(const chunk *ch, size_t nch, pt_dataset *ds)
+{
+    size_t to = 0;
+    for (size_t k = 0; k < nch; k++) {
+        const chunk *c = &ch[k];
+        size_t len = c->ent - c->ent0, shift = c->ent0 - to;
+        if (shift) {
+            memmove(ds->col + to, ds->col + c->ent0, len * sizeof *ds->col);
+            memmove(ds->val + to, ds->val + c->ent0, len * sizeof *ds->val);
+            for (size_t i = c->row0 + 1; i <= c->row0 + c->rows; i++) ds->rowptr[i] -= shift;
+        }
+        to += len;
+    }
+}
+
 static pt_status read_chunks(const source *src, const pt_read_options *o, chunk *ch, size_t nch,
                              int threads, pt_dataset **out)
 {
     const char *path = src->path;
     double t0 = pt_now();
     split_chunks(src, ch, nch);
-    run_pass(src, ch, nch, threads, scan_lines, &o->max_features);
+    scan_opts so = {o->max_features, o->layout != PT_LAYOUT_DENSE};
+    run_pass(src, ch, nch, threads, scan_lines, &so);
     PT_TRY(first_error(ch, nch));
 
-    size_t n = 0, lines = 0, d = 0;
+    size_t n = 0, lines = 0, d = 0, ents = 0;
     for (size_t k = 0; k < nch; k++) {
         ch[k].row0 = ch[k].row = n;
         ch[k].line0 = ch[k].line = lines;
+        ch[k].ent0 = ch[k].ent = ents;
         n += ch[k].rows;
         lines += ch[k].lines;
+        ents += ch[k].ents;
         if (ch[k].max_index > d) d = ch[k].max_index;
     }
     if (n == 0) return pt_fail(PT_ERR_PARSE, "%s: no data rows", path);
-    PT_TRY(pt_check_dense_budget(path, n, d, o->mem_budget_bytes));
+    pt_layout layout;
+    PT_TRY(pt_layout_resolve(path, o->layout, n, d, ents, o->mem_budget_bytes, &layout));
+    bool sparse = layout == PT_LAYOUT_SPARSE;
     double t1 = pt_now();
-    pt_dataset *ds = pt_dataset_alloc_uninit(n, d); /* pass 2 zeroes each row as it fills it */
+    /* pass 2 writes every row (a dense one zeroed first) and every entry */
+    pt_dataset *ds = sparse ? pt_dataset_alloc_sparse(n, d, ents) : pt_dataset_alloc_uninit(n, d);
     if (!ds) return PT_ERR_NOMEM;
     double *labels = malloc(n * sizeof *labels);
     pt_status s = labels ? PT_OK : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu labels", path, n);
     double t2 = pt_now();
     if (s == PT_OK) {
-        reader r = {path, o->max_features, d, ds->stride, ds->X, labels};
-        run_pass(src, ch, nch, threads, parse_lines, &r);
+        reader r = {path, o->max_features, d, ds->stride, ds->X, ds->rowptr, ds->col, ds->val,
+                    labels};
+        run_pass(src, ch, nch, threads, sparse ? parse_lines_sparse : parse_lines_dense, &r);
         s = first_error(ch, nch);
     }
     double t3 = pt_now();
     if (s == PT_OK) {
         ds->nnz = 0;
         for (size_t k = 0; k < nch; k++) ds->nnz += ch[k].nnz;
+        if (sparse) close_gaps(ch, nch, ds);
         s = pt_dataset_set_class_table(ds, labels);
     }
     free(labels);
@@ -482,9 +565,10 @@ static pt_status read_chunks(const source *src, const pt_read_options *o, chunk 
         pt_dataset_free(ds);
         return s;
     }
-    pt_log(PT_LOG_DEBUG, "%s: %zu rows x %zu features, %zu lines, %d threads, %zu chunks: "
-           "scan %.3f s, allocate %.3f s, parse %.3f s, labels %.3f s", path, n, d, lines,
-           threads, nch, t1 - t0, t2 - t1, t3 - t2, pt_now() - t3);
+    pt_log(PT_LOG_DEBUG, "%s: %zu rows x %zu features, %zu non-zeros, %s, %zu lines, %d threads, "
+           "%zu chunks: scan %.3f s, allocate %.3f s, parse %.3f s, labels %.3f s", path, n, d,
+           ds->nnz, pt_layout_name(layout), lines, threads, nch, t1 - t0, t2 - t1, t3 - t2,
+           pt_now() - t3);
     *out = ds;
     return PT_OK;
 }
@@ -510,23 +594,29 @@ pt_status pt_read_libsvm(const char *path, const pt_read_options *o, pt_dataset 
 
 /* ------------------------------------------------------------------ the writer */
 
+/* Row i's non-zeros, " INDEX:VALUE" each (1-based): a dense row's scanned, a sparse one's as
+ * stored (explicit zeros left out in both). */
 static pt_status libsvm_row(FILE *f, const pt_dataset *ds, const char *label, size_t i,
                             char *buf, size_t *used)
 {
-    const float *x = ds->X + i * ds->stride;
+    const float *x = NULL;
+    const uint32_t *col = NULL;
+    size_t m = ds->d;
+    if (ds->layout == PT_LAYOUT_SPARSE) m = pt_csr_row(ds, i, &col, &x);
+    else x = ds->X + i * ds->stride;
     char *p = buf + *used;
     p = stpcpy(p, label);
-    for (size_t j = 0; j < ds->d; j++) {
-        if (x[j] == 0.0f) continue;
+    for (size_t k = 0; k < m; k++) {
+        if (x[k] == 0.0f) continue;
         if ((size_t)(p - buf) > PT_TEXT_WBUF - PT_TEXT_WMAX_ITEM) {
             *used = (size_t)(p - buf);
             PT_TRY(pt_text_flush(f, buf, used));
             p = buf;
         }
         *p++ = ' ';
-        p = pt_put_uint(p, j + 1);
+        p = pt_put_uint(p, (col ? col[k] : k) + (uint64_t)1);
         *p++ = ':';
-        p = pt_put_float(p, x[j]);
+        p = pt_put_float(p, x[k]);
     }
     *p++ = '\n';
     *used = (size_t)(p - buf);

@@ -6,7 +6,7 @@
  *
  *   offset size  header (HEADER_SIZE = 256 bytes)
  *   0      8     magic "PTRONDS\0"
- *   8      4     format version, u32 (PTD_VERSION = 1)
+ *   8      4     format version, u32 (PTD_VERSION = 2; version 1 files still read)
  *   12     4     header size in bytes, u32 (256)
  *   16     8     n: rows, u64
  *   24     8     d: features, u64
@@ -17,21 +17,31 @@
  *   64     8     truth_R, double
  *   72     8     truth_gamma, double
  *   80     16    generator kind, NUL padded ("" if not generated)
- *   96     96    four section entries of {offset u64, length u64, checksum u64}, in this order:
- *                class values, labels, w*, matrix
- *   192    56    reserved, zero
+ *   96     144   six section entries of {offset u64, length u64, checksum u64}, in this order:
+ *                class values, labels, w*, matrix (dense rows, or the sparse row offsets),
+ *                sparse column indices, sparse values (the last two all zero when dense)
+ *   240    4     layout, u32: 0 dense, 1 sparse (CSR; see pt_layout in ptron.h)
+ *   244    4     reserved, zero
  *   248    8     header checksum: pt_checksum (XXH3-64) of bytes 0..247
  *
  *   sections, each checksummed with pt_checksum over its bytes:
  *   256                      class values: nclass doubles, ascending
  *   round_up(.., 8)          labels: n int32 class indices (0..nclass-1)
  *   round_up(.., 8)          w*: d doubles, only when flag bit 0 is set (else length 0)
+ *   dense:
  *   round_up(.., 4096)       matrix: n rows of stride float32, zero past d; the file ends here
+ *   sparse:
+ *   round_up(.., 4096)       row offsets: n + 1 u64, from 0, not decreasing, the last = E
+ *   round_up(.., 4096)       column indices: E u32, increasing within a row, each < d
+ *   round_up(.., 4096)       values: E float32, finite (nnz counts the non-zero ones); the
+ *                            file ends here
  *
- * The section offsets are fixed by n, d, nclass and the flag: a reader recomputes them and
- * refuses a header that says otherwise. The matrix starts at a multiple of 4096 and the reader
- * maps the whole file from offset 0, so row 0 is page aligned (64-byte alignment is what the
- * SIMD kernels need) whatever the page size.
+ * Version 1 is version 2 without the layout: four section entries, bytes 192..247 reserved,
+ * always dense. The section offsets are fixed by n, d, nclass, the flag, the layout and (sparse)
+ * the entries E (the column section's length / 4): a reader recomputes them and refuses a header
+ * that says otherwise. The matrix sections start at multiples of 4096 and the reader maps the
+ * whole file from offset 0, so they are page aligned (64-byte alignment is what the SIMD kernels
+ * need) whatever the page size, and the dataset points into the mapping: nothing is copied.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,10 +63,11 @@
 #error "the .ptd reader and writer assume a little-endian host"
 #endif
 
-#define PTD_VERSION 1u
+#define PTD_VERSION 2u
 #define HEADER_SIZE 256u
 #define HEADER_SUM_AT 248u
 #define SECTIONS_AT 96u
+#define LAYOUT_AT 240u
 #define MATRIX_ALIGN 4096u
 #define FLAG_TRUTH 1u
 /* Rows are hashed and scanned in blocks of about this size, so the scan reads from L2. */
@@ -64,16 +75,25 @@
 
 static const char magic[8] = {'P', 'T', 'R', 'O', 'N', 'D', 'S', '\0'};
 
-enum { SEC_CLASSES, SEC_LABELS, SEC_WSTAR, SEC_MATRIX, NSEC };
-static const char *const sec_name[NSEC] = {"class values", "labels", "w*", "matrix"};
+/* SEC_MATRIX holds the dense rows, or the sparse row offsets. */
+enum { SEC_CLASSES, SEC_LABELS, SEC_WSTAR, SEC_MATRIX, SEC_COL, SEC_VAL, NSEC };
+#define NSEC_V1 4
+enum { LAYOUT_DENSE = 0, LAYOUT_SPARSE = 1 };
 
 typedef struct header {
-    uint32_t version, header_size;
+    uint32_t version, header_size, layout, reserved;
     uint64_t n, d, stride, nclass, nnz, flags;
     double truth_R, truth_gamma;
     char kind[16];
     uint64_t off[NSEC], len[NSEC], sum[NSEC];
 } header;
+
+static const char *sec_name(const header *h, int s)
+{
+    static const char *const names[NSEC] = {"class values", "labels", "w*", "matrix",
+                                            "column indices", "values"};
+    return s == SEC_MATRIX && h->layout == LAYOUT_SPARSE ? "row offsets" : names[s];
+}
 
 /* ------------------------------------------------------------------ header encoding */
 
@@ -102,6 +122,8 @@ static void encode(const header *h, unsigned char b[HEADER_SIZE])
         put64(b + SECTIONS_AT + 24 * s + 8, h->len[s]);
         put64(b + SECTIONS_AT + 24 * s + 16, h->sum[s]);
     }
+    put32(b + LAYOUT_AT, h->layout);
+    put32(b + LAYOUT_AT + 4, h->reserved);
     put64(b + HEADER_SUM_AT, pt_checksum(b, HEADER_SUM_AT));
 }
 
@@ -118,28 +140,41 @@ static void decode(const unsigned char b[HEADER_SIZE], header *h)
     memcpy(&h->truth_R, b + 64, 8);
     memcpy(&h->truth_gamma, b + 72, 8);
     memcpy(h->kind, b + 80, 16);
+    /* version 1: four sections, the rest of the header reserved (a dense file) */
+    int nsec = h->version == 1 ? NSEC_V1 : NSEC;
     for (int s = 0; s < NSEC; s++) {
-        h->off[s] = get64(b + SECTIONS_AT + 24 * s);
-        h->len[s] = get64(b + SECTIONS_AT + 24 * s + 8);
-        h->sum[s] = get64(b + SECTIONS_AT + 24 * s + 16);
+        h->off[s] = s < nsec ? get64(b + SECTIONS_AT + 24 * s) : 0;
+        h->len[s] = s < nsec ? get64(b + SECTIONS_AT + 24 * s + 8) : 0;
+        h->sum[s] = s < nsec ? get64(b + SECTIONS_AT + 24 * s + 16) : 0;
     }
+    h->layout = h->version == 1 ? LAYOUT_DENSE : get32(b + LAYOUT_AT);
+    h->reserved = h->version == 1 ? 0 : get32(b + LAYOUT_AT + 4);
 }
 
-/* The canonical section offsets and lengths for these sizes, and the file size; false if any
- * of it overflows 64 bits. */
+/* The canonical section offsets and lengths for these sizes (a sparse file's E entries), and
+ * the file size; false if any of it overflows 64 bits. A dense file's sparse entries are zero. */
 static bool plan(uint64_t n, uint64_t d, uint64_t stride, uint64_t nclass, bool truth,
-                 uint64_t off[NSEC], uint64_t len[NSEC], uint64_t *total)
+                 bool sparse, uint64_t entries, uint64_t off[NSEC], uint64_t len[NSEC],
+                 uint64_t *total)
 {
     uint64_t cells;
+    memset(off, 0, NSEC * sizeof *off);
+    memset(len, 0, NSEC * sizeof *len);
     if (__builtin_mul_overflow(nclass, 8, &len[SEC_CLASSES]) ||
         __builtin_mul_overflow(n, 4, &len[SEC_LABELS]) ||
-        __builtin_mul_overflow(truth ? d : 0, 8, &len[SEC_WSTAR]) ||
-        __builtin_mul_overflow(n, stride, &cells) ||
-        __builtin_mul_overflow(cells, 4, &len[SEC_MATRIX]))
+        __builtin_mul_overflow(truth ? d : 0, 8, &len[SEC_WSTAR]))
         return false;
+    if (!sparse && (__builtin_mul_overflow(n, stride, &cells) ||
+                    __builtin_mul_overflow(cells, 4, &len[SEC_MATRIX])))
+        return false;
+    if (sparse && (n == UINT64_MAX || __builtin_mul_overflow(n + 1, 8, &len[SEC_MATRIX]) ||
+                   __builtin_mul_overflow(entries, 4, &len[SEC_COL])))
+        return false;
+    len[SEC_VAL] = len[SEC_COL];
     uint64_t at = HEADER_SIZE;
-    for (int s = 0; s < NSEC; s++) {
-        uint64_t align = s == SEC_MATRIX ? MATRIX_ALIGN : 8;
+    int last = sparse ? SEC_VAL : SEC_MATRIX;
+    for (int s = 0; s <= last; s++) {
+        uint64_t align = s >= SEC_MATRIX ? MATRIX_ALIGN : 8;
         if (at > UINT64_MAX - align) return false;
         off[s] = (at + align - 1) / align * align;
         if (__builtin_add_overflow(off[s], len[s], &at)) return false;
@@ -221,6 +256,20 @@ static pt_status read_header(const char *path, int fd, uint64_t file_size, heade
     if (h->flags & ~(uint64_t)FLAG_TRUTH)
         return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: unknown flags 0x%" PRIx64,
                        path, h->flags);
+    if (h->layout != LAYOUT_DENSE && h->layout != LAYOUT_SPARSE)
+        return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: unknown layout %" PRIu32, path,
+                       h->layout);
+    if (h->reserved != 0)
+        return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: reserved bytes 244..247 are not "
+                       "zero", path);
+    bool sparse = h->layout == LAYOUT_SPARSE;
+    if (sparse && h->d > UINT32_MAX)
+        return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: %" PRIu64 " features in the "
+                       "sparse layout (32-bit column indices)", path, h->d);
+    if (sparse && (h->len[SEC_COL] % 4 != 0 || h->len[SEC_VAL] != h->len[SEC_COL]))
+        return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: column indices of %" PRIu64
+                       " bytes and values of %" PRIu64 " bytes (4 bytes an entry each)", path,
+                       h->len[SEC_COL], h->len[SEC_VAL]);
     /* 0 for a d so large that the stride would wrap: refused whatever stride says */
     size_t want_stride = h->d > SIZE_MAX / 8 ? 0 : pt_stride_for((size_t)h->d);
     if (want_stride == 0 || h->stride != want_stride)
@@ -239,7 +288,8 @@ static pt_status read_header(const char *path, int fd, uint64_t file_size, heade
                        path);
 
     uint64_t off[NSEC], len[NSEC], total;
-    if (!plan(h->n, h->d, h->stride, h->nclass, h->flags & FLAG_TRUTH, off, len, &total) ||
+    if (!plan(h->n, h->d, h->stride, h->nclass, h->flags & FLAG_TRUTH, sparse,
+              h->len[SEC_COL] / 4, off, len, &total) ||
         total > SIZE_MAX)
         return pt_fail(PT_ERR_FORMAT,
                        "%s: inconsistent header: %" PRIu64 " rows x %" PRIu64
@@ -250,7 +300,7 @@ static pt_status read_header(const char *path, int fd, uint64_t file_size, heade
             return pt_fail(PT_ERR_FORMAT,
                            "%s: inconsistent header: %s section at offset %" PRIu64 ", %" PRIu64
                            " bytes; expected offset %" PRIu64 ", %" PRIu64 " bytes",
-                           path, sec_name[s], h->off[s], h->len[s], off[s], len[s]);
+                           path, sec_name(h, s), h->off[s], h->len[s], off[s], len[s]);
     if (file_size < total)
         return pt_fail(PT_ERR_FORMAT,
                        "%s: truncated: the header describes %" PRIu64
@@ -269,7 +319,7 @@ static pt_status check_section(const char *path, const header *h, const unsigned
 {
     if (pt_checksum(base + h->off[s], (size_t)h->len[s]) != h->sum[s])
         return pt_fail(PT_ERR_CHECKSUM, "%s: checksum mismatch in the %s section (file corrupted)",
-                       path, sec_name[s]);
+                       path, sec_name(h, s));
     return PT_OK;
 }
 
@@ -357,10 +407,52 @@ static pt_status verify_matrix(const char *path, const header *h, pt_dataset *ds
     return PT_OK;
 }
 
+/* The sparse sections: checksums first (a corrupted byte is a checksum mismatch even where it
+ * also breaks the layout), then the row offsets (from 0, not decreasing, ending at the entries:
+ * so no row reaches past the mapped arrays), then columns and values (pt_csr_check), nnz. */
+static pt_status verify_csr(const char *path, const header *h, pt_dataset *ds)
+{
+    const unsigned char *base = ds->map;
+    for (int s = SEC_MATRIX; s <= SEC_VAL; s++) PT_TRY(check_section(path, h, base, s));
+    size_t n = ds->n, entries = (size_t)(h->len[SEC_COL] / 4);
+    const uint64_t *rp = ds->rowptr;
+    for (size_t i = 0; i <= n; i++) {
+        uint64_t prev = i ? rp[i - 1] : 0;
+        if (rp[i] < prev || rp[i] > entries || (i == 0 && rp[0] != 0))
+            return pt_fail(PT_ERR_FORMAT, "%s: row offset %zu is %" PRIu64 " after %" PRIu64
+                           " (offsets start at 0 and do not decrease up to the %zu entries)",
+                           path, i, rp[i], prev, entries);
+    }
+    if (rp[n] != entries)
+        return pt_fail(PT_ERR_FORMAT, "%s: the row offsets end at %" PRIu64 ", the file holds "
+                       "%zu entries", path, rp[n], entries);
+    if (pt_csr_check(n, ds->d, rp, ds->col, ds->val, path) != PT_OK) {
+        char msg[512]; /* the check's message, as a format error of the file */
+        snprintf(msg, sizeof msg, "%s", pt_last_error());
+        return pt_fail(PT_ERR_FORMAT, "%s", msg);
+    }
+    size_t nnz = 0;
+    for (size_t k = 0; k < entries; k++) nnz += ds->val[k] != 0.0f;
+    if (nnz != h->nnz)
+        return pt_fail(PT_ERR_FORMAT,
+                       "%s: inconsistent: the header says %" PRIu64
+                       " non-zeros, the values hold %zu",
+                       path, h->nnz, nnz);
+    ds->nnz = nnz;
+    return PT_OK;
+}
+
+/* Whether n x d with nnz non-zeros fits budget in layout l. */
+static bool layout_fits(pt_layout l, size_t n, size_t d, size_t nnz, size_t budget)
+{
+    if (l == PT_LAYOUT_DENSE) return pt_dense_bytes(n, d) <= budget;
+    return d <= UINT32_MAX && pt_sparse_bytes(n, nnz) <= budget;
+}
+
 pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **out)
 {
     *out = NULL;
-    size_t budget = o ? o->mem_budget_bytes : pt_default_mem_budget();
+    size_t budget = o && o->mem_budget_bytes ? o->mem_budget_bytes : pt_default_mem_budget();
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return pt_fail(PT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
@@ -373,9 +465,22 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
         close(fd);
         return pt_fail(PT_ERR_IO, "%s: not a regular file (a .ptd file is memory-mapped)", path);
     }
-    header h;
+    header h = {0};
     pt_status s = read_header(path, fd, (uint64_t)sb.st_size, &h);
-    if (s == PT_OK) s = pt_check_dense_budget(path, (size_t)h.n, (size_t)h.d, budget);
+    bool sparse = h.layout == LAYOUT_SPARSE;
+    pt_layout stored = sparse ? PT_LAYOUT_SPARSE : PT_LAYOUT_DENSE, want = stored;
+    if (s == PT_OK) {
+        /* a sparse copy keeps the non-zeros; the file's own arrays hold all its entries */
+        size_t n = (size_t)h.n, d = (size_t)h.d;
+        size_t nnz = sparse ? (size_t)(h.len[SEC_COL] / 4) : (size_t)h.nnz;
+        pt_layout asked = o ? o->layout : PT_LAYOUT_AUTO, other = sparse ? PT_LAYOUT_DENSE
+                                                                         : PT_LAYOUT_SPARSE;
+        /* auto keeps the file's layout (mapped, no copy) unless only the other fits; when
+         * neither does, resolving auto names both */
+        if (asked == PT_LAYOUT_AUTO && layout_fits(stored, n, d, nnz, budget)) asked = stored;
+        else if (asked == PT_LAYOUT_AUTO && layout_fits(other, n, d, nnz, budget)) asked = other;
+        s = pt_layout_resolve(path, asked, n, d, nnz, budget, &want);
+    }
     if (s != PT_OK) {
         close(fd);
         return s;
@@ -402,13 +507,30 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     ds->n = (size_t)h.n;
     ds->d = (size_t)h.d;
     ds->stride = (size_t)h.stride;
-    ds->X = (float *)((unsigned char *)map + h.off[SEC_MATRIX]);
+    unsigned char *base = map;
+    if (sparse) {
+        ds->layout = PT_LAYOUT_SPARSE;
+        ds->rowptr = (uint64_t *)(void *)(base + h.off[SEC_MATRIX]);
+        ds->col = (uint32_t *)(void *)(base + h.off[SEC_COL]);
+        ds->val = (float *)(void *)(base + h.off[SEC_VAL]);
+    } else {
+        ds->X = (float *)(void *)(base + h.off[SEC_MATRIX]);
+    }
     ds->truth_R = h.truth_R;
     ds->truth_gamma = h.truth_gamma;
     memcpy(ds->kind, h.kind, sizeof ds->kind);
 
     s = load_small(path, &h, map, ds);
-    if (s == PT_OK) s = verify_matrix(path, &h, ds);
+    if (s == PT_OK) s = sparse ? verify_csr(path, &h, ds) : verify_matrix(path, &h, ds);
+    if (s == PT_OK && want != stored) {
+        /* the other layout, asked for: a copy, budgeted above */
+        pt_dataset *copy;
+        s = pt_dataset_convert(ds, want, budget, &copy);
+        if (s == PT_OK) {
+            pt_dataset_free(ds);
+            ds = copy;
+        }
+    }
     if (s != PT_OK) {
         pt_dataset_free(ds);
         return s;
@@ -501,6 +623,35 @@ static pt_status pad_to(FILE *f, uint64_t at, uint64_t to)
     return PT_OK;
 }
 
+/* A sparse dataset's file: the CSR arrays are written as they are (they are contiguous), after
+ * one pass that counts the non-zeros and refuses NaN/Inf (which the reader would refuse). */
+static pt_status write_sparse(FILE *f, const pt_dataset *ds, header *h, const double *classes)
+{
+    size_t n = ds->n, entries = (size_t)ds->rowptr[n], nnz = 0;
+    for (size_t i = 0; i < n; i++)
+        for (uint64_t k = ds->rowptr[i]; k < ds->rowptr[i + 1]; k++) {
+            if (!isfinite(ds->val[k]))
+                return pt_fail(PT_ERR_INVALID, "row %zu, feature %u: value is not finite (a .ptd "
+                               "file holds finite numbers only)", i + 1, ds->col[k] + 1);
+            nnz += ds->val[k] != 0.0f;
+        }
+    h->nnz = nnz;
+    h->sum[SEC_MATRIX] = pt_checksum(ds->rowptr, (n + 1) * sizeof(uint64_t));
+    h->sum[SEC_COL] = pt_checksum(ds->col, entries * sizeof(uint32_t));
+    h->sum[SEC_VAL] = pt_checksum(ds->val, entries * sizeof(float));
+    unsigned char b[HEADER_SIZE];
+    encode(h, b);
+    const void *data[NSEC] = {classes, ds->cls, ds->wstar, ds->rowptr, ds->col, ds->val};
+    PT_TRY(put(f, b, HEADER_SIZE));
+    uint64_t at = HEADER_SIZE;
+    for (int k = 0; k < NSEC; k++) {
+        PT_TRY(pad_to(f, at, h->off[k]));
+        PT_TRY(put(f, data[k], (size_t)h->len[k]));
+        at = h->off[k] + h->len[k];
+    }
+    return PT_OK;
+}
+
 pt_status pt_write_ptd(FILE *f, const void *ctx)
 {
     const pt_dataset *ds = ctx;
@@ -534,12 +685,16 @@ pt_status pt_write_ptd(FILE *f, const void *ctx)
     h.truth_gamma = ds->truth_gamma;
     memcpy(h.kind, ds->kind, sizeof h.kind);
     h.kind[sizeof h.kind - 1] = '\0';
+    bool sparse = ds->layout == PT_LAYOUT_SPARSE;
+    size_t entries = sparse ? (size_t)ds->rowptr[n] : 0;
+    h.layout = sparse ? LAYOUT_SPARSE : LAYOUT_DENSE;
     uint64_t total;
-    if (!plan(n, d, stride, nclass, ds->wstar != NULL, h.off, h.len, &total))
+    if (!plan(n, d, stride, nclass, ds->wstar != NULL, sparse, entries, h.off, h.len, &total))
         return pt_fail(PT_ERR_INVALID, "dataset of %zu x %zu: size overflows", n, d);
     h.sum[SEC_CLASSES] = pt_checksum(classes, nclass * sizeof(double));
     h.sum[SEC_LABELS] = pt_checksum(ds->cls, n * sizeof(int32_t));
     h.sum[SEC_WSTAR] = pt_checksum(ds->wstar, ds->wstar ? d * sizeof(double) : 0);
+    if (sparse) return write_sparse(f, ds, &h, classes);
 
     /* The header carries the matrix checksum and nnz, so a first pass computes them (and
      * refuses NaN/Inf, which the reader would refuse); the second pass writes. */
@@ -558,11 +713,11 @@ pt_status pt_write_ptd(FILE *f, const void *ctx)
 
     unsigned char b[HEADER_SIZE];
     encode(&h, b);
-    const void *data[NSEC] = {classes, ds->cls, ds->wstar, NULL};
+    const void *data[NSEC] = {classes, ds->cls, ds->wstar, NULL, NULL, NULL};
     uint64_t at = 0;
     if ((s = put(f, b, HEADER_SIZE)) != PT_OK) goto out;
     at = HEADER_SIZE;
-    for (int k = 0; k < NSEC && s == PT_OK; k++) {
+    for (int k = 0; k <= SEC_MATRIX && s == PT_OK; k++) {
         if ((s = pad_to(f, at, h.off[k])) != PT_OK) break;
         if (k == SEC_MATRIX) s = each_block(ds, scratch, write_block, &(write_ctx){f, stride});
         else s = put(f, data[k], (size_t)h.len[k]);
