@@ -802,6 +802,144 @@ START_TEST(test_csv_delimiter_option)
 }
 END_TEST
 
+/* --layout L: every command that reads data takes it and lists it in its help; info and train's
+ * --json report the layout read (with nnz and density); convert writes a .ptd in the layout it
+ * read, and a .ptd file read with auto keeps the layout it was written in. */
+START_TEST(test_layout_option)
+{
+    /* 6 rows of 40 features, 2 non-zeros a row: density 0.05, sparse under auto */
+    const char *svm = keep(0, tu_write_file("lay", ".svm",
+                                            "1 1:1 40:2\n-1 3:-1 7:0.5\n1 2:1 30:1\n"
+                                            "-1 5:-2 6:1\n1 1:0.5 39:1\n-1 3:-1 8:1\n"));
+    const char *sp = keep(1, tu_path("lay_s", ".ptd")), *dn = keep(2, tu_path("lay_d", ".ptd")),
+               *back_s = keep(3, tu_path("lay_bs", ".svm")), *back_d = keep(4, tu_path("lay_bd", ".svm")),
+               *csv = keep(5, tu_path("lay", ".csv")), *model = keep(6, tu_path("lay", ".model")),
+               *expanded = keep(7, tu_path("lay_x", ".svm"));
+    char *out, *err;
+    struct {
+        const char *file, *opt, *layout;
+    } reads[] = {
+        {svm, "", "sparse"}, {svm, "--layout dense", "dense"}, {svm, "--layout sparse", "sparse"},
+        {svm, "--layout auto", "sparse"}, {sp, "", "sparse"}, {sp, "--layout dense", "dense"},
+        {dn, "", "dense"}, {dn, "--layout sparse", "sparse"}, {csv, "", "sparse"},
+        {csv, "--layout dense", "dense"},
+    };
+    ck_assert_int_eq(run(NULL, NULL, "convert %s -o %s", svm, sp), 0);
+    ck_assert_int_eq(run(NULL, NULL, "convert %s -o %s --layout dense", svm, dn), 0);
+    ck_assert_int_eq(run(NULL, NULL, "convert %s -o %s", sp, csv), 0);
+    for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
+        int rc = run(&out, &err, "info %s --json %s", reads[i].file, reads[i].opt);
+        ck_assert_msg(rc == 0, "info %s %s: exit %d: %s", reads[i].file, reads[i].opt, rc, err);
+        char want[64];
+        snprintf(want, sizeof want, "\"layout\": \"%s\"", reads[i].layout);
+        ck_assert_msg(strstr(out, want) != NULL, "info %s %s: %s not in %s", reads[i].file,
+                      reads[i].opt, want, out);
+        HAS(out, "\"n\": 6, \"d\": 40");
+        HAS(out, "\"nnz\": 12, \"density\": 0.05,");
+        free(out);
+        free(err);
+    }
+    /* the human summary names the layout too */
+    ck_assert_int_eq(run(&out, &err, "info %s", svm), 0);
+    HAS(out, "sparse layout (CSR)");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "info %s --layout dense", svm), 0);
+    HAS(out, "dense layout");
+    free(out);
+    free(err);
+
+    /* LIBSVM written from either layout: the same bytes */
+    ck_assert_int_eq(run(NULL, NULL, "convert %s -o %s", sp, back_s), 0);
+    ck_assert_int_eq(run(NULL, NULL, "convert %s -o %s", dn, back_d), 0);
+    size_t la, lb;
+    char *a = tu_read_file(back_s, &la), *b = tu_read_file(back_d, &lb);
+    ck_assert(la == lb && memcmp(a, b, la) == 0);
+    free(a);
+    free(b);
+
+    /* train's --json reports the data as read */
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --layout dense --json", sp, model), 0);
+    HAS(out, "\"layout\": \"dense\", \"nnz\": 12, \"density\": 0.05, \"data_bytes\": ");
+    free(out);
+    free(err);
+    /* the other reading commands take it */
+    ck_assert_int_eq(run(&out, &err, "predict %s %s --layout dense", model, svm), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "expand %s --degree 2 -o %s --layout dense --quiet", svm,
+                         expanded), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "bench %s --paths online --epochs 1 --layout dense", sp), 0);
+    free(out);
+    free(err);
+
+    /* a wrong name is a usage error naming the choices; every reading command lists it */
+    ck_assert_int_eq(run(&out, &err, "info %s --layout csr", svm), 1);
+    HAS(err, "--layout");
+    HAS(err, "auto, dense, sparse");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --layout", svm, model), 1);
+    HAS(err, "--layout");
+    free(out);
+    free(err);
+    const char *cmd[] = {"train", "predict", "info", "convert", "expand", "bench"};
+    for (int c = 0; c < 6; c++) {
+        ck_assert_int_eq(run(&out, &err, "help %s", cmd[c]), 0);
+        ck_assert_msg(strstr(out, "--layout auto|dense|sparse") != NULL, "help %s lacks --layout",
+                      cmd[c]);
+        free(out);
+        free(err);
+    }
+}
+END_TEST
+
+/* gen sparse: the same file for the same seed, another for another; its .ptd keeps the layout
+ * and the truth; --d beyond 2^30 is for the sparse kind only. */
+START_TEST(test_gen_sparse)
+{
+    const char *a = keep(0, tu_path("gs_a", ".ptd")), *b = keep(1, tu_path("gs_b", ".ptd")),
+               *c = keep(2, tu_path("gs_c", ".ptd")), *svm = keep(3, tu_path("gs", ".svm"));
+    char *out, *err;
+    const char *args = "gen sparse --n 400 --d 5000 --nnz 20 --seed 3 -o";
+    ck_assert_int_eq(run(NULL, NULL, "%s %s", args, a), 0);
+    ck_assert_int_eq(run(NULL, NULL, "%s %s", args, b), 0);
+    ck_assert_int_eq(run(NULL, NULL, "gen sparse --n 400 --d 5000 --nnz 20 --seed 4 -o %s", c), 0);
+    size_t la, lb, lc;
+    char *fa = tu_read_file(a, &la), *fb = tu_read_file(b, &lb), *fc = tu_read_file(c, &lc);
+    ck_assert(la == lb && memcmp(fa, fb, la) == 0);
+    ck_assert(la != lc || memcmp(fa, fc, la) != 0);
+    free(fa);
+    free(fb);
+    free(fc);
+    ck_assert_int_eq(run(&out, &err, "info %s --json", a), 0);
+    HAS(out, "\"n\": 400, \"d\": 5000");
+    HAS(out, "\"layout\": \"sparse\"");
+    HAS(out, "\"generator\": \"sparse\"");
+    free(out);
+    free(err);
+    /* the defaults: 47,236 features, about 50 non-zeros a row; LIBSVM output */
+    ck_assert_int_eq(run(NULL, NULL, "gen sparse --n 100 -o %s", svm), 0);
+    ck_assert_int_eq(run(&out, &err, "info %s --json", svm), 0);
+    HAS(out, "\"n\": 100");
+    HAS(out, "\"layout\": \"sparse\"");
+    const char *nnz = strstr(out, "\"nnz\": ");
+    ck_assert_ptr_nonnull(nnz);
+    long total = atol(nnz + 7);
+    ck_assert_msg(total >= 100 * 40 && total <= 100 * 60, "%ld non-zeros in 100 rows", total);
+    free(out);
+    free(err);
+    /* wide d: sparse only */
+    ck_assert_int_eq(run(&out, &err, "gen separable --n 10 --d 3000000000 -o %s", svm), 1);
+    HAS(err, "--d");
+    HAS(err, "out of range");
+    free(out);
+    free(err);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -824,6 +962,8 @@ int main(void)
     tcase_add_test(tc, test_signal_after_training);
     tcase_add_test(tc, test_checkpoint_failure_warns);
     tcase_add_test(tc, test_early_stop_model_loads);
+    tcase_add_test(tc, test_layout_option);
+    tcase_add_test(tc, test_gen_sparse);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

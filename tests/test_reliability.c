@@ -521,6 +521,7 @@ static int read_child(const void *arg, char *msg, size_t cap)
     pt_read_options o;
     pt_read_options_init(&o);
     o.mem_budget_bytes = (size_t)1 << 40; /* past the budget check: the allocation must fail */
+    o.layout = PT_LAYOUT_DENSE;           /* (sparse, these rows would take a few KiB) */
     pt_dataset *ds;
     pt_status s = pt_dataset_read(arg, &o, &ds);
     snprintf(msg, cap, "%s", pt_last_error());
@@ -559,8 +560,8 @@ START_TEST(test_cli_out_of_memory)
     }
     const char *p = keep(0, wide_libsvm(300, 2000000)), *model = keep(1, tu_path("oom", ".model"));
     char *out, *err;
-    int rc = run_sh(&out, &err, "ulimit -v 1048576", "train %s -o %s --mem-mb 100000 --quiet", p,
-                    model);
+    int rc = run_sh(&out, &err, "ulimit -v 1048576",
+                    "train %s -o %s --mem-mb 100000 --layout dense --quiet", p, model);
     ck_assert_msg(rc == 2, "exit %d (1000+: a signal), expected 2: %s", rc, err);
     HAS(err, "allocate");
     HAS(err, "feature matrix");
@@ -569,7 +570,7 @@ START_TEST(test_cli_out_of_memory)
     free(err);
 
     /* A budget refusal is the same kind of failure, said before allocating. */
-    rc = run(&out, &err, "train %s -o %s --mem-mb 64 --quiet", p, model);
+    rc = run(&out, &err, "train %s -o %s --mem-mb 64 --layout dense --quiet", p, model);
     ck_assert_msg(rc == 2, "exit %d, expected 2: %s", rc, err);
     HAS(err, p);
     HAS(err, "MiB");

@@ -94,6 +94,10 @@ extern size_t cli_mem_mb;
 extern char cli_csv_delimiter;
 /* Parse --delimiter C (one character, or "tab") into cli_csv_delimiter. */
 bool cli_delimiter(cli_args *a, const char *opt);
+/* --layout of the running command: the layout datasets are read into (auto by default). */
+extern pt_layout cli_layout;
+/* Parse --layout auto|dense|sparse into cli_layout. */
+bool cli_layout_opt(cli_args *a, const char *opt);
 
 /* --threads T (T > 0) for everything the command runs: OpenMP's teams and OpenBLAS's. */
 void cli_set_threads(int threads);

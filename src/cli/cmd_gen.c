@@ -3,6 +3,9 @@
 
 #include "cli.h"
 
+/* The margin of `gen sparse` unless --margin is given (see its usage text). */
+#define SPARSE_MARGIN 0.001
+
 int cmd_gen(int argc, char **argv)
 {
     cli_args a;
@@ -11,12 +14,13 @@ int cmd_gen(int argc, char **argv)
     pt_gen_params_init(&p);
     const char *kind = NULL, *out = NULL, *test_out = NULL, *arg;
     size_t test_n = 0;
-    bool json = false;
+    bool json = false, d_given = false, margin_given = false;
     while ((arg = cli_next(&a)) && !a.error) {
         if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) out = cli_value(&a, arg);
         else if (strcmp(arg, "--n") == 0) cli_size(&a, arg, 1, (size_t)1 << 40, &p.n);
-        else if (strcmp(arg, "--d") == 0) cli_size(&a, arg, 1, (size_t)1 << 30, &p.d);
-        else if (strcmp(arg, "--margin") == 0) cli_double(&a, arg, 0.0, 1e6, &p.margin);
+        else if (strcmp(arg, "--d") == 0) d_given = cli_size(&a, arg, 1, UINT32_MAX, &p.d);
+        else if (strcmp(arg, "--margin") == 0) margin_given = cli_double(&a, arg, 0.0, 1e6, &p.margin);
+        else if (strcmp(arg, "--nnz") == 0) cli_size(&a, arg, 1, (size_t)1 << 20, &p.nnz);
         else if (strcmp(arg, "--noise") == 0) cli_double(&a, arg, 0.0, 1.0, &p.noise);
         else if (strcmp(arg, "--seed") == 0) cli_u64(&a, arg, &p.seed);
         else if (strcmp(arg, "--classes") == 0) cli_size(&a, arg, 2, 100000, &p.classes);
@@ -31,6 +35,12 @@ int cmd_gen(int argc, char **argv)
     if (!kind) return cli_usage_error("gen", "missing KIND");
     if (!out) return cli_usage_error("gen", "missing -o FILE");
     if (pt_gen_kind_parse(kind, &p.kind) != PT_OK) return cli_usage_error("gen", "%s", pt_last_error());
+    if (p.kind != PT_GEN_SPARSE && p.d > ((size_t)1 << 30))
+        return cli_usage_error("gen", "option --d: %zu is out of range [1, %zu] for %s", p.d,
+                               (size_t)1 << 30, kind);
+    /* sparse: an rcv1-sized vocabulary, and a margin unit rows of a few non-zeros can have */
+    if (p.kind == PT_GEN_SPARSE && !d_given) p.d = 47236;
+    if (p.kind == PT_GEN_SPARSE && !margin_given) p.margin = SPARSE_MARGIN;
     if ((test_out != NULL) != (test_n > 0))
         return cli_usage_error("gen", "--test-out FILE and --test-n N go together");
 

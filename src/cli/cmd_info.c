@@ -99,6 +99,7 @@ int cmd_info(int argc, char **argv)
         if (strcmp(arg, "--json") == 0) json = true;
         else if (strcmp(arg, "--format") == 0) format = cli_value(&a, arg);
         else if (strcmp(arg, "--delimiter") == 0) cli_delimiter(&a, arg);
+        else if (strcmp(arg, "--layout") == 0) cli_layout_opt(&a, arg);
         else if (strcmp(arg, "--mem-mb") == 0) cli_size(&a, arg, 1, SIZE_MAX >> 21, &cli_mem_mb);
         else if (arg[0] == '-' && arg[1]) return cli_usage_error("info", "unknown option %s", arg);
         else if (!file) file = arg;
@@ -138,6 +139,7 @@ int cmd_info(int argc, char **argv)
         json_int(&j, "classes", (long long)k);
         json_double_array(&j, "labels", values, k);
         json_size_array(&j, "class_counts", counts, k);
+        json_str(&j, "layout", pt_layout_name(in.layout));
         json_int(&j, "nnz", (long long)in.nnz);
         json_num(&j, "density", in.density);
         json_num(&j, "R", in.R);
@@ -160,8 +162,12 @@ int cmd_info(int argc, char **argv)
         if (k > 20) printf("  ... %zu more classes\n", k - 20);
         printf("  non-zeros %zu, density %.4g\n", in.nnz, in.density);
         printf("  R = max |x| = %.6g\n", in.R);
-        printf("  dense matrix %.1f MiB (float32, rows padded to %zu)\n", in.bytes / 1048576.0,
-               in.stride);
+        if (in.layout == PT_LAYOUT_SPARSE)
+            printf("  sparse layout (CSR) %.1f MiB (8 bytes a non-zero and a row)\n",
+                   in.bytes / 1048576.0);
+        else
+            printf("  dense layout %.1f MiB (float32, rows padded to %zu)\n", in.bytes / 1048576.0,
+                   in.stride);
         if (in.has_truth)
             printf("  generator %s: w* stored, R = %.6g, margin gamma = %.6g, (R/gamma)^2 = %.6g\n",
                    in.kind, in.truth_R, in.truth_gamma,

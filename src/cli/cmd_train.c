@@ -184,6 +184,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (IS("--reference")) o->reference = cli_value(&a, arg);
         else if (IS("--format")) o->format = cli_value(&a, arg);
         else if (IS("--delimiter")) cli_delimiter(&a, arg);
+        else if (IS("--layout")) cli_layout_opt(&a, arg);
         else if (IS("--max-features")) cli_size(&a, arg, 1, SIZE_MAX, &o->max_features);
         else if (IS("--mem-mb")) {
             if (cli_size(&a, arg, 1, SIZE_MAX >> 21, &cli_mem_mb)) p->mem_budget_bytes = cli_mem_mb << 20;
@@ -329,6 +330,7 @@ typedef struct train_result {
     const pt_train_params *p;
     const pt_train_report *rep;
     size_t n, d;
+    pt_dataset_info data; /* the training data as read: layout, nnz, density, bytes */
     double load_s;
     const pt_eval *ev;     /* on the training data */
     const heldout *held;   /* --test */
@@ -355,6 +357,10 @@ static void print_json(const train_result *t)
     json_int(&j, "threads", rep->threads);
     json_int(&j, "n", (long long)t->n);
     json_int(&j, "d", (long long)t->d);
+    json_str(&j, "layout", pt_layout_name(t->data.layout));
+    json_int(&j, "nnz", (long long)t->data.nnz);
+    json_num(&j, "density", t->data.density);
+    json_int(&j, "data_bytes", (long long)t->data.bytes);
     if (p->expand.kind != PT_EXPAND_NONE)
         json_int(&j, "expanded_d", (long long)pt_expand_dim(&p->expand, t->d));
     if (o->init) json_str(&j, "init", p->init_random ? "random" : o->init);
@@ -618,6 +624,7 @@ int cmd_train(int argc, char **argv)
                         .d = pt_dataset_d(ds), .load_s = load_s, .ev = &ev, .held = &held,
                         .interrupted = interrupted, .stopped_early = stopped_early,
                         .b = want_bounds ? &b : NULL};
+    if (o.json) pt_dataset_get_info(ds, &res.data); /* a pass over the data (for R) */
     if (o.json) print_json(&res);
     else if (!o.quiet) print_text(&res);
     rc = interrupted || got_signal ? signal_status() : EXIT_OK;

@@ -12,24 +12,36 @@ static const struct {
     const char *cmd, *text;
 } usages[] = {
     {"gen", "usage: ptron gen KIND -o FILE [--n N] [--d D] [--margin G] [--noise P] [--seed S]\n"
-            "                 [--classes K] [--test-out FILE2 --test-n M]\n"
-            "  KIND: separable | noisy | xor | circle | blobs\n"
+            "                 [--classes K] [--nnz K] [--test-out FILE2 --test-n M]\n"
+            "  KIND: separable | noisy | xor | circle | blobs | sparse\n"
             "  --n N          rows (default 1000)\n"
-            "  --d D          features (default 2)\n"
-            "  --margin G     separable/noisy: margin of w*; xor, circle: gap (default 0.1)\n"
-            "  --noise P      noisy: fraction of labels flipped (default 0.1)\n"
+            "  --d D          features (default 2; sparse: 47236)\n"
+            "  --margin G     separable/noisy/sparse: margin of w*; xor, circle: gap (default 0.1;\n"
+            "                 sparse: 0.001)\n"
+            "  --noise P      noisy, sparse: fraction of labels flipped (default 0.1)\n"
             "  --seed S       random seed (default 1); the same seed gives the same file everywhere\n"
             "  --classes K    blobs: number of classes (default 3)\n"
+            "  --nnz K        sparse: non-zeros a row on average (default 50)\n"
             "  --test-out FILE2 --test-n M   also write M held-out rows of the same distribution\n"
+            "  sparse: text-like rows in the sparse layout: Zipf feature popularity, tf-idf-like\n"
+            "  values, rows of unit length, labels from a planted w* on up to 3000 features (rows\n"
+            "  with |w*.x| < G drawn again); memory of the non-zeros and d, never n x d.\n"
             "  The output format follows the extension (.ptd, .csv, else LIBSVM); only .ptd keeps\n"
-            "  the generator's w*, R and gamma for the bounds.\n"},
-    {"info", "usage: ptron info FILE [--format F] [--delimiter C] [--json]\n"
-             "  sizes, classes, R, density and bytes of a dataset, or the contents of a model\n"
-             "  --delimiter C  CSV field separator (default ','; 'tab' for a tab)\n"},
-    {"convert", "usage: ptron convert IN -o OUT [--format F] [--to F] [--max-features N]\n"
-                "                     [--delimiter C]\n"
+            "  the generator's w*, R and gamma for the bounds (and a sparse set's layout).\n"},
+    {"info", "usage: ptron info FILE [--format F] [--delimiter C] [--layout L] [--mem-mb M]\n"
+             "                  [--json]\n"
+             "  sizes, classes, R, layout, non-zeros, density and bytes of a dataset, or the\n"
+             "  contents of a model\n"
+             "  --delimiter C  CSV field separator (default ','; 'tab' for a tab)\n"
+             "  --layout auto|dense|sparse  the layout to read into (default auto: see train)\n"},
+    {"convert", "usage: ptron convert IN -o OUT [--format F] [--to F] [--layout L]\n"
+                "                     [--max-features N] [--mem-mb M] [--delimiter C]\n"
                 "  between LIBSVM (.svm/.libsvm/.txt), CSV (.csv) and ptron's binary .ptd\n"
                 "  --format F  input format (default: by extension); --to F  output format\n"
+                "  --layout auto|dense|sparse  the layout IN is read into and a .ptd OUT is\n"
+                "              written in (default auto: see ptron help train); LIBSVM output\n"
+                "              holds the non-zeros, CSV output every value (refused when its\n"
+                "              dense form would not fit half of RAM)\n"
                 "  --delimiter C  field separator of a CSV input (default ','; 'tab' for a tab);\n"
                 "                 CSV is written with commas\n"},
     {"train",
@@ -109,20 +121,27 @@ static const struct {
      "                           a first line that has no comma but ';', tabs, '|' or spaces is\n"
      "                           refused. Empty CSV fields (missing values) are refused\n"
      "  --max-features N         LIBSVM: largest feature index accepted (default 10000000)\n"
+     "  --layout auto|dense|sparse   how the data (and --test) is held: dense rows, or sparse\n"
+     "                           rows (CSR: 8 bytes a non-zero); auto (default) is sparse when\n"
+     "                           fewer than 1/4 of the values are non-zero, or when only the\n"
+     "                           sparse form fits --mem-mb (a .ptd file keeps its own layout\n"
+     "                           unless only the other fits)\n"
      "  --mem-mb M               memory budget for the data and training buffers (default:\n"
      "                           half of RAM); larger needs are refused before allocating\n"
      "  --json                   print one JSON object on stdout and nothing else there\n"
      "  --quiet                  no progress, no summary\n"},
     {"predict", "usage: ptron predict MODEL FILE [-o PREDICTIONS] [--format F] [--delimiter C]\n"
-                "                     [--json] [--quiet]\n"
+                "                     [--layout L] [--json] [--quiet]\n"
                 "  prints Accuracy = A% (correct/n); -o writes one predicted label per line\n"
                 "  (replacing PREDICTIONS whole or not at all). More than two classes: precision\n"
                 "  and recall per class, and the confusion matrix up to 1000 classes\n"
-                "  --delimiter C  CSV field separator (default ','; 'tab' for a tab)\n"},
+                "  --delimiter C  CSV field separator (default ','; 'tab' for a tab)\n"
+                "  --layout auto|dense|sparse  the layout FILE is read into (default auto: see\n"
+                "                 ptron help train)\n"},
     {"expand",
      "usage: ptron expand FILE (--degree D [--coef0 C] | --rff D [--gamma G] [--seed S]) -o OUT\n"
      "                    [--max-features N] [--mem-mb M] [--format F] [--delimiter C] [--to F]\n"
-     "                    [--json] [--quiet]\n"
+     "                    [--layout L] [--json] [--quiet]\n"
      "  materialise an explicit feature expansion of FILE into OUT (labels kept)\n"
      "  --degree D        all monomials of degree <= D with multinomial sqrt coefficients:\n"
      "                    phi(x).phi(z) = (C + x.z)^D; C(d + D, D) features\n"
@@ -133,17 +152,22 @@ static const struct {
      "  --max-features N  refuse more output features than N (default 10000000)\n"
      "  --mem-mb M        refuse a matrix larger than M MiB (default: half of RAM)\n"
      "  --delimiter C     field separator of a CSV input (default ','; 'tab' for a tab)\n"
+     "  --layout auto|dense|sparse  the layout FILE is read into (default auto: see ptron\n"
+     "                    help train)\n"
      "  The output dimension and bytes are printed before any work; a refusal names both and\n"
      "  exits 2. To train without materialising, use ptron train --expand.\n"},
     {"bench",
      "usage: ptron bench DATA [--paths online,batch,kernel] [--epochs E] [--threads T]\n"
-     "                   [--isa I] [--kernel K] [--gamma G] [--format F] [--delimiter C] [--json]\n"
+     "                   [--isa I] [--kernel K] [--gamma G] [--format F] [--delimiter C]\n"
+     "                   [--layout L] [--json]\n"
      "  train every path on DATA with default parameters and print one table: load time,\n"
      "  train time, epochs, mistakes, train accuracy, samples/s and GB/s of the feature matrix\n"
      "  --paths LIST      comma-separated paths to run (default online,batch,kernel)\n"
      "  --epochs E        maximum epochs of each path (default 10)\n"
      "  --kernel K --gamma G   the kernel path's kernel (default linear) and width\n"
      "  --delimiter C     CSV field separator (default ','; 'tab' for a tab)\n"
+     "  --layout auto|dense|sparse  the layout DATA is read into (default auto: see ptron\n"
+     "                    help train)\n"
      "  A path that fails is reported in its row (and on stderr) and the command exits 2.\n"
      "  The Google Benchmark suite (build-*/bench/ptron-bench, scripts/bench-report)\n"
      "  measures the parts alone.\n"},
@@ -183,6 +207,7 @@ static const struct {
     {"pt_read_options.format", "--format"},
     {"PT_FORMAT_LIBSVM", "libsvm"},
     {"pt_read_options.mem_budget_bytes", "--mem-mb"},
+    {"pt_read_options.layout", "--layout"},
     {"pt_expand_params.max_features", "--max-features"},
     {"pt_expand_params.mem_budget_bytes", "--mem-mb"},
     {"pt_gen_params.n", "--n"},
@@ -191,6 +216,7 @@ static const struct {
     {"pt_gen_params.noise", "--noise"},
     {"pt_gen_params.seed", "--seed"},
     {"pt_gen_params.classes", "--classes"},
+    {"pt_gen_params.nnz", "--nnz"},
     {"PT_VARIANT_AVERAGED", "--averaged"},
     {"PT_VARIANT_VOTED", "--voted"},
     {"PT_SCHEDULE_PEGASOS", "pegasos"},
@@ -246,7 +272,8 @@ void cli_usage(FILE *f, const char *cmd)
             }
     fputs("ptron " PT_VERSION_STRING ": perceptron training engine\n"
           "usage: ptron COMMAND [options]\n"
-          "  gen KIND -o FILE        generate a dataset (separable, noisy, xor, circle, blobs)\n"
+          "  gen KIND -o FILE        generate a dataset (separable, noisy, xor, circle, blobs,\n"
+          "                          sparse)\n"
           "  info FILE               describe a dataset or a model\n"
           "  convert IN -o OUT       convert between LIBSVM, CSV and .ptd\n"
           "  train FILE -o MODEL     train a perceptron (online, batch or kernel path)\n"
@@ -254,7 +281,10 @@ void cli_usage(FILE *f, const char *cmd)
           "  expand FILE -o OUT      polynomial or random Fourier feature expansion\n"
           "  bench DATA              time every training path on DATA, end to end\n"
           "  help [COMMAND]          this text, or every option of COMMAND\n"
-          "  --version               print the version\n",
+          "  --version               print the version\n"
+          "Every command that reads data takes --layout auto|dense|sparse: dense rows, or sparse\n"
+          "rows (CSR, 8 bytes a non-zero); auto (default) is sparse below density 1/4, or when\n"
+          "only the sparse form fits the memory budget (--mem-mb).\n",
           f);
 }
 
@@ -373,6 +403,19 @@ bool cli_u64(cli_args *a, const char *opt, uint64_t *out)
 
 size_t cli_mem_mb;
 char cli_csv_delimiter;
+pt_layout cli_layout = PT_LAYOUT_AUTO;
+
+bool cli_layout_opt(cli_args *a, const char *opt)
+{
+    const char *v = cli_value(a, opt);
+    if (!v) return false;
+    if (pt_layout_parse(v, &cli_layout) != PT_OK) {
+        cli_usage_error(a->cmd, "option %s: %s", opt, pt_last_error());
+        a->error = true;
+        return false;
+    }
+    return true;
+}
 
 bool cli_delimiter(cli_args *a, const char *opt)
 {
@@ -402,6 +445,7 @@ pt_status cli_read_dataset(const char *path, const char *format, size_t max_feat
     if (max_features) o.max_features = max_features;
     if (cli_csv_delimiter) o.csv_delimiter = cli_csv_delimiter;
     if (cli_mem_mb) o.mem_budget_bytes = cli_mem_mb << 20;
+    o.layout = cli_layout;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     pt_status s = pt_dataset_read(path, &o, out);
