@@ -812,7 +812,8 @@ START_TEST(test_layout_option)
                                             "1 1:1 40:2\n-1 3:-1 7:0.5\n1 2:1 30:1\n"
                                             "-1 5:-2 6:1\n1 1:0.5 39:1\n-1 3:-1 8:1\n"));
     const char *sp = keep(1, tu_path("lay_s", ".ptd")), *dn = keep(2, tu_path("lay_d", ".ptd")),
-               *back_s = keep(3, tu_path("lay_bs", ".svm")), *back_d = keep(4, tu_path("lay_bd", ".svm")),
+               *back_s = keep(3, tu_path("lay_bs", ".svm")),
+               *back_d = keep(4, tu_path("lay_bd", ".svm")),
                *csv = keep(5, tu_path("lay", ".csv")), *model = keep(6, tu_path("lay", ".model")),
                *expanded = keep(7, tu_path("lay_x", ".svm"));
     char *out, *err;

@@ -19,7 +19,8 @@ int cmd_gen(int argc, char **argv)
         if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) out = cli_value(&a, arg);
         else if (strcmp(arg, "--n") == 0) cli_size(&a, arg, 1, (size_t)1 << 40, &p.n);
         else if (strcmp(arg, "--d") == 0) d_given = cli_size(&a, arg, 1, UINT32_MAX, &p.d);
-        else if (strcmp(arg, "--margin") == 0) margin_given = cli_double(&a, arg, 0.0, 1e6, &p.margin);
+        else if (strcmp(arg, "--margin") == 0)
+            margin_given = cli_double(&a, arg, 0.0, 1e6, &p.margin);
         else if (strcmp(arg, "--nnz") == 0) cli_size(&a, arg, 1, (size_t)1 << 20, &p.nnz);
         else if (strcmp(arg, "--noise") == 0) cli_double(&a, arg, 0.0, 1.0, &p.noise);
         else if (strcmp(arg, "--seed") == 0) cli_u64(&a, arg, &p.seed);
