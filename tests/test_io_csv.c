@@ -324,12 +324,60 @@ START_TEST(other_separators)
 }
 END_TEST
 
+/* A sparse dataset written as CSV: every feature of every row (trailing all-zero columns kept),
+ * read back with the same rows into either layout (auto: sparse, by its density); one whose
+ * dense form could not be read back is refused before anything is written. */
+START_TEST(sparse_written)
+{
+    const uint64_t rowptr[] = {0, 2, 3, 3, 5};
+    const uint32_t col[] = {0, 4, 1, 2, 3};
+    const float val[] = {1.5f, 0.0f, -2.0f, 0.25f, 3.0f};
+    const double labels[] = {1, -1, 1, -1};
+    pt_dataset *sp;
+    ck_assert_int_eq(pt_dataset_from_csr(4, 20, rowptr, col, val, &sp), PT_OK);
+    ck_assert_int_eq(pt_dataset_set_labels(sp, labels), PT_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s", tu_path("sp", ".csv"));
+    ck_assert_msg(pt_dataset_write(sp, path, PT_FORMAT_CSV) == PT_OK, "%s", pt_last_error());
+    char *text = tu_read_file(path, NULL);
+    ck_assert_str_eq(text, "1,1.5,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n"
+                           "-1,0,-2,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n"
+                           "1,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n"
+                           "-1,0,0,0.25,3,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n");
+    free(text);
+    pt_read_options o = opts(-1, 0);
+    const pt_layout layouts[] = {PT_LAYOUT_AUTO, PT_LAYOUT_DENSE, PT_LAYOUT_SPARSE};
+    for (int l = 0; l < 3; l++) {
+        o.layout = layouts[l];
+        pt_dataset *back = NULL;
+        ck_assert_msg(pt_dataset_read(path, &o, &back) == PT_OK, "%s", pt_last_error());
+        ck_assert_int_eq(pt_dataset_layout(back),
+                         layouts[l] == PT_LAYOUT_DENSE ? PT_LAYOUT_DENSE : PT_LAYOUT_SPARSE);
+        tu_assert_same_data(sp, back, "sparse written as CSV");
+        pt_dataset_free(back);
+    }
+    pt_dataset_free(sp);
+    unlink(path);
+
+    /* 1000 rows of 2^32 - 1 features: 16 TiB dense */
+    uint64_t *rp = calloc(1001, sizeof *rp);
+    ck_assert_ptr_nonnull(rp);
+    ck_assert_int_eq(pt_dataset_from_csr(1000, UINT32_MAX, rp, NULL, NULL, &sp), PT_OK);
+    ck_assert_int_eq(pt_dataset_write(sp, path, PT_FORMAT_CSV), PT_ERR_LIMIT);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "write LIBSVM or .ptd instead"));
+    ck_assert_int_ne(access(path, F_OK), 0);
+    pt_dataset_free(sp);
+    free(rp);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("io_csv");
     TCase *t = tcase_create("csv");
     tcase_add_test(t, roundtrip);
     tcase_add_test(t, writer_text);
+    tcase_add_test(t, sparse_written);
     tcase_add_test(t, header_detected);
     tcase_add_test(t, header_forced);
     tcase_add_test(t, header_by_content);

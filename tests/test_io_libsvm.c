@@ -799,6 +799,66 @@ START_TEST(sparse_wide_index)
 }
 END_TEST
 
+/* The writer from the sparse layout: the same text as from the dense copy; read back sparse,
+ * the same arrays bit for bit (values are written to round trip); a caller's explicit zero is
+ * not written. */
+START_TEST(writer_from_sparse)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_SPARSE;
+    g.n = 2000;
+    g.d = 300; /* every column is drawn in 2000 rows of about 20 */
+    g.nnz = 20;
+    g.seed = 11;
+    pt_dataset *sp, *dense;
+    ck_assert_msg(pt_generate(&g, &sp) == PT_OK, "%s", pt_last_error());
+    ck_assert_int_eq(pt_dataset_convert(sp, PT_LAYOUT_DENSE, 0, &dense), PT_OK);
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s", tu_path("wsp", ".svm"));
+    snprintf(p2, sizeof p2, "%s", tu_path("wsd", ".svm"));
+    ck_assert_msg(pt_dataset_write(sp, p1, PT_FORMAT_LIBSVM) == PT_OK, "%s", pt_last_error());
+    ck_assert_int_eq(pt_dataset_write(dense, p2, PT_FORMAT_LIBSVM), PT_OK);
+    size_t l1, l2;
+    char *t1 = tu_read_file(p1, &l1), *t2 = tu_read_file(p2, &l2);
+    ck_assert(l1 == l2 && memcmp(t1, t2, l1) == 0);
+    free(t1);
+    free(t2);
+    pt_dataset *back = read_as(p1, PT_LAYOUT_SPARSE, 2, 0);
+    size_t n = pt_dataset_n(sp), nnz = pt_dataset_nnz(sp);
+    ck_assert(pt_dataset_n(back) == n && pt_dataset_d(back) == pt_dataset_d(sp) &&
+              pt_dataset_nnz(back) == nnz);
+    const uint64_t *ra, *rb;
+    const uint32_t *ca, *cb;
+    const float *va, *vb;
+    ck_assert_int_eq(pt_dataset_csr(sp, &ra, &ca, &va), PT_OK);
+    ck_assert_int_eq(pt_dataset_csr(back, &rb, &cb, &vb), PT_OK);
+    ck_assert(memcmp(ra, rb, (n + 1) * sizeof *ra) == 0);
+    ck_assert(memcmp(ca, cb, nnz * sizeof *ca) == 0 && memcmp(va, vb, nnz * sizeof *va) == 0);
+    tu_assert_same_data(sp, back, "sparse written, read sparse");
+    pt_dataset_free(back);
+    back = read_as(p1, PT_LAYOUT_DENSE, 2, 0);
+    tu_assert_same_data(sp, back, "sparse written, read dense");
+    pt_dataset_free(back);
+    pt_dataset_free(dense);
+    pt_dataset_free(sp);
+
+    const uint64_t rowptr[] = {0, 2, 3, 3};
+    const uint32_t col[] = {0, 4, 1};
+    const float val[] = {1.5f, 0.0f, -2.0f};
+    const double labels[] = {1, -1, 1};
+    ck_assert_int_eq(pt_dataset_from_csr(3, 5, rowptr, col, val, &sp), PT_OK);
+    ck_assert_int_eq(pt_dataset_set_labels(sp, labels), PT_OK);
+    ck_assert_int_eq(pt_dataset_write(sp, p1, PT_FORMAT_LIBSVM), PT_OK);
+    t1 = tu_read_file(p1, NULL);
+    ck_assert_str_eq(t1, "1 1:1.5\n-1 2:-2\n1\n");
+    free(t1);
+    pt_dataset_free(sp);
+    unlink(p1);
+    unlink(p2);
+}
+END_TEST
+
 /* The cases that read, once per layout. */
 static void add_layout_cases(Suite *s, void (*fixture)(void), const char *name)
 {
@@ -871,6 +931,7 @@ static Suite *suite(void)
     tcase_add_test(t, explicit_zeros_left_out);
     tcase_add_test(t, auto_layout_choice);
     tcase_add_test(t, sparse_wide_index);
+    tcase_add_test(t, writer_from_sparse);
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
     return s;
