@@ -221,6 +221,56 @@ def matrix_view(handle):
     return np.asarray(_Owner(handle))[:, :d]
 
 
+PT_LAYOUT_SPARSE = 1
+
+
+class _Freer:
+    """Frees a library-owned pt_dataset when the last array looking at it goes."""
+
+    def __init__(self, handle):
+        self.handle = handle
+
+    def __del__(self):
+        lib.pt_dataset_free(self.handle)
+
+
+class _ReadOnlyView:
+    """One of a sparse dataset's arrays as numpy sees it, keeping the dataset alive."""
+
+    def __init__(self, owner, ptr, count, typestr):
+        self.owner = owner
+        self.__array_interface__ = {
+            "shape": (count,), "typestr": typestr, "version": 3,
+            "data": (ptr or ctypes.addressof(_EMPTY), True),
+        }
+
+
+def csr_view(handle):
+    """A library-owned sparse dataset as a scipy.sparse CSR matrix, owning the dataset: the
+    values are its float32 array, read-only, in place (a .ptd file's mapping); the row offsets
+    and column indices are copied once into the signed index type scipy wants (int32 when
+    they fit, else int64)."""
+    import scipy.sparse
+    n, d = lib.pt_dataset_n(handle), lib.pt_dataset_d(handle)
+    rowptr, col, val = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    try:
+        check(lib.pt_dataset_csr(handle, ctypes.byref(rowptr), ctypes.byref(col),
+                                 ctypes.byref(val)))
+    except BaseException:
+        lib.pt_dataset_free(handle)
+        raise
+    owner = _Freer(handle)
+    indptr = np.asarray(_ReadOnlyView(owner, rowptr.value, n + 1, "<u8"))
+    entries = int(indptr[-1])
+    indices = np.asarray(_ReadOnlyView(owner, col.value, entries, "<u4"))
+    data = np.asarray(_ReadOnlyView(owner, val.value, entries, "<f4"))
+    index = np.int32 if max(d, entries) < 2**31 else np.int64
+    X = scipy.sparse.csr_matrix((data, indices.astype(index), indptr.astype(index)),
+                                shape=(n, d), copy=False)
+    X.has_sorted_indices = True  # the library's rows are in increasing column order
+    return X
+
+
 def labels_of(handle):
     """The label of every row of a library-owned dataset: float64 values, or str for text."""
     n, k = lib.pt_dataset_n(handle), lib.pt_dataset_nclass(handle)
@@ -237,9 +287,12 @@ def labels_of(handle):
 
 def load_dataset(path):
     """Read a dataset file as the CLI does (LIBSVM, CSV, their gzip, or ptron's .ptd, by
-    extension): returns (X, y). X is an (n, d) float32 array in ptron's layout, used in place
-    by every estimator (for a .ptd file, its read-only mapping); y holds the labels (float64,
-    or str for a CSV whose labels are words)."""
+    extension, in the layout `--layout auto` picks): returns (X, y). X is, for the dense
+    layout, an (n, d) float32 array in ptron's layout, used in place by every estimator (for a
+    .ptd file, its read-only mapping); for the sparse layout (fewer than 1/4 of the values
+    non-zero, or a sparse .ptd file), a scipy.sparse CSR matrix over the library's float32
+    values (read-only, in place). y holds the labels (float64, or str for a CSV whose labels
+    are words)."""
     handle = ctypes.c_void_p()
     check(lib.pt_dataset_read(os.fsencode(path), None, ctypes.byref(handle)))
     try:
@@ -247,4 +300,6 @@ def load_dataset(path):
     except BaseException:
         lib.pt_dataset_free(handle)
         raise
+    if lib.pt_dataset_layout(handle) == PT_LAYOUT_SPARSE:
+        return csr_view(handle), y
     return matrix_view(handle), y

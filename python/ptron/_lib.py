@@ -74,6 +74,8 @@ _PROTOTYPES = {
     "pt_dataset_d": (c_size_t, [_ds]),
     "pt_dataset_stride": (c_size_t, [_ds]),
     "pt_dataset_matrix": (c_void_p, [_ds]),
+    "pt_dataset_layout": (c_int, [_ds]),
+    "pt_dataset_csr": (_status, [_ds, POINTER(c_void_p), POINTER(c_void_p), POINTER(c_void_p)]),
     "pt_dataset_nclass": (c_size_t, [_ds]),
     "pt_dataset_classes": (c_void_p, [_ds]),
     "pt_dataset_row": (c_void_p, [_ds, c_size_t]),

@@ -190,3 +190,39 @@ def test_text_labels_both_ways(cli, tmp_path):
     back = ptron.load_model(path)
     assert_array_equal(back.classes_, names)
     assert_array_equal(back.predict(X32), clf.predict(X32))
+
+
+def test_sparse_files_load_as_csr(cli, tmp_path):
+    """A file the CLI reads sparse comes back as scipy CSR over the library's arrays (values in
+    place, read-only), the same from LIBSVM and .ptd, with the CLI's non-zeros; a model fitted
+    on it is the CLI's."""
+    import scipy.sparse
+    ptd, svm = tmp_path / "text.ptd", tmp_path / "text.svm"
+    cli("gen", "sparse", "-o", ptd, "--n", 300, "--d", 2000, "--nnz", 12, "--seed", 4)
+    cli("convert", ptd, "-o", svm)
+    info = json.loads(cli("info", ptd, "--json").stdout)
+    assert info["layout"] == "sparse"
+    Xp, yp = ptron.load_dataset(ptd)
+    Xs, ys = ptron.load_dataset(svm)
+    for X in (Xp, Xs):
+        assert scipy.sparse.isspmatrix_csr(X) and X.dtype == np.float32
+        assert X.nnz == info["nnz"] and not X.data.flags.writeable
+        assert X.has_sorted_indices
+    assert Xp.shape == (300, 2000) and Xs.shape[0] == 300 and Xs.shape[1] <= 2000
+    assert_array_equal(Xp.indptr, Xs.indptr)
+    assert_array_equal(Xp.indices, Xs.indices)
+    assert_array_equal(Xp.data, Xs.data)
+    assert_array_equal(yp, ys)
+    # the arrays outlive every other reference to the dataset
+    data = Xp.data
+    del Xp
+    assert np.isfinite(data).all() and data.sum() > 0
+    mine = ptron.Perceptron(max_iter=3).fit(Xs, ys)
+    theirs = cli_model(cli, tmp_path, svm, "--epochs", "3", "--layout", "dense")
+    assert_array_equal(mine.coef_, theirs.coef_)
+    assert_array_equal(mine.intercept_, theirs.intercept_)
+    # dense data still comes back as an array
+    dense = tmp_path / "dense.svm"
+    cli("gen", "noisy", "-o", dense, "--n", 20, "--d", 3)
+    X, _ = ptron.load_dataset(dense)
+    assert isinstance(X, np.ndarray)
