@@ -344,6 +344,13 @@ START_TEST(test_sparse_wide_and_limits)
     g.nnz = 0;
     ck_assert_int_eq(pt_generate(&g, &ds), PT_ERR_INVALID);
     ck_assert_ptr_nonnull(strstr(pt_last_error(), "pt_gen_params.nnz"));
+    /* memory said before allocating: 2^31 rows of up to 75 non-zeros take 1.2 TB, past half
+     * of any RAM this runs on */
+    g.nnz = 50;
+    g.n = (size_t)1 << 31;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_ERR_LIMIT);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "MiB, over the memory budget"));
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "pt_gen_params.n"));
 }
 END_TEST
 
@@ -351,6 +358,7 @@ int main(void)
 {
     Suite *s = suite_create("gen");
     TCase *tc = tcase_create("gen");
+    tcase_set_timeout(tc, 120); /* the sparse shapes take a second or two; more on a busy host */
     tcase_add_test(tc, test_deterministic);
     tcase_add_test(tc, test_golden_values);
     tcase_add_test(tc, test_separable_margin);

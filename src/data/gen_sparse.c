@@ -17,8 +17,8 @@
  * (IEEE, correctly rounded; ln is computed here, not by libm, whose variants may differ in the
  * last bit), rounded to float as values are stored, margins measured on the stored floats: the
  * same parameters give the same bytes on every machine. Memory: the CSR arrays plus a few
- * arrays of d entries (the popularity
- * table, its guide, the permutation, per-feature marks), nothing of n x d.
+ * arrays of d entries (the popularity table, its guide, the permutation, per-feature marks),
+ * nothing of n x d; checked against half of RAM before anything is allocated.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -260,6 +260,23 @@ pt_status pt_gen_sparse(const pt_gen_params *p, pt_dataset **out)
     if (p->n >= UINT32_MAX)
         return pt_fail(PT_ERR_INVALID, "pt_gen_params.n: at most %u rows for sparse",
                        UINT32_MAX - 1);
+    /* Before allocating: the tables of d features (popularity sums and guide, permutation,
+     * idf, marks, counts, w*: 36 bytes a feature), the CSR arrays at the most non-zeros a row
+     * can draw (3K/2) and the labels, against half of RAM. */
+    size_t max_m = p->nnz + p->nnz / 2 < p->d ? p->nnz + p->nnz / 2 : p->d, entries, tables,
+           need = SIZE_MAX;
+    if (pt_mul_ok(p->n, max_m, &entries) && pt_mul_ok(p->d, 36, &tables)) {
+        size_t csr = pt_sparse_bytes(p->n, entries);
+        if (csr != SIZE_MAX && csr + tables >= csr && csr + tables + p->n * 8 >= csr + tables)
+            need = csr + tables + p->n * 8;
+    }
+    size_t budget = pt_default_mem_budget();
+    if (need > budget)
+        return pt_fail(PT_ERR_LIMIT, "generator: %zu rows x %zu features (sparse, up to %zu "
+                       "non-zeros a row) need %.1f MiB, over the memory budget of %.1f MiB (half "
+                       "of RAM); lower pt_gen_params.n, pt_gen_params.d or pt_gen_params.nnz",
+                       p->n, p->d, max_m, need == SIZE_MAX ? INFINITY : need / 1048576.0,
+                       budget / 1048576.0);
     gen g;
     pt_status s = gen_init(&g, p);
     size_t bound;
