@@ -96,7 +96,8 @@ pt_status pt_require_dense(const pt_dataset *ds, const char *what)
 {
     if (ds->layout == PT_LAYOUT_DENSE) return PT_OK;
     return pt_fail(PT_ERR_UNSUPPORTED, "%s reads the dense layout only; this dataset is sparse "
-                   "(convert it with pt_dataset_convert)", what);
+                   "(read it with pt_read_options.layout dense, or convert it with "
+                   "pt_dataset_convert)", what);
 }
 
 pt_status pt_csr_check(size_t n, size_t d, const uint64_t *rowptr, const uint32_t *col,
