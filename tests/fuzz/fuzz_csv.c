@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     fuzz_check_dataset(ds, false);
-    if (ds->n * ds->stride <= (1u << 16)) {
+    if (fuzz_bytes(ds) <= (1u << 18)) {
         fuzz_round_trip(ds, PT_FORMAT_PTD, "rt.ptd");
         fuzz_round_trip(ds, PT_FORMAT_LIBSVM, "rt.svm");
     }
