@@ -105,7 +105,8 @@ static float random_bits_float(void)
 static void assert_same_rows(const pt_dataset *a, const pt_dataset *b, size_t d)
 {
     ck_assert_uint_eq(pt_dataset_n(a), pt_dataset_n(b));
-    float *x = malloc(pt_dataset_stride(a) * sizeof *x), *y = malloc(pt_dataset_stride(b) * sizeof *y);
+    float *x = malloc(pt_dataset_stride(a) * sizeof *x),
+          *y = malloc(pt_dataset_stride(b) * sizeof *y);
     for (size_t i = 0; i < pt_dataset_n(a); i++) {
         tu_row_dense(a, i, x);
         tu_row_dense(b, i, y);
@@ -560,8 +561,11 @@ static char *mixed_text(size_t lines, size_t *len)
             for (size_t j = 1; j <= 60; j++)
                 if (rnd() % 6 == 0) {
                     uint64_t z = rnd() % 16;
-                    if (z < 2) n += (size_t)snprintf(t + n, cap - n, " %zu:%s", j, z ? "-0" : "0.0");
-                    else n += (size_t)snprintf(t + n, cap - n, " %zu:%.9g", j, (double)(float)(unif() * 4 - 2));
+                    if (z < 2)
+                        n += (size_t)snprintf(t + n, cap - n, " %zu:%s", j, z ? "-0" : "0.0");
+                    else
+                        n += (size_t)snprintf(t + n, cap - n, " %zu:%.9g", j,
+                                              (double)(float)(unif() * 4 - 2));
                 }
             n += (size_t)snprintf(t + n, cap - n, k == 2 ? " #x:1\r\n" : "\n");
         }
@@ -690,7 +694,8 @@ END_TEST
 
 START_TEST(explicit_zeros_left_out)
 {
-    const char *path = tu_write_file("zero", ".svm", "1 1:0 2:3 3:-0 4:0.0e5 6:0\n-1 5:-2\n1 2:0\n");
+    const char *path =
+        tu_write_file("zero", ".svm", "1 1:0 2:3 3:-0 4:0.0e5 6:0\n-1 5:-2\n1 2:0\n");
     pt_dataset *ds = read_as(path, PT_LAYOUT_SPARSE, 1, 0);
     const uint64_t *rowptr;
     const uint32_t *col;
@@ -713,7 +718,8 @@ static const char *rows_file(size_t n, size_t rich, size_t k, size_t d)
     for (size_t i = 0; i < n; i++) {
         len += (size_t)snprintf(t + len, cap - len, "%d", i % 2 ? 1 : -1);
         if (i < rich)
-            for (size_t j = 1; j <= k; j++) len += (size_t)snprintf(t + len, cap - len, " %zu:1", j);
+            for (size_t j = 1; j <= k; j++)
+                len += (size_t)snprintf(t + len, cap - len, " %zu:1", j);
         else
             len += (size_t)snprintf(t + len, cap - len, " %zu:2", d);
         t[len++] = '\n';

@@ -162,7 +162,8 @@ void tu_assert_same_data(const pt_dataset *a, const pt_dataset *b, const char *w
     size_t n = pt_dataset_n(a), d = pt_dataset_d(a);
     ck_assert_msg(pt_dataset_n(b) == n && pt_dataset_d(b) == d, "%s: %zu x %zu vs %zu x %zu", what,
                   n, d, pt_dataset_n(b), pt_dataset_d(b));
-    float *x = malloc(pt_dataset_stride(a) * sizeof *x), *y = malloc(pt_dataset_stride(b) * sizeof *y);
+    float *x = malloc(pt_dataset_stride(a) * sizeof *x),
+          *y = malloc(pt_dataset_stride(b) * sizeof *y);
     ck_assert(x && y);
     for (size_t i = 0; i < n; i++) {
         tu_row_dense(a, i, x);

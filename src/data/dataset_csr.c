@@ -30,8 +30,10 @@ pt_layout pt_layout_choose(size_t n, size_t d, size_t nnz, size_t mem_budget_byt
 {
     size_t budget = mem_budget_bytes ? mem_budget_bytes : pt_default_mem_budget();
     if (n == 0 || d == 0 || d > UINT32_MAX) return PT_LAYOUT_DENSE;
-    pt_layout want = (double)nnz < 0.25 * (double)n * (double)d ? PT_LAYOUT_SPARSE : PT_LAYOUT_DENSE;
-    bool dense_fits = pt_dense_bytes(n, d) <= budget, sparse_fits = pt_sparse_bytes(n, nnz) <= budget;
+    pt_layout want =
+        (double)nnz < 0.25 * (double)n * (double)d ? PT_LAYOUT_SPARSE : PT_LAYOUT_DENSE;
+    bool dense_fits = pt_dense_bytes(n, d) <= budget,
+         sparse_fits = pt_sparse_bytes(n, nnz) <= budget;
     if (want == PT_LAYOUT_SPARSE) return sparse_fits || !dense_fits ? want : PT_LAYOUT_DENSE;
     return dense_fits || !sparse_fits ? want : PT_LAYOUT_SPARSE;
 }

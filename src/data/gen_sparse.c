@@ -107,7 +107,10 @@ static size_t zipf_draw(const zipf *z, pt_rng *rng)
 
 /* A feature of a row being drawn: column << 32 | rank, so sorting the keys puts the row in
  * column order (the columns are distinct: one order on every machine). */
-static inline uint64_t feature_key(uint32_t col, uint32_t rank) { return (uint64_t)col << 32 | rank; }
+static inline uint64_t feature_key(uint32_t col, uint32_t rank)
+{
+    return (uint64_t)col << 32 | rank;
+}
 
 static int by_key(const void *a, const void *b)
 {
@@ -178,8 +181,8 @@ static size_t draw_row(gen *g, uint32_t stamp, uint32_t *col, float *val)
     return have;
 }
 
-/* The planted w*: weights uniform in [-1, 1] on up to WSTAR_FEATURES features drawn by popularity, unit
- * length, as d doubles by column. */
+/* The planted w*: weights uniform in [-1, 1] on up to WSTAR_FEATURES features drawn by
+ * popularity, unit length, as d doubles by column. */
 static double *plant_wstar(gen *g)
 {
     size_t d = g->p->d, S = d < WSTAR_FEATURES ? d : WSTAR_FEATURES;
@@ -290,8 +293,9 @@ pt_status pt_gen_sparse(const pt_gen_params *p, pt_dataset **out)
     }
     if (!(w = plant_wstar(&g)) || !(ds = pt_dataset_alloc_sparse(p->n, p->d, bound)) ||
         !(labels = malloc(p->n * sizeof *labels))) {
-        s = labels || !ds || !w ? PT_ERR_NOMEM
-                                : pt_fail(PT_ERR_NOMEM, "generator: cannot allocate %zu labels", p->n);
+        s = labels || !ds || !w
+                ? PT_ERR_NOMEM
+                : pt_fail(PT_ERR_NOMEM, "generator: cannot allocate %zu labels", p->n);
         goto out;
     }
     /* a hair above G so rounding to float cannot take a row inside the margin */

@@ -115,7 +115,8 @@ static inline void fuzz_same_row(const pt_dataset *a, const pt_dataset *b, size_
     float va, vb;
     for (;;) {
         bool ha = fuzz_row_next(&ra, &ja, &va), hb = fuzz_row_next(&rb, &jb, &vb);
-        FUZZ_CHECK(ha == hb, "%s: row %zu: %s has more non-zeros", what, i, ha ? "the first" : "the second");
+        FUZZ_CHECK(ha == hb, "%s: row %zu: %s has more non-zeros", what, i,
+                   ha ? "the first" : "the second");
         if (!ha) return;
         FUZZ_CHECK(ja == jb && memcmp(&va, &vb, sizeof va) == 0,
                    "%s: row %zu: feature %zu = %.9g vs feature %zu = %.9g", what, i, ja + 1,
@@ -206,7 +207,8 @@ static inline void fuzz_check_dataset(const pt_dataset *ds, bool allow_empty)
 {
     FUZZ_CHECK(ds->n > 0 || allow_empty, "a dataset with no rows was accepted");
     FUZZ_CHECK(ds->stride == pt_stride_for(ds->d), "stride %zu for d %zu", ds->stride, ds->d);
-    FUZZ_CHECK((ds->nclass >= 1 || ds->n == 0) && ds->nclass <= ds->n, "%zu classes for %zu rows", ds->nclass, ds->n);
+    FUZZ_CHECK((ds->nclass >= 1 || ds->n == 0) && ds->nclass <= ds->n, "%zu classes for %zu rows",
+               ds->nclass, ds->n);
     FUZZ_CHECK((ds->nclass == 2) == (ds->y != NULL), "y present iff two classes");
     for (size_t i = 0; i < ds->n; i++)
         FUZZ_CHECK(ds->cls[i] >= 0 && (size_t)ds->cls[i] < ds->nclass, "row %zu class %d", i,
