@@ -866,11 +866,19 @@ START_TEST(writer_from_sparse)
 END_TEST
 
 /* The cases that read, once per layout. */
+/* A case's name, kept for the suite's life (check keeps the pointer). */
+static const char *case_name(const char *what, const char *layout)
+{
+    static char names[8][64];
+    static int used;
+    if (used == 8) abort(); /* more cases than names: enlarge names */
+    snprintf(names[used], sizeof names[used], "%s %s", what, layout);
+    return names[used++];
+}
+
 static void add_layout_cases(Suite *s, void (*fixture)(void), const char *name)
 {
-    char tag[64];
-    snprintf(tag, sizeof tag, "roundtrip %s", name);
-    TCase *t = tcase_create(strdup(tag));
+    TCase *t = tcase_create(case_name("roundtrip", name));
     tcase_add_checked_fixture(t, fixture, NULL);
     tcase_add_test(t, roundtrip_dense);
     tcase_add_test(t, roundtrip_sparse_trailing_zero_columns);
@@ -879,8 +887,7 @@ static void add_layout_cases(Suite *s, void (*fixture)(void), const char *name)
     tcase_add_test(t, labels_any_numbers);
     suite_add_tcase(s, t);
 
-    snprintf(tag, sizeof tag, "errors %s", name);
-    t = tcase_create(strdup(tag));
+    t = tcase_create(case_name("errors", name));
     tcase_add_checked_fixture(t, fixture, NULL);
     tcase_add_test(t, err_missing_file);
     tcase_add_test(t, err_directory);
@@ -908,8 +915,7 @@ static void add_layout_cases(Suite *s, void (*fixture)(void), const char *name)
     tcase_add_test(t, memory_budget_refused);
     suite_add_tcase(s, t);
 
-    snprintf(tag, sizeof tag, "oddities %s", name);
-    t = tcase_create(strdup(tag));
+    t = tcase_create(case_name("oddities", name));
     tcase_add_checked_fixture(t, fixture, NULL);
     tcase_add_test(t, accepts_oddities);
     tcase_add_test(t, label_only_rows);
@@ -918,8 +924,7 @@ static void add_layout_cases(Suite *s, void (*fixture)(void), const char *name)
     tcase_set_timeout(t, 60);
     suite_add_tcase(s, t);
 
-    snprintf(tag, sizeof tag, "threads %s", name);
-    t = tcase_create(strdup(tag));
+    t = tcase_create(case_name("threads", name));
     tcase_add_checked_fixture(t, fixture, NULL);
     tcase_add_test(t, threads_same_result);
     tcase_add_test(t, threads_first_error_wins);

@@ -643,7 +643,9 @@ START_TEST(sparse_checksums_and_truncation)
         ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_CHECKSUM, p, names[s - SEC_MATRIX]);
         b[sec_off(b, s) + 9] ^= 0x10;
     }
-    ck_assert_int_eq(read_ok(tu_write_bytes("ok", ".ptd", b, len)) != NULL, 1);
+    pt_dataset *ok = read_ok(tu_write_bytes("ok", ".ptd", b, len));
+    ck_assert_ptr_nonnull(ok);
+    pt_dataset_free(ok);
     size_t cuts[] = {(size_t)sec_off(b, SEC_MATRIX) + 5, (size_t)sec_off(b, SEC_COL) + 1,
                      (size_t)sec_off(b, SEC_VAL) + 17, len - 1};
     for (size_t c = 0; c < 4; c++) {
