@@ -13,8 +13,8 @@ from ._model import Model
 from ._train import TrainParams, seed_of, threads_of, train
 
 # What X may be: dense arrays of any numeric dtype (copied into ptron's layout unless already
-# in it) or scipy.sparse (densified once, a block of rows at a time). NaN and infinity are
-# refused by the library in the same pass that counts the non-zeros.
+# in it) or scipy.sparse (handed over as CSR, never densified). NaN and infinity are refused by
+# the library in the same pass that counts the non-zeros.
 _X_CHECKS = dict(accept_sparse="csr", dtype="numeric", force_all_finite=False)
 
 

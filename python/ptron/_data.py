@@ -5,8 +5,9 @@ of 16 floats (64 bytes) and every row 64-byte aligned. A float32 array already l
 returned by ptron.empty, ptron.padded, ptron.load_dataset and the transformers, or any array
 with unit column stride, 64-byte aligned rows d rounded up to 16 floats apart, and zeros in
 the padding) is handed to the library in place. Anything else (other dtypes,
-unaligned or non-contiguous arrays, scipy.sparse matrices) is copied once into that layout,
-converting to float32 in the same pass.
+unaligned or non-contiguous arrays) is copied once into that layout, converting to float32 in
+the same pass. scipy.sparse matrices go to the library's sparse layout (CSR) without
+densifying: their column indices are used in place, their values too when float32.
 """
 import ctypes
 import os
@@ -123,18 +124,35 @@ def in_place_stride(X):
     return stride
 
 
-class Dataset:
-    """A pt_dataset over a float32 matrix that this object keeps alive.
+def _csr_arrays(X):
+    """(indptr uint64, indices uint32, data float32) of scipy matrix X in canonical CSR form
+    (indices sorted and distinct in each row, as pt_csr_check wants). The column indices are
+    scipy's own array, reinterpreted, and the values too when they are float32 already: only
+    the row offsets (n + 1 numbers) are always copied."""
+    given = X
+    X = X.tocsr()
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()  # sorts the indices too
+    indices = X.indices
+    if indices.dtype.itemsize == 4 and indices.dtype.kind == "i":
+        indices = indices.view(np.uint32)  # scipy's indices are >= 0
+    indices = np.ascontiguousarray(indices, dtype=np.uint32)
+    data = np.ascontiguousarray(X.data, dtype=np.float32)
+    indptr = np.ascontiguousarray(X.indptr, dtype=np.uint64)
+    return indptr, indices, data, not np.may_share_memory(data, given.data)
 
-    `copied` says whether building it took the one copy into ptron's layout."""
+
+class Dataset:
+    """A pt_dataset over a float32 matrix, or over CSR arrays (scipy.sparse input: the sparse
+    layout, never densified), that this object keeps alive.
+
+    `copied` says whether building it took a copy of the values."""
 
     def __init__(self, X):
         if _is_sparse(X):
-            X = X.tocsr()
-            buf = empty(*X.shape)
-            _densify(X, buf)
-            self.copied = True
-        else:
+            self._wrap_csr(X)
+            return
             stride = in_place_stride(X)
             if stride is None:
                 buf = empty(*X.shape)
@@ -146,6 +164,7 @@ class Dataset:
         n, d = buf.shape
         row_bytes = buf.strides[0] if n > 1 else stride_for(d) * 4
         self.matrix = buf
+        self._n = n
         self.handle = ctypes.c_void_p()
         status = lib.pt_dataset_wrap(buf.ctypes.data if n else None, n, d,
                                      row_bytes // 4 if n else stride_for(d),
@@ -154,9 +173,22 @@ class Dataset:
             self.handle = None
             raise error_for(status)
 
+    def _wrap_csr(self, X):
+        n, d = X.shape
+        indptr, indices, data, self.copied = _csr_arrays(X)
+        self.matrix = None
+        self.csr = (indptr, indices, data)  # the library reads these in place
+        self._n = n
+        self.handle = ctypes.c_void_p()
+        status = lib.pt_dataset_wrap_csr(n, d, indptr.ctypes.data, indices.ctypes.data,
+                                         data.ctypes.data, ctypes.byref(self.handle))
+        if status:
+            self.handle = None
+            raise error_for(status)
+
     @property
     def n(self):
-        return self.matrix.shape[0]
+        return self._n if self.matrix is None else self.matrix.shape[0]
 
     def set_classes(self, classes, index):
         """Label the rows: index[i] is row i's class, classes the table (numbers or strings)."""

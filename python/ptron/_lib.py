@@ -68,6 +68,8 @@ _PROTOTYPES = {
     "pt_stop_request": (None, [c_void_p]),
     # datasets
     "pt_dataset_wrap": (_status, [c_void_p, c_size_t, c_size_t, c_size_t, POINTER(_ds)]),
+    "pt_dataset_wrap_csr": (_status, [c_size_t, c_size_t, c_void_p, c_void_p, c_void_p,
+                                      POINTER(_ds)]),
     "pt_dataset_read": (_status, [c_char_p, c_void_p, POINTER(_ds)]),
     "pt_dataset_free": (None, [_ds]),
     "pt_dataset_n": (c_size_t, [_ds]),
