@@ -386,7 +386,8 @@ typedef enum pt_batch_impl {
     PT_BATCH_GEMV = 1,  /* two OpenBLAS sgemv calls per chunk of rows (fixed chunks, each on
                            one thread, summed in order: the same model at any thread count) */
     PT_BATCH_FUSED = 2  /* one streaming pass over X: margins and X^T g together */
-} pt_batch_impl;
+} pt_batch_impl;        /* sparse (CSR) data has one pass whatever this says: fused, by the
+                           sparse-row kernels (gather for X w, scatter for X^T g) */
 typedef enum pt_gram_storage {
     PT_GRAM_AUTO = 0, /* choose by n, d and --cache-mb */
     PT_GRAM_FULL = 1, /* n x n float32 Gram computed once (tiled, OpenMP) */

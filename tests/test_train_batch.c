@@ -30,6 +30,25 @@ static pt_dataset *gen(pt_gen_kind kind, size_t n, size_t d, uint64_t seed)
     return ds;
 }
 
+/* Text-like sparse rows (PT_GEN_SPARSE) and their dense copy. */
+static pt_dataset *gen_sparse(size_t n, size_t d, size_t nnz, uint64_t seed, pt_dataset **dense)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_SPARSE;
+    g.n = n;
+    g.d = d;
+    g.nnz = nnz;
+    g.margin = 0.001;
+    g.noise = 0.05;
+    g.seed = seed;
+    pt_dataset *ds = NULL;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    ck_assert_int_eq(pt_dataset_layout(ds), PT_LAYOUT_SPARSE);
+    ck_assert_int_eq(pt_dataset_convert(ds, PT_LAYOUT_DENSE, 0, dense), PT_OK);
+    return ds;
+}
+
 static void batch_params(pt_train_params *p)
 {
     pt_train_params_init(p);
@@ -744,6 +763,169 @@ START_TEST(test_init_continues_run)
 }
 END_TEST
 
+/* The batch path on sparse rows equals it on their dense copy: the same mistakes and
+ * objectives per epoch and weights equal to rounding, for every loss, schedule, full batch and
+ * shuffled mini-batches, averaged iterates or not; and one-vs-rest over it. */
+START_TEST(test_sparse_equals_dense)
+{
+    pt_dataset *dn, *sp = gen_sparse(3000, 2000, 20, 5, &dn);
+    const size_t bs[] = {0, 250};
+    const pt_schedule sch[] = {PT_SCHEDULE_CONSTANT, PT_SCHEDULE_INVSQRT, PT_SCHEDULE_PEGASOS};
+    for (int li = 0; li < 3; li++)
+        for (int ib = 0; ib < 2; ib++)
+            for (int si = 0; si < 3; si++) {
+                if (losses[li] == PT_LOSS_SQUARED && sch[si] == PT_SCHEDULE_PEGASOS) continue;
+                pt_train_params p;
+                batch_params(&p);
+                p.loss = losses[li];
+                p.lambda = sch[si] == PT_SCHEDULE_PEGASOS ? 0.01f : 0.001f;
+                p.eta = losses[li] == PT_LOSS_SQUARED ? 0.5f : 2.0f;
+                p.schedule = sch[si];
+                p.epochs = 8;
+                p.batch_size = bs[ib];
+                p.shuffle = 1;
+                p.average_iterates = si == 1;
+                pt_train_report rd, rs;
+                pt_model *md = train(dn, &p, &rd), *ms = train(sp, &p, &rs);
+                float bd, bsp;
+                const float *wd = pt_model_weights(md, &bd), *ws = pt_model_weights(ms, &bsp);
+                double wmax = 0.0, diff = 0.0;
+                for (size_t j = 0; j < dn->d; j++) {
+                    wmax = fmax(wmax, fabs(wd[j]));
+                    diff = fmax(diff, fabs(wd[j] - ws[j]));
+                }
+                ck_assert_msg(wmax > 0.0, "loss %d: no update", li);
+                ck_assert_msg(diff <= 1e-4 * wmax, "loss %d bs %zu schedule %d: max |dw| %.3g, "
+                              "max |w| %.3g", li, bs[ib], si, diff, wmax);
+                ck_assert_msg(fabs(bd - bsp) <= 1e-4 * fmax(1.0, fabs(bd)), "b %.9g vs %.9g", bd,
+                              bsp);
+                ck_assert_int_eq(rd.epochs_run, rs.epochs_run);
+                for (int e = 0; e < rd.epochs_run; e++) {
+                    ck_assert_msg(rd.mistakes_per_epoch[e] == rs.mistakes_per_epoch[e],
+                                  "loss %d bs %zu schedule %d epoch %d: %zu vs %zu mistakes", li,
+                                  bs[ib], si, e + 1, rd.mistakes_per_epoch[e],
+                                  rs.mistakes_per_epoch[e]);
+                    ck_assert_msg(fabs(rd.objective_per_epoch[e] - rs.objective_per_epoch[e]) <=
+                                      1e-5 * fabs(rd.objective_per_epoch[e]),
+                                  "epoch %d: objective %.9g vs %.9g", e + 1,
+                                  rd.objective_per_epoch[e], rs.objective_per_epoch[e]);
+                }
+                pt_train_report_clear(&rd);
+                pt_train_report_clear(&rs);
+                pt_model_free(md);
+                pt_model_free(ms);
+            }
+    pt_dataset_free(sp);
+    pt_dataset_free(dn);
+
+    /* one-vs-rest: three classes from blobs, made sparse */
+    pt_dataset *blobs = gen(PT_GEN_BLOBS, 900, 30, 3), *bsp = NULL;
+    ck_assert_int_eq(pt_dataset_convert(blobs, PT_LAYOUT_SPARSE, 0, &bsp), PT_OK);
+    pt_train_params p;
+    batch_params(&p);
+    p.loss = PT_LOSS_HINGE;
+    p.epochs = 5;
+    pt_train_report rd, rs;
+    pt_model *md = train(blobs, &p, &rd), *ms = train(bsp, &p, &rs);
+    ck_assert_uint_eq(pt_model_nclass(md), 3);
+    for (size_t c = 0; c < 3; c++) {
+        float bd, bs2;
+        const float *Wd = pt_model_class_weights(md, c, &bd);
+        const float *Ws = pt_model_class_weights(ms, c, &bs2);
+        for (size_t j = 0; j < blobs->d; j++)
+            ck_assert_msg(fabsf(Wd[j] - Ws[j]) <= 1e-4f * fmaxf(1.0f, fabsf(Wd[j])),
+                          "class %zu w[%zu] %.9g vs %.9g", c, j, Wd[j], Ws[j]);
+        ck_assert(fabsf(bd - bs2) <= 1e-4f * fmaxf(1.0f, fabsf(bd)));
+    }
+    ck_assert_int_eq(rd.epochs_run, rs.epochs_run);
+    for (int e = 0; e < rd.epochs_run; e++)
+        ck_assert_uint_eq(rd.mistakes_per_epoch[e], rs.mistakes_per_epoch[e]);
+    pt_train_report_clear(&rd);
+    pt_train_report_clear(&rs);
+    pt_model_free(md);
+    pt_model_free(ms);
+    pt_dataset_free(bsp);
+    pt_dataset_free(blobs);
+}
+END_TEST
+
+/* On sparse rows the model is the same at 1, 2 and 3 threads, bit for bit (the chunks are cut
+ * by non-zeros, never by threads), whatever batch_impl asks; and the subgradient of the pass
+ * is X^T g computed in double. */
+START_TEST(test_sparse_threads_bit_identical)
+{
+    pt_dataset *dn, *sp = gen_sparse(20000, 300, 30, 7, &dn);
+    const size_t bs[] = {0, 4000};
+    for (int li = 0; li < 3; li++)
+        for (int ib = 0; ib < 2; ib++) {
+            pt_train_params p;
+            batch_params(&p);
+            p.loss = losses[li];
+            p.lambda = 0.001f;
+            p.eta = 1.0f;
+            p.epochs = 5;
+            p.batch_size = bs[ib];
+            p.average_iterates = 1;
+            pt_model *m[3];
+            pt_train_report r[3];
+            for (int t = 0; t < 3; t++) {
+                p.threads = t + 1;
+                p.batch_impl = (pt_batch_impl)t; /* auto, gemv, fused: one sparse pass */
+                m[t] = train(sp, &p, &r[t]);
+            }
+            float b0, b;
+            const float *w0 = pt_model_weights(m[0], &b0);
+            for (int t = 1; t < 3; t++) {
+                const float *w = pt_model_weights(m[t], &b);
+                ck_assert_msg(memcmp(w, w0, sp->stride * sizeof *w) == 0,
+                              "loss %d bs %zu: %d threads differ from 1", li, bs[ib], t + 1);
+                ck_assert(memcmp(&b, &b0, sizeof b) == 0);
+                ck_assert_int_eq(r[t].epochs_run, r[0].epochs_run);
+                ck_assert(memcmp(r[t].objective_per_epoch, r[0].objective_per_epoch,
+                                 (size_t)r[0].epochs_run * sizeof(double)) == 0);
+            }
+            for (int t = 0; t < 3; t++) {
+                pt_train_report_clear(&r[t]);
+                pt_model_free(m[t]);
+            }
+        }
+
+    /* the subgradient at a random point against double */
+    const pt_kernels *k;
+    ck_assert_int_eq(pt_kernels_get(PT_ISA_AUTO, &k), PT_OK);
+    pt_train_params p;
+    batch_params(&p);
+    p.loss = PT_LOSS_HINGE;
+    p.lambda = 0.0f;
+    p.threads = 2;
+    const size_t len = sp->stride;
+    float *w = calloc(len, sizeof *w), *gw = calloc(len, sizeof *gw);
+    double *ref = calloc(len, sizeof *ref);
+    for (size_t j = 0; j < sp->d; j++) w[j] = (float)((j * 2654435761u) % 1000) / 500.0f - 1.0f;
+    float gb;
+    ck_assert_int_eq(pt_batch_subgradient(sp, &p, k, PT_BATCH_AUTO, w, 0.1f, gw, &gb, NULL),
+                     PT_OK);
+    double gsum = 0.0, scale = 0.0;
+    for (size_t i = 0; i < sp->n; i++) {
+        double m = 0.1;
+        const float *x = dn->X + i * dn->stride;
+        for (size_t j = 0; j < sp->d; j++) m += (double)w[j] * x[j];
+        double y = sp->y[i], g = y * m < 1.0 ? -y : 0.0;
+        gsum += g;
+        for (size_t j = 0; j < sp->d; j++) ref[j] += g * x[j], scale += fabs(g * x[j]);
+    }
+    for (size_t j = 0; j < sp->d; j++)
+        ck_assert_msg(fabs(gw[j] - ref[j] / (double)sp->n) <= 1e-6 * scale / (double)sp->n + 1e-7,
+                      "gw[%zu] %.9g vs %.9g", j, gw[j], ref[j] / (double)sp->n);
+    ck_assert(fabs(gb - gsum / (double)sp->n) <= 1e-6);
+    free(w);
+    free(gw);
+    free(ref);
+    pt_dataset_free(sp);
+    pt_dataset_free(dn);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("train_batch");
@@ -762,6 +944,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_auto_choice);
     tcase_add_test(tc, test_variants_refused);
     tcase_add_test(tc, test_init_continues_run);
+    tcase_add_test(tc, test_sparse_equals_dense);
+    tcase_add_test(tc, test_sparse_threads_bit_identical);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -22,6 +22,12 @@
  * them): a threaded sgemv splits its sums by the thread count, so its last bits would depend
  * on it.
  *
+ * Sparse (CSR) data has one implementation, whatever impl asks: the fused pass on sparse rows,
+ * per row m_i = sparse dot(w, x_i) (a gather) and, if g_i != 0, acc += g_i x_i (a scatter into
+ * the chunk's dense buffer), so X is read once and only its non-zeros are touched. Its chunks
+ * are cut by non-zeros (a function of the block's rows only), their buffers summed in chunk
+ * order as above: the same w for any number of threads.
+ *
  * An epoch is one pass over all blocks, in order or in an order shuffled from the seed. The
  * epoch's mistakes (y m <= 0) and objective are counted at the iterate each block saw:
  * (1/n) sum over blocks of (the block's loss + B lambda/2 |w|^2); for full batch that is
@@ -64,6 +70,7 @@ typedef struct batch_run {
     int threads;
     size_t d, len;
     const float *X, *Y;
+    const pt_dataset *ds; /* the rows when sparse (X is then NULL) */
     float *w;
     float b;
     float *part;          /* one X^T g accumulator of len floats per chunk */
@@ -97,6 +104,22 @@ static size_t chunk_rows(size_t rows, size_t len)
     if (nch > cap) nch = cap;
     if (nch < 1) nch = 1;
     return (rows + nch - 1) / nch;
+}
+
+/* Chunks of a sparse block: each at least CHUNK_MIN_BYTES of non-zeros and, since its buffer
+ * costs a clear and a reduce of len floats, at least SPARSE_NNZ_PER_COL non-zeros per entry of
+ * it; a function of the block's rows only (never of the thread count). */
+#define SPARSE_NNZ_PER_COL 8
+static size_t sparse_chunks(const batch_run *run, size_t r0, size_t rows)
+{
+    const uint64_t *rp = run->ds->rowptr;
+    size_t nnz = (size_t)(rp[r0 + rows] - rp[r0]);
+    size_t min_nnz = CHUNK_MIN_BYTES / (sizeof(float) + sizeof(uint32_t));
+    if (min_nnz < SPARSE_NNZ_PER_COL * run->len) min_nnz = SPARSE_NNZ_PER_COL * run->len;
+    size_t nch = nnz / min_nnz, cap = max_chunks(run->len);
+    if (nch > cap) nch = cap;
+    if (nch > rows) nch = rows;
+    return nch < 1 ? 1 : nch;
 }
 
 /* The loss subgradient at margin m for label y; counts into e. */
@@ -154,6 +177,28 @@ static void fused_chunk(const batch_run *run, const float *X, const float *Y, si
     *ev = e;
 }
 
+/* The fused pass on sparse rows [r0, r0 + rows) of one chunk: acc = sum g_i x_i, in row
+ * order. */
+static void sparse_chunk(const batch_run *run, size_t r0, size_t rows, float *acc,
+                         pt_batch_eval *ev)
+{
+    const pt_sparse_kernels *sk = run->k->sparse;
+    const pt_dataset *ds = run->ds;
+    const float bb = run->p->bias ? run->b : 0.0f;
+    const pt_loss loss = run->p->loss;
+    const uint64_t *rp = ds->rowptr;
+    const uint32_t *col = ds->col;
+    const float *val = ds->val, *Y = run->Y;
+    pt_batch_eval e = {0};
+    memset(acc, 0, run->len * sizeof *acc);
+    for (size_t i = r0; i < r0 + rows; i++) {
+        size_t a = (size_t)rp[i], nz = (size_t)(rp[i + 1] - a);
+        float g = subgradient(loss, sk->dot(run->w, col + a, val + a, nz) + bb, Y[i], &e);
+        if (g != 0.0f) sk->axpy(g, col + a, val + a, nz, acc);
+    }
+    *ev = e;
+}
+
 /* Sum the chunk buffers into part[0..len), each column in chunk order (thread-independent). */
 static void reduce_parts(const batch_run *run, size_t nch)
 {
@@ -181,6 +226,32 @@ static const float *pass_fused(batch_run *run, size_t r0, size_t rows, pt_batch_
         size_t i0 = (size_t)c * cr, m = rows - i0 < cr ? rows - i0 : cr;
         fused_chunk(run, X + i0 * len, Y + i0, m, run->part + (size_t)c * len, &run->cst[c]);
     }
+    reduce_parts(run, nch);
+    memset(ev, 0, sizeof *ev);
+    for (size_t c = 0; c < nch; c++) add_eval(ev, &run->cst[c]);
+    return run->part;
+}
+
+/* The pass on sparse rows [r0, r0 + rows): chunk c starts at the first row whose non-zeros
+ * reach c / nch of the block's. */
+static const float *pass_sparse(batch_run *run, size_t r0, size_t rows, pt_batch_eval *ev)
+{
+    const size_t nch = sparse_chunks(run, r0, rows), len = run->len;
+    const uint64_t *rp = run->ds->rowptr;
+    size_t bound[MAX_CHUNKS + 1];
+    const uint64_t z0 = rp[r0], nnz = rp[r0 + rows] - z0;
+    bound[0] = r0;
+    bound[nch] = r0 + rows;
+    for (size_t c = 1, i = r0; c < nch; c++) {
+        uint64_t target = z0 + nnz / nch * c + nnz % nch * c / nch;
+        while (i < r0 + rows && rp[i] < target) i++;
+        bound[c] = i;
+    }
+#pragma omp parallel for num_threads(run->threads) schedule(dynamic, 1) \
+    if (run->threads > 1 && nch > 1)
+    for (long c = 0; c < (long)nch; c++)
+        sparse_chunk(run, bound[c], bound[c + 1] - bound[c], run->part + (size_t)c * len,
+                     &run->cst[c]);
     reduce_parts(run, nch);
     memset(ev, 0, sizeof *ev);
     for (size_t c = 0; c < nch; c++) add_eval(ev, &run->cst[c]);
@@ -230,6 +301,7 @@ static const float *pass_gemv(batch_run *run, size_t r0, size_t rows, pt_batch_e
 /* X^T g over rows [r0, r0 + rows) at the current (w, b); counts into ev. */
 static const float *pass(batch_run *run, size_t r0, size_t rows, pt_batch_eval *ev)
 {
+    if (run->ds) return pass_sparse(run, r0, rows, ev);
     return run->impl == PT_BATCH_GEMV ? pass_gemv(run, r0, rows, ev)
                                       : pass_fused(run, r0, rows, ev);
 }
@@ -289,7 +361,14 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
     run->Y = ds->y;
     run->w = w;
     const size_t len = run->len;
-    const size_t nch = (max_rows + chunk_rows(max_rows, len) - 1) / chunk_rows(max_rows, len);
+    size_t nch = (max_rows + chunk_rows(max_rows, len) - 1) / chunk_rows(max_rows, len);
+    if (ds->layout == PT_LAYOUT_SPARSE) {
+        /* one pass for every impl; chunks by non-zeros (at most max_chunks) */
+        run->ds = ds;
+        run->impl = PT_BATCH_FUSED;
+        nch = max_chunks(len);
+        if (nch > max_rows) nch = max_rows ? max_rows : 1;
+    }
     if (run->impl == PT_BATCH_GEMV && (max_rows > INT_MAX || len > INT_MAX))
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.batch_impl PT_BATCH_GEMV: %zu rows x %zu "
                        "columns exceed BLAS's int", max_rows, len);
