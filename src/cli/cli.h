@@ -68,6 +68,12 @@ bool cli_u64(cli_args *a, const char *opt, uint64_t *out);
 bool cli_double(cli_args *a, const char *opt, double lo, double hi, double *out);
 bool cli_float(cli_args *a, const char *opt, double lo, double hi, float *out);
 
+/* After a data output written to standard output ("-"): flush it and send what the command
+ * prints from then on (its report) to stderr. EXIT_OK, or EXIT_INPUT with a message. */
+int cli_report_to_stderr(void);
+/* Whether path is "-" (standard input or output). */
+bool cli_is_std(const char *path);
+
 /* Log sink: warnings to stderr as "ptron: warning: ...", info only if verbose. */
 void cli_install_log(bool quiet);
 

@@ -44,7 +44,9 @@ static const struct {
                 "              holds the non-zeros, CSV output every value (refused when its\n"
                 "              dense form would not fit half of RAM)\n"
                 "  --delimiter C  field separator of a CSV input (default ','; 'tab' for a tab);\n"
-                "                 CSV is written with commas\n"},
+                "                 CSV is written with commas\n"
+                "  IN may be gzip-compressed (LIBSVM or CSV), or - for standard input; OUT may\n"
+                "  be - for standard output in a text format (LIBSVM unless --to csv)\n"},
     {"train",
      "usage: ptron train FILE [MODEL] [options]   (or -o MODEL)\n"
      "  MODEL, -o MODEL          model file (default FILE.model, as liblinear-train)\n"
@@ -138,6 +140,8 @@ static const struct {
                 "  prints Accuracy = A% (correct/n); -o writes one predicted label per line\n"
                 "  (replacing PREDICTIONS whole or not at all). More than two classes: precision\n"
                 "  and recall per class, and the confusion matrix up to 1000 classes\n"
+                "  FILE may be gzip-compressed, or - for standard input; -o - writes the labels\n"
+                "  to standard output and the report to stderr\n"
                 "  --delimiter C  CSV field separator (default ','; 'tab' for a tab)\n"
                 "  --layout auto|dense|sparse  the layout FILE is read into (default auto: see\n"
                 "                 ptron help train)\n"},
@@ -292,6 +296,10 @@ bool cli_usage(FILE *f, const char *cmd)
           "  bench DATA              time every training path on DATA, end to end\n"
           "  help [COMMAND]          this text, or every option of COMMAND\n"
           "  --version               print the version\n"
+          "Options take their value as --opt VALUE or --opt=VALUE; COMMAND -h (--help) prints\n"
+          "the same text as help COMMAND. Data files are LIBSVM, CSV (.csv) or .ptd, chosen by\n"
+          "extension or --format; LIBSVM and CSV may be gzip-compressed (.gz, or gzip content),\n"
+          "and - reads them from standard input (LIBSVM unless --format csv).\n"
           "Every command that reads data takes --layout auto|dense|sparse: dense rows, or sparse\n"
           "rows (CSR, 8 bytes a non-zero); auto (default) is sparse below density 1/4, or when\n"
           "only the sparse form fits the memory budget (--mem-mb).\n",
