@@ -21,8 +21,15 @@ int cmd_predict(int argc, char **argv);
 int cmd_expand(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
-/* Usage text of a subcommand (NULL for the overview). */
-void cli_usage(FILE *f, const char *cmd);
+/* Usage text of a subcommand (NULL for the overview); false (and the overview) when cmd is
+ * no subcommand. f NULL prints nothing: whether cmd has a usage text. */
+bool cli_usage(FILE *f, const char *cmd);
+
+/* The closest of the NULL-terminated names to word (edit distance, at most a third of its
+ * length and at least 1, or a prefix of one), or NULL: "did you mean ...?". */
+const char *cli_suggest(const char *word, const char *const *names);
+/* The closest option to opt among those cmd's usage text lists (every --word in it), or NULL. */
+const char *cli_suggest_option(const char *cmd, const char *opt);
 
 /* A library message as the CLI shows it: each parameter the library names (a struct field
  * such as "pt_train_params.epochs", an enum value such as "PT_SCHEDULE_PEGASOS") replaced by
@@ -30,19 +37,24 @@ void cli_usage(FILE *f, const char *cmd);
  * until its next call. */
 const char *cli_message(const char *msg);
 
-/* Print "ptron CMD: message" (through cli_message) and the usage line; return EXIT_USAGE. */
+/* Print "ptron CMD: message" (through cli_message) and the usage line; return EXIT_USAGE.
+ * The message "unknown option %s" also says which listed option was probably meant. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Print "ptron: <pt_last_error() or strerror>" (through cli_message) and return the exit
  * status for s. */
 int cli_fail(pt_status s);
 int cli_exit_status(pt_status s);
 
-/* Option parsing over argv. An option takes its value from the next argument. */
+/* Option parsing over argv. An option takes its value from the next argument, or from the
+ * same one as --opt=value: cli_next returns "--opt" (the '=' in argv cut to a NUL) and keeps
+ * "value" for cli_value; a value given to an option that takes none is a usage error. */
 typedef struct cli_args {
     int argc, i;
     char **argv;
     const char *cmd;
     bool error;
+    const char *inline_value; /* the value after '=' in the last option, until taken */
+    const char *inline_opt;   /* that option */
 } cli_args;
 
 void cli_args_init(cli_args *a, int argc, char **argv);
@@ -55,6 +67,12 @@ bool cli_size(cli_args *a, const char *opt, size_t lo, size_t hi, size_t *out);
 bool cli_u64(cli_args *a, const char *opt, uint64_t *out);
 bool cli_double(cli_args *a, const char *opt, double lo, double hi, double *out);
 bool cli_float(cli_args *a, const char *opt, double lo, double hi, float *out);
+
+/* After a data output written to standard output ("-"): flush it and send what the command
+ * prints from then on (its report) to stderr. EXIT_OK, or EXIT_INPUT with a message. */
+int cli_report_to_stderr(void);
+/* Whether path is "-" (standard input or output). */
+bool cli_is_std(const char *path);
 
 /* Log sink: warnings to stderr as "ptron: warning: ...", info only if verbose. */
 void cli_install_log(bool quiet);

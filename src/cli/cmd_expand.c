@@ -43,6 +43,9 @@ int cmd_expand(int argc, char **argv)
     }
     if (a.error) return EXIT_USAGE;
     if (!in || !out) return cli_usage_error("expand", "needs FILE and -o OUT");
+    if (cli_is_std(out))
+        return cli_usage_error("expand", "-o -: standard output carries the report; write OUT "
+                               "to a file (or pipe ptron convert OUT -o -)");
     if ((degree > 0) == (rff > 0)) return cli_usage_error("expand", "give one of --degree D or --rff D");
     pt_format out_format = PT_FORMAT_AUTO;
     if (to && pt_format_parse(to, &out_format) != PT_OK) return cli_usage_error("expand", "%s", pt_last_error());

@@ -44,6 +44,12 @@ int cmd_gen(int argc, char **argv)
     if (p.kind == PT_GEN_SPARSE && !margin_given) p.margin = SPARSE_MARGIN;
     if ((test_out != NULL) != (test_n > 0))
         return cli_usage_error("gen", "--test-out FILE and --test-n N go together");
+    /* - : the data on stdout, the summary on stderr */
+    if (cli_is_std(out) && cli_is_std(test_out))
+        return cli_usage_error("gen", "-o - and --test-out -: only one can take standard output");
+    if ((cli_is_std(out) || cli_is_std(test_out)) && json)
+        return cli_usage_error("gen", "--json prints its object on standard output, which - "
+                               "takes for the data: give a file name");
 
     /* A held-out set comes from the same stream (same w*, same centres): generate n + test_n
      * rows and write the last test_n apart. */
@@ -65,6 +71,10 @@ int cmd_gen(int argc, char **argv)
     if (s != PT_OK) {
         pt_dataset_free(ds);
         return cli_fail(s);
+    }
+    if ((cli_is_std(out) || cli_is_std(test_out)) && cli_report_to_stderr() != EXIT_OK) {
+        pt_dataset_free(ds);
+        return EXIT_INPUT;
     }
     double R = 0, gamma = 0;
     const double *w = pt_dataset_truth(ds, &R, &gamma);

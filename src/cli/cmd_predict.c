@@ -125,6 +125,14 @@ int cmd_predict(int argc, char **argv)
     }
     if (a.error) return EXIT_USAGE;
     if (!model || !file) return cli_usage_error("predict", "needs MODEL and FILE");
+    /* -o -: the predictions on stdout, the report on stderr (no --json: it needs stdout) */
+    bool to_stdout = cli_is_std(out);
+    if (to_stdout && json)
+        return cli_usage_error("predict", "-o - writes the predictions to standard output, "
+                               "where --json would print its object: give one");
+    if (cli_is_std(model))
+        return cli_usage_error("predict", "the model is read from a file: give its path (FILE "
+                               "may be - for standard input)");
     cli_install_log(false); /* the feature-count warning goes to stderr even with --json */
 
     pt_model *m = NULL;
@@ -172,6 +180,7 @@ int cmd_predict(int argc, char **argv)
         rc = cli_fail(s);
         goto done;
     }
+    if (to_stdout && (rc = cli_report_to_stderr()) != EXIT_OK) goto done;
     if (json) {
         json_out j;
         json_begin(&j, stdout);

@@ -103,7 +103,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
 {
     cli_args a;
     cli_args_init(&a, argc, argv);
-    const char *arg;
+    const char *arg, *model_arg = NULL; /* train DATA MODEL, LIBLINEAR's order */
     long l;
     while ((arg = cli_next(&a)) && !a.error) {
 #define IS(name) (strcmp(arg, name) == 0)
@@ -192,11 +192,22 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (IS("--quiet") || IS("-q")) o->quiet = true;
         else if (arg[0] == '-' && arg[1]) return cli_usage_error("train", "unknown option %s", arg);
         else if (!o->file) o->file = arg;
+        else if (!model_arg) model_arg = arg;
         else return cli_usage_error("train", "unexpected argument '%s'", arg);
 #undef IS
     }
     if (a.error) return EXIT_USAGE;
     if (!o->file) return cli_usage_error("train", "missing FILE");
+    if (model_arg && o->model)
+        return cli_usage_error("train", "two model files: '%s' and -o %s (give one)", model_arg,
+                               o->model);
+    if (model_arg) o->model = model_arg;
+    if (o->model && strcmp(o->model, "-") == 0)
+        return cli_usage_error("train", "the model cannot go to standard output (-): the "
+                               "summary is printed there; give the model's path");
+    if (!o->model && strcmp(o->file, "-") == 0)
+        return cli_usage_error("train", "data from standard input (-) has no default model "
+                               "name: give one (train - MODEL, or -o MODEL)");
     /* --expand reuses --coef0 (poly), --gamma and --seed (rff) */
     p->expand.coef0 = p->coef0;
     p->expand.gamma = p->gamma;

@@ -49,6 +49,22 @@ static const struct {
     {"bench", cmd_bench},
 };
 
+/* "ptron: unknown command 'X' (did you mean Y?)" and the overview on stderr. */
+static int unknown_command(const char *what, const char *cmd)
+{
+    const char *names[sizeof commands / sizeof commands[0] + 3];
+    size_t k = 0;
+    for (; k < sizeof commands / sizeof commands[0]; k++) names[k] = commands[k].name;
+    names[k++] = "help";
+    names[k++] = "version";
+    names[k] = NULL;
+    const char *near = cli_suggest(cmd, names);
+    if (near) fprintf(stderr, "ptron: %s '%s' (did you mean %s?)\n", what, cmd, near);
+    else fprintf(stderr, "ptron: %s '%s'\n", what, cmd);
+    cli_usage(stderr, NULL);
+    return EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -61,22 +77,30 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        cli_usage(stdout, argc > 2 ? argv[2] : NULL);
+        /* help COMMAND: its options; a name that is no command is a usage error */
+        const char *topic = argc > 2 ? argv[2] : NULL;
+        if (topic && (strcmp(topic, "-h") == 0 || strcmp(topic, "--help") == 0 ||
+                      strcmp(topic, "help") == 0))
+            topic = NULL;
+        if (argc > 3) {
+            fprintf(stderr, "ptron help: unexpected argument '%s'\n", argv[3]);
+            return EXIT_USAGE;
+        }
+        if (topic && !cli_usage(NULL, topic)) return unknown_command("help: no command", topic);
+        cli_usage(stdout, topic);
         return EXIT_OK;
     }
     if (strcmp(cmd, "train") == 0 || strcmp(cmd, "bench") == 0 || strcmp(cmd, "expand") == 0)
         prefer_skylakex_blas(argv);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(cmd, commands[i].name) != 0) continue;
-        /* ptron CMD --help: the same text as ptron help CMD */
+        /* ptron CMD --help (or -h): the same text as ptron help CMD */
         for (int a = 2; a < argc; a++)
-            if (strcmp(argv[a], "--help") == 0 || (a == 2 && strcmp(argv[a], "-h") == 0)) {
+            if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
                 cli_usage(stdout, cmd);
                 return EXIT_OK;
             }
         return commands[i].fn(argc - 1, argv + 1);
     }
-    fprintf(stderr, "ptron: unknown command '%s'\n", cmd);
-    cli_usage(stderr, NULL);
-    return EXIT_USAGE;
+    return unknown_command("unknown command", cmd);
 }

@@ -1,4 +1,5 @@
 /* Argument parsing helpers and the usage texts. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -43,10 +44,14 @@ static const struct {
                 "              holds the non-zeros, CSV output every value (refused when its\n"
                 "              dense form would not fit half of RAM)\n"
                 "  --delimiter C  field separator of a CSV input (default ','; 'tab' for a tab);\n"
-                "                 CSV is written with commas\n"},
+                "                 CSV is written with commas\n"
+                "  IN may be gzip-compressed (LIBSVM or CSV), or - for standard input; OUT may\n"
+                "  be - for standard output in a text format (LIBSVM unless --to csv)\n"},
     {"train",
-     "usage: ptron train FILE [-o MODEL] [options]\n"
-     "  -o MODEL                 model file (default FILE.model)\n"
+     "usage: ptron train FILE [MODEL] [options]   (or -o MODEL)\n"
+     "  MODEL, -o MODEL          model file (default FILE.model, as liblinear-train)\n"
+     "  FILE                     training data: LIBSVM, CSV (.csv), .ptd, gzip of LIBSVM or\n"
+     "                           CSV (.gz, or gzip content), - for standard input\n"
      "  --path online|batch|kernel  training path (default online)\n"
      "  --epochs E               maximum epochs (default 10); stops at an epoch with no mistake\n"
      "  --eta X                  learning rate (default 1)\n"
@@ -135,6 +140,8 @@ static const struct {
                 "  prints Accuracy = A% (correct/n); -o writes one predicted label per line\n"
                 "  (replacing PREDICTIONS whole or not at all). More than two classes: precision\n"
                 "  and recall per class, and the confusion matrix up to 1000 classes\n"
+                "  FILE may be gzip-compressed, or - for standard input; -o - writes the labels\n"
+                "  to standard output and the report to stderr\n"
                 "  --delimiter C  CSV field separator (default ','; 'tab' for a tab)\n"
                 "  --layout auto|dense|sparse  the layout FILE is read into (default auto: see\n"
                 "                 ptron help train)\n"},
@@ -262,30 +269,110 @@ const char *cli_message(const char *msg)
     return out;
 }
 
-void cli_usage(FILE *f, const char *cmd)
+static const char *usage_text(const char *cmd)
 {
-    if (cmd)
-        for (size_t i = 0; i < sizeof usages / sizeof usages[0]; i++)
-            if (strcmp(cmd, usages[i].cmd) == 0) {
-                fputs(usages[i].text, f);
-                return;
-            }
+    for (size_t i = 0; cmd && i < sizeof usages / sizeof usages[0]; i++)
+        if (strcmp(cmd, usages[i].cmd) == 0) return usages[i].text;
+    return NULL;
+}
+
+bool cli_usage(FILE *f, const char *cmd)
+{
+    const char *text = usage_text(cmd);
+    if (!f) return text != NULL || cmd == NULL;
+    if (text) {
+        fputs(text, f);
+        return true;
+    }
     fputs("ptron " PT_VERSION_STRING ": perceptron training engine\n"
           "usage: ptron COMMAND [options]\n"
           "  gen KIND -o FILE        generate a dataset (separable, noisy, xor, circle, blobs,\n"
           "                          sparse)\n"
           "  info FILE               describe a dataset or a model\n"
           "  convert IN -o OUT       convert between LIBSVM, CSV and .ptd\n"
-          "  train FILE -o MODEL     train a perceptron (online, batch or kernel path)\n"
+          "  train FILE [MODEL]      train a perceptron (online, batch or kernel path)\n"
           "  predict MODEL FILE      predict and report accuracy\n"
           "  expand FILE -o OUT      polynomial or random Fourier feature expansion\n"
           "  bench DATA              time every training path on DATA, end to end\n"
           "  help [COMMAND]          this text, or every option of COMMAND\n"
           "  --version               print the version\n"
+          "Options take their value as --opt VALUE or --opt=VALUE; COMMAND -h (--help) prints\n"
+          "the same text as help COMMAND. Data files are LIBSVM, CSV (.csv) or .ptd, chosen by\n"
+          "extension or --format; LIBSVM and CSV may be gzip-compressed (.gz, or gzip content),\n"
+          "and - reads them from standard input (LIBSVM unless --format csv).\n"
           "Every command that reads data takes --layout auto|dense|sparse: dense rows, or sparse\n"
           "rows (CSR, 8 bytes a non-zero); auto (default) is sparse below density 1/4, or when\n"
           "only the sparse form fits the memory budget (--mem-mb).\n",
           f);
+    return cmd == NULL;
+}
+
+/* Edit distance of a and b (optimal string alignment: a swap of two neighbours is one edit). */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return SIZE_MAX;
+    size_t d[64][64];
+    for (size_t i = 0; i <= la; i++) d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb];
+}
+
+const char *cli_suggest(const char *word, const char *const *names)
+{
+    const char *bare = word + strspn(word, "-");
+    size_t len = strlen(bare), limit = len / 3 > 1 ? len / 3 : 1, best = SIZE_MAX;
+    const char *found = NULL, *prefixed = NULL;
+    int prefixes = 0;
+    for (const char *const *n = names; *n; n++) {
+        size_t dist = edit_distance(word, *n);
+        if (dist < best) {
+            best = dist;
+            found = *n;
+        }
+        /* a word of three letters or more that begins exactly one name */
+        const char *nb = *n + strspn(*n, "-");
+        if (len >= 3 && strncmp(nb, bare, len) == 0) {
+            prefixed = *n;
+            prefixes++;
+        }
+    }
+    if (found && best <= limit) return found;
+    return prefixes == 1 ? prefixed : NULL;
+}
+
+const char *cli_suggest_option(const char *cmd, const char *opt)
+{
+    /* every "--word" the usage text lists, where it starts a token */
+    static char names[256][40];
+    const char *list[257];
+    size_t k = 0;
+    const char *text = usage_text(cmd);
+    for (const char *p = text ? strstr(text, "--") : NULL; p && k < 256; p = strstr(p + 2, "--")) {
+        if (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '-')) continue;
+        size_t len = 2 + strspn(p + 2, "abcdefghijklmnopqrstuvwxyz0123456789-");
+        if (len == 2 || len >= sizeof names[0]) continue;
+        bool seen = false;
+        for (size_t i = 0; i < k && !seen; i++)
+            seen = strlen(names[i]) == len && strncmp(names[i], p, len) == 0;
+        if (seen) continue;
+        memcpy(names[k], p, len);
+        names[k][len] = '\0';
+        list[k] = names[k];
+        k++;
+    }
+    list[k] = NULL;
+    return cli_suggest(opt, list);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -295,6 +382,16 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (cmd && strcmp(fmt, "unknown option %s") == 0) {
+        /* "did you mean --epochs?" from the options the usage text lists */
+        va_start(ap, fmt);
+        const char *opt = va_arg(ap, const char *);
+        va_end(ap);
+        const char *near = cli_suggest_option(cmd, opt);
+        size_t len = strlen(msg);
+        if (near && strcmp(near, opt) != 0)
+            snprintf(msg + len, sizeof msg - len, " (did you mean %s?)", near);
+    }
     fprintf(stderr, "ptron%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", cli_message(msg));
     /* the first line of the usage text */
     if (cmd)
@@ -314,12 +411,38 @@ void cli_args_init(cli_args *a, int argc, char **argv)
     a->i = 1;
     a->cmd = argv[0];
     a->error = false;
+    a->inline_value = a->inline_opt = NULL;
 }
 
-const char *cli_next(cli_args *a) { return a->i < a->argc ? a->argv[a->i++] : NULL; }
+const char *cli_next(cli_args *a)
+{
+    if (a->inline_value && !a->error) {
+        /* --flag=value for an option that takes no value */
+        cli_usage_error(a->cmd, "option %s takes no value ('%s=%s' given)", a->inline_opt,
+                        a->inline_opt, a->inline_value);
+        a->error = true;
+        return NULL;
+    }
+    a->inline_value = a->inline_opt = NULL;
+    if (a->i >= a->argc) return NULL;
+    char *arg = a->argv[a->i++];
+    char *eq = arg[0] == '-' && arg[1] == '-' && arg[2] != '=' ? strchr(arg, '=') : NULL;
+    if (eq) {
+        /* --opt=value: the option here, its value for cli_value */
+        *eq = '\0';
+        a->inline_value = eq + 1;
+        a->inline_opt = arg;
+    }
+    return arg;
+}
 
 const char *cli_value(cli_args *a, const char *opt)
 {
+    if (a->inline_value) {
+        const char *v = a->inline_value;
+        a->inline_value = NULL;
+        return v;
+    }
     if (a->i >= a->argc) {
         cli_usage_error(a->cmd, "option %s needs a value", opt);
         a->error = true;

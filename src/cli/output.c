@@ -24,6 +24,17 @@ int cli_fail(pt_status s)
     return cli_exit_status(s);
 }
 
+bool cli_is_std(const char *path) { return path && strcmp(path, "-") == 0; }
+
+int cli_report_to_stderr(void)
+{
+    if (fflush(stdout) != 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+        fprintf(stderr, "ptron: standard output: %s\n", strerror(errno));
+        return EXIT_INPUT;
+    }
+    return EXIT_OK;
+}
+
 static void log_to_stderr(pt_log_level level, const char *msg, void *user)
 {
     bool quiet = user != NULL;

@@ -73,7 +73,7 @@ static pt_status resolve_links(const char *path, char **out)
 /* fn's output into f, then flushed and checked; messages name the user's path. */
 static pt_status fill(FILE *f, const char *path, pt_write_fn fn, const void *ctx)
 {
-    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    if (f != stdout) setvbuf(f, NULL, _IOFBF, 1 << 20); /* stdout may be in use already */
     pt_status s = fn(f, ctx);
     if (s != PT_OK) pt_fail_prefix(s, "%s", path); /* writers do not know the file's name */
     if (s == PT_OK && (fflush(f) != 0 || ferror(f)))
@@ -144,6 +144,8 @@ static pt_status replace(const char *path, const char *target, const struct stat
 
 pt_status pt_write_atomic(const char *path, pt_write_fn fn, const void *ctx)
 {
+    /* "-": standard output, written through and flushed (the caller keeps it open) */
+    if (strcmp(path, "-") == 0) return fill(stdout, "standard output", fn, ctx);
     struct stat sb;
     bool exists = stat(path, &sb) == 0; /* links followed */
     /* a device or FIFO is opened by the user's path, which also works for links whose text is

@@ -90,6 +90,10 @@ pt_status pt_dataset_count_nnz(pt_dataset *ds, const char *path);
  * except its own (d, nnz). */
 pt_status pt_gen_sparse(const pt_gen_params *p, pt_dataset **out);
 
+/* The name the readers are given for standard input (pt_dataset_read's path "-"): compared
+ * by address in pt_text_open, and shown in messages ("standard input:3: ..."). */
+extern const char pt_stdin_path[];
+
 /* Readers and writers (io_libsvm.c, io_csv.c, io_ptd.c). Writers write to an open FILE. */
 pt_status pt_read_libsvm(const char *path, const pt_read_options *o, pt_dataset **out);
 pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **out);

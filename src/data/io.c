@@ -1,4 +1,5 @@
 /* Format names, reader/writer dispatch by format or extension. */
+#include <stdbool.h>
 #include <string.h>
 #include <strings.h>
 
@@ -43,13 +44,26 @@ pt_status pt_format_parse(const char *name, pt_format *out)
     return pt_fail(PT_ERR_INVALID, "unknown format '%s' (libsvm, csv, ptd)", name);
 }
 
+/* Whether path ends in ".gz" (any case). */
+static bool gz_name(const char *path)
+{
+    size_t len = strlen(path);
+    return len > 3 && strcasecmp(path + len - 3, ".gz") == 0;
+}
+
 pt_format pt_format_from_path(const char *path)
 {
-    const char *dot = strrchr(path, '.');
-    const char *slash = strrchr(path, '/');
+    /* a gzip file by the extension under its ".gz": data.csv.gz is CSV */
+    size_t len = strlen(path) - (gz_name(path) ? 3 : 0);
+    const char *dot = NULL, *slash = NULL;
+    for (size_t i = 0; i < len; i++) {
+        if (path[i] == '.') dot = path + i;
+        if (path[i] == '/') slash = path + i;
+    }
     if (!dot || (slash && dot < slash)) return PT_FORMAT_LIBSVM;
-    if (strcasecmp(dot, ".ptd") == 0) return PT_FORMAT_PTD;
-    if (strcasecmp(dot, ".csv") == 0) return PT_FORMAT_CSV;
+    size_t ext = len - (size_t)(dot - path);
+    if (ext == 4 && strncasecmp(dot, ".ptd", 4) == 0) return PT_FORMAT_PTD;
+    if (ext == 4 && strncasecmp(dot, ".csv", 4) == 0) return PT_FORMAT_CSV;
     return PT_FORMAT_LIBSVM;
 }
 
@@ -86,6 +100,15 @@ pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset
     if ((unsigned)o->layout > PT_LAYOUT_AUTO)
         return pt_fail(PT_ERR_INVALID, "pt_read_options.layout: unknown layout %d", (int)o->layout);
     pt_format f = o->format == PT_FORMAT_AUTO ? pt_format_from_path(path) : o->format;
+    bool in = strcmp(path, "-") == 0;
+    if (in && f == PT_FORMAT_PTD)
+        return pt_fail(PT_ERR_INVALID, "standard input (-) cannot be read as a .ptd dataset: "
+                       "it is mapped from its file; give the file's path (standard input takes "
+                       "LIBSVM or CSV text, gzip-compressed or not)");
+    if (f == PT_FORMAT_PTD && gz_name(path))
+        return pt_fail(PT_ERR_FORMAT, "%s: a .ptd dataset is read mapped, not through gzip: "
+                       "decompress it first (gunzip)", path);
+    if (in) path = pt_stdin_path; /* opened as such, and named so in messages */
     switch (f) {
     case PT_FORMAT_CSV: PT_TRY(pt_read_csv(path, o, out)); break;
     case PT_FORMAT_PTD: return pt_read_ptd(path, o, out);
@@ -98,6 +121,12 @@ pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f)
 {
     pt_clear_error();
     if (f == PT_FORMAT_AUTO) f = pt_format_from_path(path);
+    if (f == PT_FORMAT_PTD && strcmp(path, "-") == 0)
+        return pt_fail(PT_ERR_INVALID, "a .ptd dataset cannot be written to standard output "
+                       "(-): it is a file to map; write LIBSVM or CSV text there, or give a path");
+    if (gz_name(path))
+        return pt_fail(PT_ERR_INVALID, "%s: ptron reads gzip but does not write it: write the "
+                       "file without .gz and compress it (gzip)", path);
     switch (f) {
     case PT_FORMAT_CSV: return pt_write_atomic(path, pt_write_csv, ds);
     case PT_FORMAT_PTD: return pt_write_atomic(path, pt_write_ptd, ds);

@@ -40,7 +40,7 @@ static pt_status source_open(const char *path, source *src)
     src->fd = -1;
     int fd;
     PT_TRY(pt_text_open(path, &fd, &st));
-    if (S_ISREG(st.st_mode)) {
+    if (S_ISREG(st.st_mode) && !pt_text_gzip(fd)) {
         src->fd = fd;
         src->len = (size_t)st.st_size;
         posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);

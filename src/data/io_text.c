@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "io_text.h"
 
@@ -35,18 +36,43 @@ int pt_parse_double_slow(const char *s, size_t len, double *out) { return parse_
 
 /* ---------------------------------------------------------------- whole-file access */
 
+const char pt_stdin_path[] = "standard input";
+
 pt_status pt_text_read_all(const char *path, int fd, const char **data, size_t *len)
 {
+    *data = NULL;
+    *len = 0;
+    /* gzdopen takes its own descriptor: gzclose_r closes it, the caller closes fd */
+    int own = dup(fd);
+    gzFile gz = own >= 0 ? gzdopen(own, "rb") : NULL;
+    if (!gz) {
+        int e = errno;
+        if (own >= 0) close(own);
+        return pt_fail(own < 0 ? PT_ERR_IO : PT_ERR_NOMEM, "%s: cannot read: %s", path,
+                       own < 0 ? strerror(e) : "cannot set up zlib");
+    }
+    gzbuffer(gz, 1 << 17);
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
+    pt_status s = PT_OK;
     for (;;) {
-        if (!buf) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu bytes to read it", path, cap);
-        ssize_t r = read(fd, buf + n, cap - n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) {
-            int e = errno;
-            free(buf);
-            return pt_fail(PT_ERR_IO, "%s: read failed: %s", path, strerror(e));
+        if (!buf) {
+            s = pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu bytes to read it", path, cap);
+            break;
+        }
+        size_t want = cap - n < (1u << 30) ? cap - n : (1u << 30);
+        int r = gzread(gz, buf + n, (unsigned)want);
+        int err = Z_OK;
+        const char *msg = gzerror(gz, &err);
+        if (r < 0 || err != Z_OK) {
+            /* Z_ERRNO: the read itself failed; else zlib's reason (corrupt data, or
+             * "unexpected end of file" for a truncated member) */
+            if (strncmp(msg, "<fd:", 4) == 0 && strstr(msg, ": ")) /* zlib's name for fd */
+                msg = strstr(msg, ": ") + 2;
+            if (err == Z_ERRNO) s = pt_fail(PT_ERR_IO, "%s: read failed: %s", path, strerror(errno));
+            else s = pt_fail(PT_ERR_PARSE, "%s: gzip data after %zu bytes is not readable: %s",
+                             path, n + (r > 0 ? (size_t)r : 0), msg);
+            break;
         }
         if (r == 0) break;
         n += (size_t)r;
@@ -56,18 +82,26 @@ pt_status pt_text_read_all(const char *path, int fd, const char **data, size_t *
             buf = nb;
         }
     }
-    if (n == 0) {
+    gzclose_r(gz);
+    if (s != PT_OK || n == 0) {
         free(buf);
-        buf = NULL;
+        return s;
     }
     *data = buf;
     *len = n;
     return PT_OK;
 }
 
+bool pt_text_gzip(int fd)
+{
+    unsigned char m[2];
+    return pread(fd, m, 2, 0) == 2 && m[0] == 0x1f && m[1] == 0x8b;
+}
+
 pt_status pt_text_open(const char *path, int *fd, struct stat *st)
 {
-    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    *fd = path == pt_stdin_path ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0)
+                                : open(path, O_RDONLY | O_CLOEXEC);
     if (*fd < 0) return pt_fail(PT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     if (fstat(*fd, st) != 0) {
         int e = errno;
@@ -87,14 +121,15 @@ pt_status pt_text_map(const char *path, const char **data, size_t *len, bool *ma
     PT_TRY(pt_text_open(path, &fd, &st));
     pt_status s = PT_OK;
     void *p = MAP_FAILED;
-    if (S_ISREG(st.st_mode) && st.st_size > 0)
+    bool plain = S_ISREG(st.st_mode) && !pt_text_gzip(fd);
+    if (plain && st.st_size > 0)
         p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
         madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
         *data = p;
         *len = (size_t)st.st_size;
         *mapped = true;
-    } else if (!S_ISREG(st.st_mode) || st.st_size > 0) {
+    } else if (!plain || st.st_size > 0) {
         s = pt_text_read_all(path, fd, data, len);
     }
     close(fd);

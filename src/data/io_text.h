@@ -15,13 +15,18 @@
 
 /* ------------------------------------------------------------------ whole-file access */
 
-/* Open path read-only and stat it; a message naming path on failure. */
+/* Open path read-only and stat it (pt_stdin_path: a duplicate of standard input); a message
+ * naming path on failure. */
 pt_status pt_text_open(const char *path, int *fd, struct stat *st);
-/* Read fd to its end into a growing malloc'd buffer (pipes and other unmappable inputs);
- * nothing read gives NULL and 0. */
+/* Whether the regular file fd starts with gzip's magic bytes (1f 8b). */
+bool pt_text_gzip(int fd);
+/* Read fd to its end into a growing malloc'd buffer (pipes, gzip files and other inputs that
+ * cannot be mapped as text), through zlib: gzip members are decompressed (one after another,
+ * as gunzip does), anything else is read as it is; a corrupt or truncated gzip stream is an
+ * error naming path. Nothing read gives NULL and 0. */
 pt_status pt_text_read_all(const char *path, int fd, const char **data, size_t *len);
-/* The whole file in memory: mapped, or read (pipes); *mapped says which, for pt_text_unmap.
- * An empty file gives len 0 and data NULL. */
+/* The whole file in memory: mapped, or read (pipes, gzip); *mapped says which, for
+ * pt_text_unmap. An empty file gives len 0 and data NULL. */
 pt_status pt_text_map(const char *path, const char **data, size_t *len, bool *mapped);
 void pt_text_unmap(const char *data, size_t len, bool mapped);
 
