@@ -139,11 +139,16 @@ static const struct {
      "                           half of RAM); larger needs are refused before allocating\n"
      "  --json                   print one JSON object on stdout and nothing else there\n"
      "  --quiet                  no progress, no summary\n"},
-    {"predict", "usage: ptron predict MODEL FILE [-o PREDICTIONS] [--format F] [--delimiter C]\n"
-                "                     [--layout L] [--json] [--quiet]\n"
+    {"predict", "usage: ptron predict MODEL FILE [-o PREDICTIONS] [--scores SCORES] [--format F]\n"
+                "                     [--delimiter C] [--layout L] [--json] [--quiet]\n"
                 "  prints Accuracy = A% (correct/n); -o writes one predicted label per line\n"
                 "  (replacing PREDICTIONS whole or not at all). More than two classes: precision\n"
                 "  and recall per class, and the confusion matrix up to 1000 classes\n"
+                "  --scores SCORES  write the decision values, one line a row (for ROC curves,\n"
+                "                 AUC, thresholds): two classes, one column f(x), the +1 class\n"
+                "                 predicted where f(x) >= 0; K classes, K columns, the class of\n"
+                "                 highest score predicted. The first line is '#' and the class\n"
+                "                 of each column (two classes: the +1 class)\n"
                 "  --delimiter C  CSV field separator (default ','; 'tab' for a tab)\n"
                 "  --layout auto|dense|sparse  the layout FILE is read into (default auto: see\n"
                 "                 ptron help train)\n"},
