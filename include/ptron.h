@@ -727,6 +727,18 @@ PT_API pt_status pt_model_class_counts(const pt_model *m, const pt_dataset *ds, 
 PT_API pt_status pt_predictions_write(const pt_model *m, const double *labels, size_t n,
                                       const char *path);
 
+/* ----------------------------------------------------------------------- workflow */
+
+/* Write the decision values of every row of ds to path (ptron predict --scores), replaced
+ * whole or not at all as pt_dataset_write does. The first line is a header, '#' and the
+ * class of each column: a two-class model has one column, the score f(x) of pt_model_scores,
+ * and its header names the +1 class (predicted where the score is >= 0); a model of K > 2
+ * classes has K columns, the scores of pt_model_class_scores (the prediction is the first
+ * column of highest score), headed by the K classes in pt_model_class_value order. Then one
+ * line a row, the columns separated by one space (%.9g, C locale). Labels are written as the
+ * predictions file writes them (the class name for text labels, else %.17g of the value). */
+PT_API pt_status pt_scores_write(const pt_model *m, const pt_dataset *ds, const char *path);
+
 /* ------------------------------------------------------------------------- bounds */
 
 typedef struct pt_bounds {

@@ -47,12 +47,14 @@ print("from zero: notebook loop %d epochs, ptron %d; largest weight difference %
 
 # Batch correction: w += eta * (sum of the misclassified x) / n, every epoch (the perceptron
 # criterion J_p by full-batch subgradient steps).
-batch = ptron.BatchClassifier(loss="perceptron", eta0=1.0, max_iter=500).fit(data, labels)
+batch = ptron.BatchClassifier(loss="perceptron", eta0=1.0, max_iter=500, batch_size=None,
+                              average=False).fit(data, labels)
 print("batch perceptron criterion: training accuracy %.2f after %d iterations"
       % (batch.score(data, labels), batch.n_iter_))
 
 # Not separable (10% of the labels flipped): the least-squares criterion sum (a.x - c)^2.
 noisy = labels ^ (rng.random_sample(100) < 0.1)
-lsq = ptron.BatchClassifier(loss="squared", eta0=0.1, max_iter=500).fit(data, noisy)
+lsq = ptron.BatchClassifier(loss="squared", eta0=0.1, max_iter=500, batch_size=None,
+                            average=False).fit(data, noisy)
 print("least squares on noisy labels: training accuracy %.2f, accuracy on the clean labels %.2f"
       % (lsq.score(data, noisy), lsq.score(data, labels)))

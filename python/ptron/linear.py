@@ -173,14 +173,17 @@ class BatchClassifier(PtronClassifier):
         Step schedule: eta0, eta0 / sqrt(t), or 1 / (alpha t) (pegasos needs alpha > 0).
     eta0 : float, default 1
         Initial step (`--eta`).
-    batch_size : int or None, default None
-        Rows per mini-batch; None is the full batch (`--batch-size`).
+    batch_size : int or None, default 256
+        Rows per mini-batch; None is the full batch (`--batch-size`, whose default this is).
     max_iter : int, default 10
         Epochs at most (passes over the data).
     tol : float, default 0
         Stop when the objective changes by less than tol (relative); 0 never.
-    average : bool, default False
-        Return the average of the iterates (`--average-iterates`).
+    average : bool, default True
+        Return the average of the iterates (`--average-iterates`, the CLI's default too;
+        `--last-iterate` is False). Averaged mini-batches are the default because a full
+        batch takes one step an epoch and Pegasos' early steps (1/(alpha t)) make its bias
+        swing from side to side for the first 1/alpha steps (`ptron help train`).
     shuffle : bool, default False
         Shuffle the mini-batches' order each epoch (from random_state).
     random_state, fit_intercept, warm_start, init, n_jobs :
@@ -190,7 +193,7 @@ class BatchClassifier(PtronClassifier):
     """
 
     def __init__(self, *, loss="perceptron", alpha=0.0, learning_rate="constant", eta0=1.0,
-                 batch_size=None, max_iter=10, tol=0.0, average=False, shuffle=False,
+                 batch_size=256, max_iter=10, tol=0.0, average=True, shuffle=False,
                  random_state=None, fit_intercept=True, warm_start=False, init="zero",
                  n_jobs=None):
         self.loss = loss

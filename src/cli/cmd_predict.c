@@ -108,11 +108,12 @@ int cmd_predict(int argc, char **argv)
 {
     cli_args a;
     cli_args_init(&a, argc, argv);
-    const char *model = NULL, *file = NULL, *out = NULL, *format = NULL, *arg;
+    const char *model = NULL, *file = NULL, *out = NULL, *format = NULL, *scores = NULL, *arg;
     bool json = false, quiet = false;
     while ((arg = cli_next(&a)) && !a.error) {
         if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) out = cli_value(&a, arg);
         else if (strcmp(arg, "--format") == 0) format = cli_value(&a, arg);
+        else if (strcmp(arg, "--scores") == 0) scores = cli_value(&a, arg);
         else if (strcmp(arg, "--delimiter") == 0) cli_delimiter(&a, arg);
         else if (strcmp(arg, "--layout") == 0) cli_layout_opt(&a, arg);
         else if (strcmp(arg, "--json") == 0) json = true;
@@ -181,6 +182,10 @@ int cmd_predict(int argc, char **argv)
         goto done;
     }
     if (to_stdout && (rc = cli_report_to_stderr()) != EXIT_OK) goto done;
+    if (scores && (s = pt_scores_write(m, ds, scores)) != PT_OK) {
+        rc = cli_fail(s);
+        goto done;
+    }
     if (json) {
         json_out j;
         json_begin(&j, stdout);

@@ -6,6 +6,9 @@
 
 #include "cli.h"
 
+/* The batch path's mini-batch size when --batch-size is not given. */
+#define CLI_BATCH_SIZE 256
+
 /* SIGINT and SIGTERM request a stop of the run's token: one that comes before training
  * starts stops it at once, one that comes after is seen once the model is saved. */
 static volatile sig_atomic_t got_signal;
@@ -21,7 +24,7 @@ typedef struct train_opts {
     const char *file, *model, *format, *reference, *test, *checkpoint, *resume, *init;
     size_t max_features;
     long early_stop, checkpoint_every;
-    bool epochs_given;
+    bool epochs_given, batch_size_given, last_iterate;
     bool json, quiet, bounds;
 } train_opts;
 
@@ -139,7 +142,10 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
             const char *v = cli_value(&a, arg);
             if (v && pt_loss_parse(v, &p->loss)) return cli_usage_error("train", "%s", pt_last_error());
         } else if (IS("--lambda")) cli_float(&a, arg, 0.0, 1e30, &p->lambda);
-        else if (IS("--batch-size")) cli_size(&a, arg, 0, SIZE_MAX, &p->batch_size);
+        else if (IS("--batch-size")) {
+            cli_size(&a, arg, 0, SIZE_MAX, &p->batch_size);
+            o->batch_size_given = true;
+        }
         else if (IS("--schedule")) {
             const char *v = cli_value(&a, arg);
             if (v && pt_schedule_parse(v, &p->schedule)) return cli_usage_error("train", "%s", pt_last_error());
@@ -148,6 +154,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
             const char *v = cli_value(&a, arg);
             if (v && pt_batch_impl_parse(v, &p->batch_impl)) return cli_usage_error("train", "%s", pt_last_error());
         } else if (IS("--average-iterates")) p->average_iterates = 1;
+        else if (IS("--last-iterate")) o->last_iterate = true;
         else if (IS("--kernel")) {
             const char *v = cli_value(&a, arg);
             if (v && pt_kernel_parse(v, &p->kernel)) return cli_usage_error("train", "%s", pt_last_error());
@@ -208,6 +215,13 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     if (!o->model && strcmp(o->file, "-") == 0)
         return cli_usage_error("train", "data from standard input (-) has no default model "
                                "name: give one (train - MODEL, or -o MODEL)");
+    if (o->last_iterate && p->average_iterates)
+        return cli_usage_error("train", "--average-iterates and --last-iterate exclude each other");
+    /* The batch path's defaults: averaged mini-batches (ptron help train says why) */
+    if (p->path == PT_PATH_BATCH) {
+        if (!o->batch_size_given) p->batch_size = CLI_BATCH_SIZE;
+        if (!o->last_iterate) p->average_iterates = 1;
+    }
     /* --expand reuses --coef0 (poly), --gamma and --seed (rff) */
     p->expand.coef0 = p->coef0;
     p->expand.gamma = p->gamma;

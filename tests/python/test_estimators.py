@@ -93,7 +93,7 @@ def test_partial_fit_batch_minibatches():
     """The batch path over chunks that are whole mini-batches, constant steps: the same steps
     as one epoch over the concatenation."""
     X, y = noisy(320, 6)
-    kwargs = dict(batch_size=16, loss="hinge", alpha=0.001, eta0=0.1)
+    kwargs = dict(batch_size=16, loss="hinge", alpha=0.001, eta0=0.1, average=False)
     whole = ptron.BatchClassifier(max_iter=1, **kwargs).fit(X, y)
     parts = ptron.BatchClassifier(**kwargs)
     for start in range(0, 320, 64):
