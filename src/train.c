@@ -191,10 +191,8 @@ pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
 {
     pt_clear_error();
     PT_TRY(pt_train_params_check(p));
-    /* the sparse layout: the batch and kernel paths read it (expansions not yet) */
-    if ((p->path != PT_PATH_BATCH && p->path != PT_PATH_KERNEL) ||
-        p->expand.kind != PT_EXPAND_NONE)
-        PT_TRY(pt_require_dense(ds, "training"));
+    /* the sparse layout: every path reads it (expansions not yet) */
+    if (p->expand.kind != PT_EXPAND_NONE) PT_TRY(pt_require_dense(ds, "pt_train_params.expand"));
     if (ds->nclass < 2)
         return pt_fail(PT_ERR_LABELS, "training needs two classes; the data has %zu (label %g)",
                        ds->nclass, ds->nclass ? ds->class_values[0] : 0.0);

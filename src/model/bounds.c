@@ -46,7 +46,8 @@ static int cmp_desc(const void *a, const void *b)
 }
 
 /* R^2 and the margins y_i (w.x_i + wb bias) / |w| of a linear w* over the rows of ds, each
- * mapped by map first when map is not NULL (buf: its output row). */
+ * mapped by map first when map is not NULL (buf: its output row; dense data only). On sparse
+ * data R^2 is the largest squared row norm, from each row's non-zeros. */
 static pt_status linear_margins(const pt_dataset *ds, const pt_row_map *map, float *buf,
                                 const float *w, size_t dw, float wbias, int bias, double *R2_out,
                                 double *m)
@@ -55,6 +56,24 @@ static pt_status linear_margins(const pt_dataset *ds, const pt_row_map *map, flo
     for (size_t j = 0; j < dw; j++) wn2 += (double)w[j] * w[j];
     if (!(wn2 > 0.0)) return pt_fail(PT_ERR_INVALID, "the reference separator is zero");
     double wn = sqrt(wn2), R2 = 0.0;
+    if (ds->layout == PT_LAYOUT_SPARSE) {
+        /* the same sums over the non-zeros (the zeros add nothing): O(nnz) */
+        if (map) return pt_require_dense(ds, "the bounds of a run on an expansion");
+        for (size_t i = 0; i < ds->n; i++) {
+            const uint32_t *col;
+            const float *val;
+            size_t nnz = pt_csr_row(ds, i, &col, &val);
+            double s = wbias * bb, r2 = bb;
+            for (size_t k = 0; k < nnz; k++) {
+                if (col[k] < dw) s += (double)w[col[k]] * val[k];
+                r2 += (double)val[k] * val[k];
+            }
+            m[i] = ds->y[i] * s / wn;
+            if (r2 > R2) R2 = r2;
+        }
+        *R2_out = R2;
+        return PT_OK;
+    }
     for (size_t i = 0; i < ds->n; i++) {
         const float *x = ds->X + i * ds->stride;
         if (map) {
@@ -118,7 +137,6 @@ pt_status pt_bounds_compute(const pt_dataset *ds, const float *wstar, float wbia
 {
     pt_clear_error();
     memset(out, 0, sizeof *out);
-    PT_TRY(pt_require_dense(ds, "bounds"));
     if (ds->nclass != 2) return pt_fail(PT_ERR_LABELS, "bounds need two classes (got %zu)", ds->nclass);
     size_t n = ds->n;
     double *m = malloc((n ? n : 1) * sizeof *m);
@@ -155,6 +173,7 @@ static void not_covered(pt_run_bounds *out, const char *fmt, ...)
 static pt_status kernel_margins(const pt_dataset *ds, const pt_model *ref, int bias, double *R2_out,
                                 double *m)
 {
+    PT_TRY(pt_require_dense(ds, "the bounds of a kernel reference"));
     pt_model in_run_space = *ref; /* read only: the same vectors, the run's constant coordinate */
     in_run_space.bias = bias;
     in_run_space.params.bias = bias;

@@ -12,7 +12,6 @@
 /* Predicted class index of every row. */
 static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_t *pred)
 {
-    PT_TRY(pt_require_dense(ds, "prediction"));
     size_t K = m->nclass, n = ds->n;
     size_t rows = K > 2 ? CLASS_SCORE_BLOCK_BYTES / sizeof(float) / K : n;
     rows = rows < 1 ? 1 : rows > n ? (n ? n : 1) : rows;
@@ -23,10 +22,12 @@ static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_
     /* sigma(0) = +1 */
     for (size_t i = 0; K == 2 && st == PT_OK && i < n; i++) pred[i] = pt_sign_positive(s[i]);
     for (size_t i0 = 0; K > 2 && st == PT_OK && i0 < n; i0 += rows) {
-        /* rows [i0, i0 + block) as a dataset of their own (shares X) */
+        /* rows [i0, i0 + block) as a dataset of their own (shares X, or the CSR arrays: the
+         * offsets index the whole of them) */
         pt_dataset block = *ds;
         block.n = rows < n - i0 ? rows : n - i0;
-        block.X = ds->X + i0 * ds->stride;
+        if (ds->layout == PT_LAYOUT_SPARSE) block.rowptr = ds->rowptr + i0;
+        else block.X = ds->X + i0 * ds->stride;
         block.cls = ds->cls ? ds->cls + i0 : NULL;
         block.y = ds->y ? ds->y + i0 : NULL;
         if ((st = pt_class_scores(m, &block, s)) != PT_OK) break;

@@ -1,6 +1,7 @@
 /*
  * Scores: what a model says of each row. Linear models are a dot per row (one-vs-rest and the
- * multiclass perceptron: one per class, by the table's dot_many), the voted perceptron a vote
+ * multiclass perceptron: one per class, by the table's dot_many; on sparse data the sparse
+ * kernels', a gather a row, O(nnz)), the voted perceptron a vote
  * of its vectors, a model trained on an expansion expands the rows block by block first
  * (features/expand), and a kernel model sums its support vectors' kernel values, block by
  * block (features/gram).
@@ -33,6 +34,51 @@ float pt_vote_score(const pt_kernels *k, const float *V, size_t ldv, const float
         vote += pt_sign_positive(s) ? Vc[v] : -Vc[v];
     }
     return (float)vote;
+}
+
+/* The voted score of a sparse row (nnz pairs idx, val), as pt_vote_score of its dense form. */
+static float vote_score_sparse(const pt_kernels *k, const pt_model *m, size_t ldv,
+                               const uint32_t *idx, const float *val, size_t nnz, float bias)
+{
+    double vote = 0.0;
+    for (size_t v = 0; v < m->n_votes; v++) {
+        float s = k->sparse->dot(m->votes + v * ldv, idx, val, nnz) + m->vote_b[v] * bias;
+        vote += pt_sign_positive(s) ? m->vote_c[v] : -m->vote_c[v];
+    }
+    return (float)vote;
+}
+
+/* Row i of a sparse dataset, its pairs of columns below d only (a model of d features ignores
+ * the data's further ones): *idx, *val and their count, found by bisection. */
+static size_t sparse_row_below(const pt_dataset *ds, size_t i, size_t d, const uint32_t **idx,
+                               const float **val)
+{
+    size_t nnz = pt_csr_row(ds, i, idx, val);
+    const uint32_t *c = *idx;
+    if (nnz == 0 || c[nnz - 1] < d) return nnz;
+    size_t lo = 0, hi = nnz; /* the first column >= d */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c[mid] < d) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* binary_scores of a linear model on a sparse dataset: a gather a row, O(nnz). */
+static void binary_scores_sparse(const pt_kernels *k, const pt_model *m, const pt_dataset *ds,
+                                 float *scores)
+{
+    const size_t mstride = pt_stride_for(m->d);
+    const float bias = m->bias ? 1.0f : 0.0f;
+#pragma omp parallel for schedule(static) if (ds->nnz * (m->n_votes ? m->n_votes : 1) > 65536)
+    for (size_t i = 0; i < ds->n; i++) {
+        const uint32_t *idx;
+        const float *val;
+        size_t nnz = sparse_row_below(ds, i, m->d, &idx, &val);
+        scores[i] = m->n_votes ? vote_score_sparse(k, m, mstride, idx, val, nnz, bias)
+                               : k->sparse->dot(m->w, idx, val, nnz) + m->b * bias;
+    }
 }
 
 /* Scores of a model trained on an expansion: each row expanded block-wise, then the dot. */
@@ -160,12 +206,14 @@ static pt_status binary_scores(const pt_model *m, const pt_dataset *ds, float *s
 pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores)
 {
     pt_clear_error();
-    PT_TRY(pt_require_dense(ds, "scoring"));
     if (m->nclass > 2)
         return pt_fail(PT_ERR_INVALID, "a %zu-class model has one score per class: use "
                                        "pt_model_class_scores", m->nclass);
     /* trained on an expansion: expand the rows (block-wise) before the dot */
-    if (m->params.expand.kind != PT_EXPAND_NONE && m->w) return expanded_scores(m, ds, scores);
+    if (m->params.expand.kind != PT_EXPAND_NONE && m->w) {
+        PT_TRY(pt_require_dense(ds, "scoring with a model trained on an expansion"));
+        return expanded_scores(m, ds, scores);
+    }
     pt_warn_extra_features(m->d, ds->d);
     return binary_scores(m, ds, scores);
 }
@@ -173,9 +221,16 @@ pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores
 /* Scores of a binary model on the rows as they are (no expansion, no warning). */
 static pt_status binary_scores(const pt_model *m, const pt_dataset *ds, float *scores)
 {
-    if (!m->w) return pt_model_kernel_scores(m, ds, scores);
+    if (!m->w) {
+        PT_TRY(pt_require_dense(ds, "scoring with a kernel model"));
+        return pt_model_kernel_scores(m, ds, scores);
+    }
     const pt_kernels *k;
     PT_TRY(pt_kernels_get(PT_ISA_AUTO, &k));
+    if (ds->layout == PT_LAYOUT_SPARSE) {
+        binary_scores_sparse(k, m, ds, scores);
+        return PT_OK;
+    }
     /* w is zero past the model's d and x is zero past the data's d, so a dot over the shorter
      * padded length ignores the features the model never saw and counts missing ones as 0. */
     size_t mstride = pt_stride_for(m->d);
@@ -216,6 +271,18 @@ pt_status pt_class_scores(const pt_model *m, const pt_dataset *ds, float *out)
     size_t mstride = pt_stride_for(m->d), K = m->nclass;
     size_t len = mstride < ds->stride ? mstride : ds->stride;
     float bias = m->bias ? 1.0f : 0.0f;
+    if (ds->layout == PT_LAYOUT_SPARSE) {
+        /* every class of a row from one pass over its pairs */
+#pragma omp parallel for schedule(static) if (ds->nnz * K > 65536)
+        for (size_t i = 0; i < ds->n; i++) {
+            const uint32_t *idx;
+            const float *val;
+            size_t nnz = sparse_row_below(ds, i, m->d, &idx, &val);
+            k->sparse->dot_many(m->W, mstride, K, idx, val, nnz, out + i * K);
+            for (size_t c = 0; c < K; c++) out[i * K + c] += m->Bk[c] * bias;
+        }
+        return PT_OK;
+    }
 #pragma omp parallel for schedule(static) if (ds->n * K > 4096)
     for (size_t i = 0; i < ds->n; i++) {
         const float *x = ds->X + i * ds->stride;
@@ -228,7 +295,6 @@ pt_status pt_class_scores(const pt_model *m, const pt_dataset *ds, float *out)
 pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *out)
 {
     pt_clear_error();
-    PT_TRY(pt_require_dense(ds, "scoring"));
     pt_warn_extra_features(m->d, ds->d);
     return pt_class_scores(m, ds, out);
 }

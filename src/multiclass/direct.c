@@ -1,7 +1,8 @@
 /*
  * The multiclass perceptron (online): scores s_c = W_c.x + B_c for every class in one visit of
  * x; with r the best wrong class, a margin violation s_y - s_r <= tau adds eta x to W_y and
- * subtracts it from W_r. Averaged with the same lazy sum as the binary path.
+ * subtracts it from W_r. Averaged with the same lazy sum as the binary path. On sparse data
+ * (CSR) the same, on each row's non-zeros (O(K nnz) a sample).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -20,11 +21,16 @@ typedef struct direct {
     double steps;
 } direct;
 
-/* One sample of class y: returns 1 if it updated. */
-static int direct_visit(direct *o, const float *x, size_t y)
+/* One sample of class y, a dense row x or (x NULL) the sparse row of nnz pairs idx, val (every
+ * score a gather, every update a scatter: O(nnz) a class): returns 1 if it updated. */
+static int direct_visit(direct *o, const float *x, const uint32_t *idx, const float *val,
+                        size_t nnz, size_t y)
 {
     const size_t K = o->K, len = o->len;
-    o->k->dot_many(o->W, len, K, x, len, o->s); /* one pass over x for every class */
+    const pt_sparse_kernels *sk = o->k->sparse;
+    /* one pass over the row for every class */
+    if (x) o->k->dot_many(o->W, len, K, x, len, o->s);
+    else sk->dot_many(o->W, len, K, idx, val, nnz, o->s);
     for (size_t c = 0; c < K; c++) o->s[c] += o->B[c] * o->bias;
     size_t rival = y == 0 ? 1 : 0;
     for (size_t c = 0; c < K; c++)
@@ -32,15 +38,25 @@ static int direct_visit(direct *o, const float *x, size_t y)
     int upd = o->s[y] - o->s[rival] <= o->tau;
     if (upd) {
         float a = o->eta;
+        float *Wy = o->W + y * len, *Wr = o->W + rival * len;
         if (o->averaged) {
             float cc = (float)o->steps * a;
-            o->k->axpy2(a, cc, x, o->W + y * len, o->U + y * len, len);
-            o->k->axpy2(-a, -cc, x, o->W + rival * len, o->U + rival * len, len);
+            float *Uy = o->U + y * len, *Ur = o->U + rival * len;
+            if (x) {
+                o->k->axpy2(a, cc, x, Wy, Uy, len);
+                o->k->axpy2(-a, -cc, x, Wr, Ur, len);
+            } else {
+                sk->axpy2(a, cc, idx, val, nnz, Wy, Uy);
+                sk->axpy2(-a, -cc, idx, val, nnz, Wr, Ur);
+            }
             o->UB[y] += cc * o->bias;
             o->UB[rival] -= cc * o->bias;
+        } else if (x) {
+            o->k->axpy(a, x, Wy, len);
+            o->k->axpy(-a, x, Wr, len);
         } else {
-            o->k->axpy(a, x, o->W + y * len, len);
-            o->k->axpy(-a, x, o->W + rival * len, len);
+            sk->axpy(a, idx, val, nnz, Wy);
+            sk->axpy(-a, idx, val, nnz, Wr);
         }
         o->B[y] += a * o->bias;
         o->B[rival] -= a * o->bias;
@@ -117,6 +133,7 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
                           pt_model *m, pt_train_report *r)
 {
     const size_t n = ds->n, K = ds->nclass;
+    const bool sparse = ds->layout == PT_LAYOUT_SPARSE;
     direct o = {
         .k = k, .K = K, .len = ds->stride, .tau = p->margin, .eta = p->eta,
         .bias = p->bias ? 1.0f : 0.0f, .averaged = p->variant == PT_VARIANT_AVERAGED,
@@ -176,7 +193,15 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
         size_t mistakes = epoch == first ? carried : 0, before = mistakes;
         for (size_t t = epoch == first ? start : 0; t < n; t++) {
             size_t i = order ? order[t] : t;
-            mistakes += (size_t)direct_visit(&o, ds->X + i * ds->stride, (size_t)ds->cls[i]);
+            if (sparse) {
+                const uint32_t *idx;
+                const float *val;
+                size_t nnz = pt_csr_row(ds, i, &idx, &val);
+                mistakes += (size_t)direct_visit(&o, NULL, idx, val, nnz, (size_t)ds->cls[i]);
+            } else {
+                mistakes += (size_t)direct_visit(&o, ds->X + i * ds->stride, NULL, NULL, 0,
+                                                 (size_t)ds->cls[i]);
+            }
             if (pt_stopping(p->stop)) {
                 pos = t + 1;
                 pos_mistakes = mistakes;

@@ -78,6 +78,38 @@ static inline int visit(online *o, const float *x, float y, float score)
     return upd;
 }
 
+/* visit on a sparse row (nnz pairs idx, val): the same decision and counters, the update by
+ * the sparse kernels (O(nnz), the averaged variant's lazy sum included), so on the dense copy
+ * of the row it gives the same w. */
+static inline int visit_sparse(online *o, const uint32_t *idx, const float *val, size_t nnz,
+                               float y, float score)
+{
+    int upd = y * score <= o->tau;
+    if (o->voted) {
+        if (upd) online_push_vote(o); /* a failure is in vote_error, which stops the pass */
+        o->survived = upd ? 1.0f : o->survived + 1.0f;
+    }
+    if (upd) {
+        float a = o->eta * y;
+        if (o->averaged) {
+            float c = (float)o->steps * a;
+            o->k->sparse->axpy2(a, c, idx, val, nnz, o->w, o->u);
+            o->ub += c * o->bias;
+        } else {
+            o->k->sparse->axpy(a, idx, val, nnz, o->w);
+        }
+        o->b += a * o->bias;
+    }
+    o->steps += 1.0;
+    return upd;
+}
+
+static inline float score_of_sparse(const online *o, const uint32_t *idx, const float *val,
+                                    size_t nnz)
+{
+    return o->k->sparse->dot(o->w, idx, val, nnz) + o->b * o->bias;
+}
+
 /* Whether the pass must stop after this sample: the call is stopped, or the run failed. */
 static inline bool online_stopped(const online *o)
 {
@@ -95,12 +127,30 @@ static inline const float *row(const pt_dataset *ds, const uint32_t *order, size
     return ds->X + (order ? order[t] : t) * ds->stride;
 }
 
+/* Sample t's row of a sparse dataset: its pairs in *idx, *val, and their count. */
+static inline size_t sparse_row(const pt_dataset *ds, const uint32_t *order, size_t t,
+                                const uint32_t **idx, const float **val)
+{
+    return pt_csr_row(ds, order ? order[t] : t, idx, val);
+}
+
 /* Shuffled order visits rows at random, which the hardware prefetcher cannot follow: ask for
  * a row a few samples ahead, one cache line at a time. */
 #define PREFETCH_AHEAD 4
 static inline void prefetch_row(const float *x, size_t floats)
 {
     for (size_t j = 0; j < floats; j += 16) __builtin_prefetch(x + j, 0, 3);
+}
+
+/* The same for row i of a sparse dataset: its columns and values (the weights it gathers are
+ * fetched by the step itself). */
+static inline void prefetch_sparse_row(const pt_dataset *ds, size_t i)
+{
+    uint64_t a = ds->rowptr[i], e = ds->rowptr[i + 1];
+    for (uint64_t j = a; j < e; j += 16) {
+        __builtin_prefetch(ds->col + j, 0, 3);
+        __builtin_prefetch(ds->val + j, 0, 3);
+    }
 }
 
 /* Samples found correct without visiting them one by one: only the counters move, as visit
@@ -118,6 +168,7 @@ typedef struct online_pass {
     int threads;
     size_t n;
     bool mapped;         /* the rows are mapped one by one (an expansion): sequential only */
+    bool sparse;         /* sparse data: sequential only (see online_pass.c) */
     bool big;            /* X is large enough for auto to try the blocked pass */
     /* auto: the last sequential epoch's time. An epoch of the blocked pass that is not faster
      * sets it aside: when its mistakes were many (too dense to pay), until the mistakes per

@@ -4,6 +4,9 @@
  * for bit). PT_PASS_SEQUENTIAL and PT_PASS_BLOCKED are taken as asked; PT_PASS_AUTO goes
  * blocked only where it pays, judged by the last epoch's mistakes and each epoch's time, and
  * sets the blocked pass aside for a while after an epoch where it did not.
+ *
+ * Sparse data always takes the sequential pass: the blocked pass (its scoring of chunks, its
+ * walk) reads dense rows, and has no sparse form yet.
  */
 #include <stdint.h>
 
@@ -25,9 +28,13 @@ void online_pass_init(online_pass *ps, const pt_train_params *p, int threads,
                       const pt_dataset *ds, size_t len, bool mapped)
 {
     *ps = (online_pass){.mode = p->pass, .threads = threads, .n = ds->n, .mapped = mapped,
+                        .sparse = ds->layout == PT_LAYOUT_SPARSE,
                         .big = ds->n * len * sizeof(float) >= AUTO_MIN_BYTES,
                         .blocked_below = SIZE_MAX};
-    if (ps->mode == PT_PASS_AUTO && threads >= 2 && !mapped && ps->big) {
+    if (ps->sparse && ps->mode == PT_PASS_BLOCKED)
+        pt_log(PT_LOG_INFO, "online path: the blocked pass reads the dense layout only; sparse "
+                            "data takes the sequential pass");
+    if (ps->mode == PT_PASS_AUTO && threads >= 2 && !mapped && !ps->sparse && ps->big) {
         /* start the thread team now, not in the first blocked epoch (whose time auto judges) */
 #pragma omp parallel num_threads(threads)
         {
@@ -45,11 +52,60 @@ static void set_aside(online_pass *ps, int epoch, size_t last)
 /* Whether epoch runs blocked, the last epoch having had `last` mistakes. */
 static bool choose_blocked(const online_pass *ps, int epoch, size_t last)
 {
-    if (ps->mapped) return false;
+    if (ps->mapped || ps->sparse) return false;
     if (ps->mode == PT_PASS_BLOCKED) return true;
     return ps->mode == PT_PASS_AUTO && ps->threads >= 2 && epoch > 1 && last < ps->blocked_below &&
            epoch >= ps->blocked_from && ps->seq_seconds > 0.0 && last * AUTO_RATE < ps->n &&
            ps->big;
+}
+
+/* epoch_sequential on a sparse dataset: every step O(nnz) (a gather, and on an update a
+ * scatter), the plain pass a chunk of rows a kernel call as on dense data. */
+static pt_status epoch_sparse(online *o, const pt_dataset *ds, const uint32_t *order,
+                              size_t *t_io, size_t *mistakes, int epoch)
+{
+    size_t count = *mistakes, t = *t_io;
+    const float *Y = ds->y;
+    const pt_sparse_kernels *sk = o->k->sparse;
+    pt_status s = PT_OK;
+    if (!order && !o->averaged && !o->voted) {
+        const size_t chunk = 8192;
+        while (t < ds->n) {
+            size_t rows = ds->n - t < chunk ? ds->n - t : chunk;
+            count += sk->step_rows(o->w, &o->b, ds->rowptr + t, ds->col, ds->val, Y + t, rows,
+                                   o->tau, o->eta, o->bias);
+            t += rows;
+            if (online_stopped(o)) {
+                s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch,
+                            t);
+                break;
+            }
+        }
+        *t_io = t;
+        *mistakes = count;
+        return s;
+    }
+    for (; t < ds->n; t++) {
+        const uint32_t *idx;
+        const float *val;
+        size_t nnz = sparse_row(ds, order, t, &idx, &val);
+        float y = Y[order ? order[t] : t];
+        if (order && t + PREFETCH_AHEAD < ds->n) prefetch_sparse_row(ds, order[t + PREFETCH_AHEAD]);
+        if (!o->averaged && !o->voted) {
+            float sc;
+            count += (size_t)sk->step(o->w, &o->b, idx, val, nnz, y, o->tau, o->eta, o->bias, &sc);
+        } else {
+            count += (size_t)visit_sparse(o, idx, val, nnz, y, score_of_sparse(o, idx, val, nnz));
+        }
+        if (online_stopped(o)) {
+            t++;
+            s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
+            break;
+        }
+    }
+    *t_io = t;
+    *mistakes = count;
+    return s;
 }
 
 /* One sequential epoch from sample *t on; *mistakes accumulates, *t ends at n (or where an
@@ -58,6 +114,7 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
                                   const pt_row_map *map, float *mapped, size_t *t_io,
                                   size_t *mistakes, int epoch)
 {
+    if (ds->layout == PT_LAYOUT_SPARSE) return epoch_sparse(o, ds, order, t_io, mistakes, epoch);
     size_t count = *mistakes, t = *t_io;
     const float *Y = ds->y;
     pt_status s = PT_OK;

@@ -13,6 +13,11 @@
  * of the walk, and the walk takes its decisions from those scores while w has not changed
  * since. The scores come from the same dot kernel as the sequential pass's, so the decisions,
  * the updates and w are bit-identical. online_pass.c runs an epoch by the pass it chooses.
+ *
+ * Sparse data (CSR) takes the same steps on each row's non-zeros through the table's sparse
+ * kernels: a step costs O(nnz) (the averaged variant's lazy sum too), and the model equals the
+ * one trained on the dense copy (the same decisions; w to float rounding, bit for bit on
+ * integer-valued data). Sparse epochs take the sequential pass (online_pass.c says why).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -95,6 +100,8 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     pt_status s = PT_OK;
     if (p->shuffle && n > UINT32_MAX)
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
+    if (map && ds->layout == PT_LAYOUT_SPARSE)
+        return pt_require_dense(ds, "the online path over an expansion");
     /* every buffer once, before the first epoch */
     if ((o.averaged && !(o.u = pt_calloc(o.len * sizeof(float), "averaging buffer"))) ||
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
@@ -228,6 +235,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
                               pt_train_state **states)
 {
     const size_t n = ds->n, len = ds->stride, K = c1 - c0;
+    const bool sparse = ds->layout == PT_LAYOUT_SPARSE;
     if (p->shuffle && n > UINT32_MAX)
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
     /* per problem: where it starts (epoch, sample, mistakes so far), where it stands */
@@ -303,9 +311,26 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
             }
             if (t == n) break;
             size_t i = order ? order[t] : t;
-            const float *x = ds->X + i * len;
             int32_t cls = ds->cls[i];
-            for (size_t a = 0; a < nactive; a++) {
+            if (sparse) {
+                /* the row's pairs once, every class's step on them (O(nnz) each) */
+                const uint32_t *idx;
+                const float *val;
+                size_t nnz = pt_csr_row(ds, i, &idx, &val);
+                if (order && t + PREFETCH_AHEAD < n)
+                    prefetch_sparse_row(ds, order[t + PREFETCH_AHEAD]);
+                for (size_t a = 0; a < nactive; a++) {
+                    online *oc = &o[active[a]];
+                    float y = cls == (int32_t)(c0 + active[a]) ? 1.0f : -1.0f, sc;
+                    pr[active[a]].mistakes +=
+                        !oc->averaged ? (size_t)k->sparse->step(oc->w, &oc->b, idx, val, nnz, y,
+                                                                oc->tau, oc->eta, oc->bias, &sc)
+                                      : (size_t)visit_sparse(oc, idx, val, nnz, y,
+                                                             score_of_sparse(oc, idx, val, nnz));
+                }
+            }
+            const float *x = sparse ? NULL : ds->X + i * len;
+            for (size_t a = 0; !sparse && a < nactive; a++) {
                 size_t c = active[a];
                 float y = cls == (int32_t)(c0 + c) ? 1.0f : -1.0f, sc;
                 if (!o[c].averaged)
