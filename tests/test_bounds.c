@@ -166,6 +166,53 @@ START_TEST(test_run_bounds_formulas)
 }
 END_TEST
 
+/* On sparse data the bounds are those of the dense copy, exactly (R from the rows' non-zeros,
+ * the margins from the same products): the generator's w* and a reference model, the
+ * separable case and the noisy one. What reads dense rows only says so. */
+START_TEST(test_sparse_bounds)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_SPARSE;
+    g.n = 1500;
+    g.d = 2000;
+    g.nnz = 30;
+    g.margin = 0.001;
+    for (int noisy = 0; noisy <= 1; noisy++) {
+        g.noise = noisy ? 0.1 : 0.0;
+        pt_dataset *sp, *dn;
+        ck_assert_msg(pt_generate(&g, &sp) == PT_OK, "%s", pt_last_error());
+        ck_assert_int_eq(pt_dataset_layout(sp), PT_LAYOUT_SPARSE);
+        ck_assert_int_eq(pt_dataset_convert(sp, PT_LAYOUT_DENSE, 0, &dn), PT_OK);
+        float *w = truth_f(sp);
+        pt_bounds a, b;
+        ck_assert_int_eq(pt_bounds_compute(sp, w, 0.0f, 1, &a), PT_OK);
+        ck_assert_int_eq(pt_bounds_compute(dn, w, 0.0f, 1, &b), PT_OK);
+        ck_assert(a.R == b.R && a.gamma == b.gamma && a.hinge_loss == b.hinge_loss);
+        ck_assert(a.R > 0.0 && (noisy ? a.gamma < 0.0 : a.gamma > 0.0));
+        pt_train_params p;
+        pt_train_params_init(&p);
+        p.epochs = 3;
+        pt_model *m;
+        ck_assert_int_eq(pt_train(sp, &p, &m, NULL), PT_OK);
+        for (int ref = 0; ref <= 1; ref++) {
+            pt_run_bounds ra, rb;
+            ck_assert_msg(pt_bounds_for_run(sp, &p, ref ? m : NULL, 3, &ra) == PT_OK, "%s",
+                          pt_last_error());
+            ck_assert_int_eq(pt_bounds_for_run(dn, &p, ref ? m : NULL, 3, &rb), PT_OK);
+            ck_assert(ra.covered && rb.covered);
+            ck_assert(ra.R == rb.R && ra.gamma == rb.gamma);
+            ck_assert(ra.hinge_bound == rb.hinge_bound && ra.hinge_scale == rb.hinge_scale);
+            ck_assert(ra.separable == rb.separable);
+        }
+        pt_model_free(m);
+        free(w);
+        pt_dataset_free(sp);
+        pt_dataset_free(dn);
+    }
+}
+END_TEST
+
 static pt_run_bounds run_bounds(const pt_dataset *ds, const pt_train_params *p, const pt_model *ref,
                                 int passes)
 {
@@ -439,6 +486,7 @@ int main(void)
     tcase_add_test(tc, test_hinge_bound_over_passes);
     tcase_add_test(tc, test_runs_not_covered);
     tcase_add_test(tc, test_feature_space_bounds);
+    tcase_add_test(tc, test_sparse_bounds);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -941,6 +941,83 @@ START_TEST(test_gen_sparse)
 }
 END_TEST
 
+/* Generated sparse data trains and predicts with the default options (layout auto: sparse):
+ * the online path, --test and --bounds (R and gamma as on the dense copy), one-vs-rest and the
+ * multiclass perceptron; the paths that read dense rows only refuse it with exit 2, naming
+ * --layout dense. */
+START_TEST(test_sparse_train_predict)
+{
+    const char *svm = keep(0, tu_path("st", ".svm")), *ptd = keep(1, tu_path("st", ".ptd")),
+               *model = keep(2, tu_path("st", ".model")), *mc = keep(3, tu_path("st_mc", ".svm")),
+               *dmodel = keep(4, tu_path("st_d", ".model"));
+    char *out, *err, *dout, *derr;
+    ck_assert_int_eq(run(NULL, NULL, "gen sparse --n 3000 --seed 2 -o %s", svm), 0);
+    ck_assert_int_eq(run(NULL, NULL, "gen sparse --n 3000 --seed 2 -o %s", ptd), 0);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --json", svm, model), 0);
+    HAS(out, "\"path\": \"online\"");
+    HAS(out, "\"layout\": \"sparse\"");
+    HAS(out, "\"n\": 3000, \"d\": 47236");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "predict %s %s", model, svm), 0);
+    HAS(out, "Accuracy = ");
+    /* the same predictions from the dense layout */
+    ck_assert_int_eq(run(&dout, &derr, "predict %s %s --layout dense", model, svm), 0);
+    ck_assert_str_eq(out, dout);
+    free(out);
+    free(err);
+    free(dout);
+    free(derr);
+    /* averaged, shuffled, held-out accuracy and the bounds of the generator's w* */
+    const char *opts = "--averaged --shuffle --epochs 3 --bounds";
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s %s --test %s", ptd, model, opts, svm), 0);
+    ck_assert_int_eq(run(&dout, &derr, "train %s -o %s %s --test %s --layout dense", ptd, dmodel,
+                         opts, svm), 0);
+    HAS(out, "held-out accuracy per epoch");
+    HAS(out, "R = 1.41421, margin of w* gamma = ");
+    const char *g1 = strstr(out, "gamma = "), *g2 = strstr(dout, "gamma = ");
+    ck_assert_ptr_nonnull(g2);
+    ck_assert_int_eq(strcspn(g1, "\n"), strcspn(g2, "\n"));
+    ck_assert(strncmp(g1, g2, strcspn(g1, "\n")) == 0);
+    free(out);
+    free(err);
+    free(dout);
+    free(derr);
+    /* more than two classes: the labels of the first 600 rows made 0, 1, 2 */
+    size_t len;
+    char *text = tu_read_file(svm, &len), *p = text;
+    FILE *f = fopen(mc, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 600; i++) {
+        char *eol = strchr(p, '\n'), *sp = strchr(p, ' ');
+        fprintf(f, "%d%.*s\n", i % 3, (int)(eol - sp), sp);
+        p = eol + 1;
+    }
+    fclose(f);
+    free(text);
+    const char *multi[] = {"--multiclass ovr", "--multiclass direct"};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(run(&out, &err, "train %s -o %s %s --json", mc, model, multi[i]), 0);
+        HAS(out, "\"layout\": \"sparse\"");
+        free(out);
+        free(err);
+        ck_assert_int_eq(run(&out, &err, "predict %s %s", model, mc), 0);
+        HAS(out, "Accuracy = ");
+        free(out);
+        free(err);
+    }
+    /* refused where rows are read dense only */
+    const char *refused[] = {"--path batch", "--path kernel", "--expand 2"};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(run(&out, &err, "train %s -o %s %s", svm, model, refused[i]), 2);
+        HAS(err, "dense layout only");
+        HAS(err, "--layout dense");
+        free(out);
+        free(err);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -965,6 +1042,7 @@ int main(void)
     tcase_add_test(tc, test_early_stop_model_loads);
     tcase_add_test(tc, test_layout_option);
     tcase_add_test(tc, test_gen_sparse);
+    tcase_add_test(tc, test_sparse_train_predict);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -480,6 +480,98 @@ START_TEST(test_ovr_voted_keeps_votes)
 }
 END_TEST
 
+/* Four classes of integer-valued data, about 3 values in 4 zero: the class of the highest
+ * integer score (5% relabelled at random), in the sparse layout and its dense copy. */
+static void sparse_classes(size_t n, size_t d, uint64_t seed, pt_dataset **dense,
+                           pt_dataset **sparse)
+{
+    enum { K = 4 };
+    pt_rng rng;
+    pt_rng_seed(&rng, seed);
+    float *x = calloc(n * d, sizeof *x);
+    double *y = malloc(n * sizeof *y);
+    int *w = malloc(K * d * sizeof *w);
+    for (size_t j = 0; j < K * d; j++) w[j] = (int)pt_rng_below(&rng, 7) - 3;
+    for (size_t i = 0; i < n; i++) {
+        long sc[K] = {0};
+        for (size_t j = 0; j < d; j++) {
+            if (pt_rng_below(&rng, 4) != 0) continue;
+            int v = (int)pt_rng_below(&rng, 9) - 4;
+            x[i * d + j] = (float)v;
+            for (int c = 0; c < K; c++) sc[c] += (long)v * w[c * d + j];
+        }
+        int best = 0;
+        for (int c = 1; c < K; c++)
+            if (sc[c] > sc[best]) best = c;
+        y[i] = pt_rng_uniform(&rng) < 0.05 ? (double)pt_rng_below(&rng, K) : (double)best;
+    }
+    *dense = tu_dataset(n, d, x, y);
+    ck_assert_int_eq(pt_dataset_convert(*dense, PT_LAYOUT_SPARSE, 0, sparse), PT_OK);
+    ck_assert_int_eq(pt_dataset_layout(*sparse), PT_LAYOUT_SPARSE);
+    free(x);
+    free(y);
+    free(w);
+}
+
+/* One-vs-rest (classic, averaged, voted; 1 and 2 threads) and the multiclass perceptron
+ * (classic, averaged) on sparse data equal the runs on the dense copy: the same mistakes in
+ * every epoch, the same model file (integer-valued data), the same predictions. */
+START_TEST(test_sparse_equals_dense)
+{
+    pt_dataset *dn, *sp;
+    sparse_classes(1200, 45, 17, &dn, &sp);
+    const size_t n = 1200;
+    double *l1 = malloc(n * sizeof *l1), *l2 = malloc(n * sizeof *l2);
+    for (int direct = 0; direct <= 1; direct++)
+        for (int variant = PT_VARIANT_CLASSIC; variant <= (direct ? PT_VARIANT_AVERAGED
+                                                                   : PT_VARIANT_VOTED);
+             variant++)
+            for (int shuffle = 0; shuffle <= 1; shuffle++)
+                for (int threads = 1; threads <= 2; threads++) {
+                    pt_train_params p;
+                    pt_train_params_init(&p);
+                    p.epochs = 4;
+                    p.multiclass = direct ? PT_MULTI_DIRECT : PT_MULTI_OVR;
+                    p.variant = (pt_variant)variant;
+                    p.shuffle = shuffle;
+                    p.threads = threads;
+                    char what[96];
+                    snprintf(what, sizeof what, "direct %d variant %d shuffle %d threads %d",
+                             direct, variant, shuffle, threads);
+                    pt_train_report rd, rs;
+                    pt_model *md, *ms;
+                    ck_assert_msg(pt_train(dn, &p, &md, &rd) == PT_OK, "%s", pt_last_error());
+                    ck_assert_msg(pt_train(sp, &p, &ms, &rs) == PT_OK, "%s", pt_last_error());
+                    ck_assert_int_eq(rs.epochs_run, rd.epochs_run);
+                    ck_assert_msg(memcmp(rs.mistakes_per_epoch, rd.mistakes_per_epoch,
+                                         (size_t)rd.epochs_run * sizeof(size_t)) == 0,
+                                  "%s: mistakes", what);
+                    const char *fa = tu_path("spm_a", ".model"), *fb = tu_path("spm_b", ".model");
+                    ck_assert_int_eq(pt_model_save(ms, fa), PT_OK);
+                    ck_assert_int_eq(pt_model_save(md, fb), PT_OK);
+                    size_t la, lb;
+                    char *ba = tu_read_file(fa, &la), *bb = tu_read_file(fb, &lb);
+                    ck_assert_msg(la == lb && memcmp(ba, bb, la) == 0, "%s: model files", what);
+                    free(ba);
+                    free(bb);
+                    remove(fa);
+                    remove(fb);
+                    /* predicted from either layout (the average's scores only to rounding) */
+                    ck_assert_int_eq(pt_model_predict(ms, sp, l1), PT_OK);
+                    ck_assert_int_eq(pt_model_predict(ms, dn, l2), PT_OK);
+                    if (variant != PT_VARIANT_AVERAGED) ck_assert_mem_eq(l1, l2, n * sizeof *l1);
+                    pt_train_report_clear(&rd);
+                    pt_train_report_clear(&rs);
+                    pt_model_free(md);
+                    pt_model_free(ms);
+                }
+    free(l1);
+    free(l2);
+    pt_dataset_free(dn);
+    pt_dataset_free(sp);
+}
+END_TEST
+
 /* What a binding reads of a model: class weights, class scores, predicted class indices. */
 START_TEST(test_class_access)
 {
@@ -585,6 +677,7 @@ int main(void)
     tcase_add_test(tc, test_kernel_ovr_equals_binary_kernel_runs);
     tcase_add_test(tc, test_ovr_voted_keeps_votes);
     tcase_add_test(tc, test_class_access);
+    tcase_add_test(tc, test_sparse_equals_dense);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -698,6 +698,254 @@ START_TEST(test_sign_of_zero_is_positive)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- sparse data (CSR) */
+
+/* Integer-valued data with about 3 values in 4 zero (and every 97th row empty), labels from an
+ * integer w with 5% noise: every dot and update is exact in float, in either layout. */
+static pt_dataset *sparse_integer_dense(size_t n, size_t d, uint64_t seed)
+{
+    pt_rng rng;
+    pt_rng_seed(&rng, seed);
+    float *x = calloc(n * d, sizeof *x);
+    double *y = malloc(n * sizeof *y);
+    int *w = malloc(d * sizeof *w);
+    for (size_t j = 0; j < d; j++) w[j] = (int)pt_rng_below(&rng, 7) - 3;
+    for (size_t i = 0; i < n; i++) {
+        long s = 0;
+        for (size_t j = 0; i % 97 != 0 && j < d; j++) {
+            if (pt_rng_below(&rng, 4) != 0) continue;
+            int v = (int)pt_rng_below(&rng, 9) - 4;
+            x[i * d + j] = (float)v;
+            s += (long)v * w[j];
+        }
+        y[i] = (s >= 0) != (pt_rng_uniform(&rng) < 0.05) ? 1.0 : -1.0;
+    }
+    pt_dataset *ds = tu_dataset(n, d, x, y);
+    free(x);
+    free(y);
+    free(w);
+    return ds;
+}
+
+/* The sparse copy of a dataset. */
+static pt_dataset *sparse_copy(const pt_dataset *ds)
+{
+    pt_dataset *sp;
+    ck_assert_msg(pt_dataset_convert(ds, PT_LAYOUT_SPARSE, 0, &sp) == PT_OK, "%s", pt_last_error());
+    ck_assert_int_eq(pt_dataset_layout(sp), PT_LAYOUT_SPARSE);
+    return sp;
+}
+
+/* Two models are the same bytes once saved. */
+static void assert_same_file(const pt_model *a, const pt_model *b, const char *what)
+{
+    const char *pa = tu_path("sp_a", ".model"), *pb = tu_path("sp_b", ".model");
+    ck_assert_int_eq(pt_model_save(a, pa), PT_OK);
+    ck_assert_int_eq(pt_model_save(b, pb), PT_OK);
+    size_t la, lb;
+    char *fa = tu_read_file(pa, &la), *fb = tu_read_file(pb, &lb);
+    ck_assert_msg(fa && fb && la == lb && memcmp(fa, fb, la) == 0, "%s: the model files differ",
+                  what);
+    free(fa);
+    free(fb);
+    remove(pa);
+    remove(pb);
+}
+
+/* Every online variant on sparse data is the run on the dense copy: the same mistakes in every
+ * epoch and, on integer-valued data, the same model file; on every ISA, with rows short and
+ * long (the SIMD kernels sum rows of 32 non-zeros or more in lanes), in order and shuffled,
+ * with a margin, a step size and no bias; and the sparse scores of those models. */
+START_TEST(test_sparse_equals_dense)
+{
+    const size_t dims[] = {37, 300};
+    for (size_t a = 0; a < 2; a++) {
+        pt_dataset *dn = sparse_integer_dense(1500, dims[a], 30 + a), *sp = sparse_copy(dn);
+        float *s1 = malloc(1500 * sizeof *s1), *s2 = malloc(1500 * sizeof *s2);
+        for (int variant = PT_VARIANT_CLASSIC; variant <= PT_VARIANT_VOTED; variant++)
+            for (int shuffle = 0; shuffle <= 1; shuffle++)
+                for (int opt = 0; opt <= 1; opt++)
+                    for (int isa = PT_ISA_SCALAR; isa <= PT_ISA_NEON; isa++) {
+                        if (!pt_isa_available((pt_isa)isa)) continue;
+                        pt_train_params p;
+                        pt_train_params_init(&p);
+                        p.epochs = 5;
+                        p.variant = (pt_variant)variant;
+                        p.shuffle = shuffle;
+                        p.isa = (pt_isa)isa;
+                        if (opt) {
+                            p.margin = 2.0f;
+                            p.eta = 0.5f;
+                            p.bias = 0;
+                        }
+                        char what[96];
+                        snprintf(what, sizeof what, "d %zu variant %d shuffle %d opt %d isa %d",
+                                 dims[a], variant, shuffle, opt, isa);
+                        pt_train_report rd, rs;
+                        pt_model *md = train(dn, &p, &rd), *ms = train(sp, &p, &rs);
+                        assert_same_mistakes(&rs, &rd, what);
+                        ck_assert_msg(rs.updates == rd.updates, "%s: updates", what);
+                        assert_same_file(ms, md, what);
+                        /* scored from either layout: the same scores */
+                        ck_assert_int_eq(pt_model_scores(ms, sp, s1), PT_OK);
+                        ck_assert_int_eq(pt_model_scores(ms, dn, s2), PT_OK);
+                        /* the average is not integer-valued: its dots are equal to rounding */
+                        for (size_t i = 0; i < 1500; i++)
+                            ck_assert_msg(variant == PT_VARIANT_AVERAGED
+                                              ? fabsf(s1[i] - s2[i]) <= 1e-4f * (1 + fabsf(s2[i]))
+                                              : s1[i] == s2[i],
+                                          "%s: score %zu: %g, %g", what, i, s1[i], s2[i]);
+                        pt_train_report_clear(&rd);
+                        pt_train_report_clear(&rs);
+                        pt_model_free(md);
+                        pt_model_free(ms);
+                    }
+        free(s1);
+        free(s2);
+        pt_dataset_free(dn);
+        pt_dataset_free(sp);
+    }
+}
+END_TEST
+
+/* Real-valued sparse data (the text-like generator): the same mistakes in every epoch as on
+ * the dense copy, and the weights equal to float rounding (the dense and sparse dots add the
+ * same products in other orders). */
+START_TEST(test_sparse_float_data)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_SPARSE;
+    g.n = 2000;
+    g.d = 3000;
+    g.nnz = 40;
+    g.margin = 0.001;
+    g.seed = 5;
+    pt_dataset *sp, *dn;
+    ck_assert_msg(pt_generate(&g, &sp) == PT_OK, "%s", pt_last_error());
+    ck_assert_int_eq(pt_dataset_layout(sp), PT_LAYOUT_SPARSE);
+    ck_assert_int_eq(pt_dataset_convert(sp, PT_LAYOUT_DENSE, 0, &dn), PT_OK);
+    for (int variant = PT_VARIANT_CLASSIC; variant <= PT_VARIANT_AVERAGED; variant++)
+        for (int shuffle = 0; shuffle <= 1; shuffle++) {
+            pt_train_params p;
+            pt_train_params_init(&p);
+            p.epochs = 4;
+            p.variant = (pt_variant)variant;
+            p.shuffle = shuffle;
+            pt_train_report rd, rs;
+            pt_model *md = train(dn, &p, &rd), *ms = train(sp, &p, &rs);
+            assert_same_mistakes(&rs, &rd, "generated sparse");
+            float b1, b2;
+            const float *w1 = pt_model_weights(ms, &b1), *w2 = pt_model_weights(md, &b2);
+            for (size_t j = 0; j < g.d; j++)
+                ck_assert_float_eq_tol(w1[j], w2[j], 1e-5f * (1 + fabsf(w2[j])));
+            ck_assert_float_eq_tol(b1, b2, 1e-5f * (1 + fabsf(b2)));
+            pt_eval e1, e2;
+            ck_assert_int_eq(pt_model_evaluate(ms, sp, &e1), PT_OK);
+            ck_assert_int_eq(pt_model_evaluate(ms, dn, &e2), PT_OK);
+            ck_assert_uint_eq(e1.correct, e2.correct);
+            pt_train_report_clear(&rd);
+            pt_train_report_clear(&rs);
+            pt_model_free(md);
+            pt_model_free(ms);
+        }
+    pt_dataset_free(dn);
+    pt_dataset_free(sp);
+}
+END_TEST
+
+/* Interrupted on sparse data (a stop requested before the call: after the first chunk of the
+ * plain pass, after the first sample otherwise), or checkpointed by the epoch hook, and
+ * resumed: the uninterrupted run's model file, every variant. */
+START_TEST(test_sparse_resume)
+{
+    pt_dataset *dn = sparse_integer_dense(10000, 40, 9), *sp = sparse_copy(dn);
+    pt_stop *tok = pt_stop_create();
+    pt_stop_request(tok);
+    for (int variant = PT_VARIANT_CLASSIC; variant <= PT_VARIANT_VOTED; variant++)
+        for (int shuffle = 0; shuffle <= 1; shuffle++) {
+            pt_train_params p;
+            pt_train_params_init(&p);
+            p.epochs = 5;
+            p.variant = (pt_variant)variant;
+            p.shuffle = shuffle;
+            pt_model *full = train(sp, &p, NULL);
+            /* interrupted in epoch 1 */
+            p.stop = tok;
+            pt_model *part;
+            ck_assert_int_eq(pt_train(sp, &p, &part, NULL), PT_ERR_INTERRUPTED);
+            ck_assert(pt_model_resumable(part));
+            p.stop = NULL;
+            p.resume = part;
+            pt_model *rest = train(sp, &p, NULL);
+            assert_same_file(rest, full, "resumed after a stop");
+            pt_model_free(rest);
+            pt_model_free(part);
+            /* from the checkpoint of epoch 3 */
+            p.resume = NULL;
+            p.epoch_hook = keep_epoch_3;
+            pt_model *again = train(sp, &p, NULL);
+            ck_assert_ptr_nonnull(saved_checkpoint);
+            assert_same_file(again, full, "with the hook");
+            p.epoch_hook = NULL;
+            p.resume = saved_checkpoint;
+            rest = train(sp, &p, NULL);
+            assert_same_file(rest, full, "resumed from a checkpoint");
+            pt_model_free(saved_checkpoint);
+            saved_checkpoint = NULL;
+            pt_model_free(rest);
+            pt_model_free(again);
+            pt_model_free(full);
+        }
+    pt_stop_free(tok);
+    pt_dataset_free(dn);
+    pt_dataset_free(sp);
+}
+END_TEST
+
+/* Scoring sparse data with more features than the model's: the features past the model's d
+ * are ignored, as on the dense copy. What still reads the dense layout only says so. */
+START_TEST(test_sparse_scoring_and_refusals)
+{
+    pt_dataset *narrow = sparse_integer_dense(500, 20, 3), *wide = sparse_integer_dense(500, 50, 4);
+    pt_dataset *nsp = sparse_copy(narrow), *wsp = sparse_copy(wide);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.epochs = 3;
+    for (int variant = PT_VARIANT_CLASSIC; variant <= PT_VARIANT_VOTED; variant += 2) {
+        p.variant = (pt_variant)variant;
+        pt_model *m = train(nsp, &p, NULL);
+        float s1[500], s2[500];
+        ck_assert_int_eq(pt_model_scores(m, wsp, s1), PT_OK);
+        ck_assert_int_eq(pt_model_scores(m, wide, s2), PT_OK);
+        ck_assert_mem_eq(s1, s2, sizeof s1);
+        double l1[500], l2[500];
+        ck_assert_int_eq(pt_model_predict(m, wsp, l1), PT_OK);
+        ck_assert_int_eq(pt_model_predict(m, wide, l2), PT_OK);
+        ck_assert_mem_eq(l1, l2, sizeof l1);
+        pt_model_free(m);
+    }
+    p.variant = PT_VARIANT_CLASSIC;
+    pt_model *m;
+    const pt_path refused[] = {PT_PATH_BATCH, PT_PATH_KERNEL};
+    for (int i = 0; i < 2; i++) {
+        p.path = refused[i];
+        ck_assert_int_eq(pt_train(nsp, &p, &m, NULL), PT_ERR_UNSUPPORTED);
+        ck_assert_ptr_null(m);
+        ck_assert_msg(strstr(pt_last_error(), "dense layout only") != NULL, "%s", pt_last_error());
+    }
+    p.path = PT_PATH_ONLINE;
+    p.expand.kind = PT_EXPAND_POLY;
+    p.expand.degree = 2;
+    ck_assert_int_eq(pt_train(nsp, &p, &m, NULL), PT_ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(pt_last_error(), "expand") != NULL, "%s", pt_last_error());
+    pt_dataset_free(narrow);
+    pt_dataset_free(wide);
+    pt_dataset_free(nsp);
+    pt_dataset_free(wsp);
+}
+END_TEST
+
 static pt_dataset *generated(pt_gen_kind kind, size_t n, size_t d, size_t classes, uint64_t seed)
 {
     pt_gen_params g;
@@ -1008,6 +1256,10 @@ int main(void)
     tcase_add_test(tc, test_init_continues_run);
     tcase_add_test(tc, test_init_random);
     tcase_add_test(tc, test_init_refused);
+    tcase_add_test(tc, test_sparse_equals_dense);
+    tcase_add_test(tc, test_sparse_float_data);
+    tcase_add_test(tc, test_sparse_resume);
+    tcase_add_test(tc, test_sparse_scoring_and_refusals);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
