@@ -99,5 +99,6 @@ void bt_register_batch(void);
 void bt_register_gram(void);
 void bt_register_expansion(void);
 void bt_register_loading(void);
+void bt_register_sparse_online(void);
 
 #endif /* PT_BENCH_H */

@@ -71,6 +71,7 @@ int main(int argc, char **argv)
     bt_register_baselines();
     bt_register_kernels();
     bt_register_online();
+    bt_register_sparse_online();
     bt_register_batch();
     bt_register_gram();
     bt_register_expansion();
