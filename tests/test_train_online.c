@@ -903,6 +903,52 @@ START_TEST(test_sparse_resume)
 }
 END_TEST
 
+/* The blocked pass on sparse data is the sequential pass, bit for bit: the same mistakes and
+ * model file, every variant, in order and shuffled, on integer-valued data and on the
+ * text-like generator's (separable: the late epochs' few mistakes let the walk skip ahead). */
+START_TEST(test_sparse_blocked_identical)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_SPARSE;
+    g.n = 20000;
+    g.d = 3000;
+    g.nnz = 40;
+    g.margin = 0.001;
+    g.noise = 0.0;
+    g.seed = 8;
+    pt_dataset *dn = sparse_integer_dense(20000, 40, 12), *sets[2] = {sparse_copy(dn), NULL};
+    ck_assert_msg(pt_generate(&g, &sets[1]) == PT_OK, "%s", pt_last_error());
+    for (int k = 0; k < 2; k++)
+        for (int variant = PT_VARIANT_CLASSIC; variant <= (k ? PT_VARIANT_AVERAGED
+                                                              : PT_VARIANT_VOTED); variant++)
+            for (int shuffle = 0; shuffle <= 1; shuffle++) {
+                pt_train_params p;
+                pt_train_params_init(&p);
+                p.epochs = 6;
+                p.variant = (pt_variant)variant;
+                p.shuffle = shuffle;
+                p.threads = 2;
+                p.pass = PT_PASS_SEQUENTIAL;
+                pt_train_report rs, rb;
+                pt_model *ms = train(sets[k], &p, &rs);
+                p.pass = PT_PASS_BLOCKED;
+                pt_model *mb = train(sets[k], &p, &rb);
+                char what[64];
+                snprintf(what, sizeof what, "set %d variant %d shuffle %d", k, variant, shuffle);
+                assert_same_mistakes(&rb, &rs, what);
+                assert_same_file(mb, ms, what);
+                pt_train_report_clear(&rs);
+                pt_train_report_clear(&rb);
+                pt_model_free(ms);
+                pt_model_free(mb);
+            }
+    pt_dataset_free(dn);
+    pt_dataset_free(sets[0]);
+    pt_dataset_free(sets[1]);
+}
+END_TEST
+
 /* Scoring sparse data with more features than the model's: the features past the model's d
  * are ignored, as on the dense copy. What still reads the dense layout only says so. */
 START_TEST(test_sparse_scoring_and_refusals)
@@ -1259,6 +1305,7 @@ int main(void)
     tcase_add_test(tc, test_sparse_equals_dense);
     tcase_add_test(tc, test_sparse_float_data);
     tcase_add_test(tc, test_sparse_resume);
+    tcase_add_test(tc, test_sparse_blocked_identical);
     tcase_add_test(tc, test_sparse_scoring_and_refusals);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

@@ -168,8 +168,7 @@ typedef struct online_pass {
     int threads;
     size_t n;
     bool mapped;         /* the rows are mapped one by one (an expansion): sequential only */
-    bool sparse;         /* sparse data: sequential only (see online_pass.c) */
-    bool big;            /* X is large enough for auto to try the blocked pass */
+    bool big;            /* X (or the CSR arrays) large enough for auto to try the blocked pass */
     /* auto: the last sequential epoch's time. An epoch of the blocked pass that is not faster
      * sets it aside: when its mistakes were many (too dense to pay), until the mistakes per
      * epoch have fallen four times below; when they were few (a busy machine: a thread that

@@ -11,7 +11,8 @@
  * each update under a write lock: the other threads read w under a read lock, a piece of a
  * chunk at a time, and w's version tells the walker which scores are stale. The scores come from
  * the same dot kernel, w and b as the sequential pass's, so every decision, update and w is
- * bit-identical.
+ * bit-identical. Sparse data (CSR) the same, its rows scored and taken by the sparse kernels
+ * (dot_rows, dot, and the updates), chunks sized by the average row's bytes.
  *
  * What it costs: while w stands still the walk is nearly free, and the epoch runs at the rate
  * the threads together stream X. Each mistake costs the walker a wait of at most one piece for
@@ -59,6 +60,7 @@ typedef struct pipeline {
     online *o;
     const pt_dataset *ds;
     const uint32_t *order;
+    bool sparse; /* ds is sparse: rows are scored and taken through the sparse kernels */
     size_t t0, rows; /* the first sample, and samples a chunk */
     size_t piece;    /* samples another thread scores under one hold of the read lock */
     long nchunks, window;
@@ -126,11 +128,35 @@ static inline void chunk_range(const pipeline *pl, long c, size_t *r0, size_t *r
     *r1 = *r0 + pl->rows < pl->ds->n ? *r0 + pl->rows : pl->ds->n;
 }
 
+/* score_rows on sparse data: the sparse dot of each row, as the sequential pass's. */
+static void score_sparse_rows(const pipeline *pl, size_t r0, size_t r1, float *out)
+{
+    const online *o = pl->o;
+    const pt_dataset *ds = pl->ds;
+    if (!pl->order) {
+        o->k->sparse->dot_rows(o->w, ds->rowptr + r0, ds->col, ds->val, r1 - r0, out);
+        const float bb = o->b * o->bias;
+        for (size_t r = 0; r < r1 - r0; r++) out[r] += bb;
+        return;
+    }
+    for (size_t r = r0; r < r1; r++) {
+        if (r + PREFETCH_AHEAD < r1) prefetch_sparse_row(ds, pl->order[r + PREFETCH_AHEAD]);
+        const uint32_t *idx;
+        const float *val;
+        size_t nnz = sparse_row(ds, pl->order, r, &idx, &val);
+        out[r - r0] = score_of_sparse(o, idx, val, nnz);
+    }
+}
+
 /* Scores of samples [r0, r1) with the current w and b, each as the sequential pass computes it
  * (dot + b * bias). */
 static void score_rows(const pipeline *pl, size_t r0, size_t r1, float *out)
 {
     const online *o = pl->o;
+    if (pl->sparse) {
+        score_sparse_rows(pl, r0, r1, out);
+        return;
+    }
     if (!pl->order) {
         o->k->dot_rows(o->w, pl->ds->X + r0 * pl->ds->stride, pl->ds->stride, r1 - r0, o->len, out);
         const float bb = o->b * o->bias;
@@ -236,11 +262,17 @@ static size_t walk_samples(pipeline *pl, size_t *r_io, size_t r1)
     const float *Y = pl->ds->y;
     size_t updates = 0, r = *r_io;
     for (; r < r1 && !online_stopped(o); r++) {
-        const float *x = sample_row(pl, r);
-        float y = Y[sample_index(pl, r)], s = score_of(o, x);
+        const float *x = NULL, *val = NULL;
+        const uint32_t *idx = NULL;
+        size_t nnz = 0;
+        if (pl->sparse) nnz = sparse_row(pl->ds, pl->order, r, &idx, &val);
+        else x = sample_row(pl, r);
+        float y = Y[sample_index(pl, r)];
+        float s = pl->sparse ? score_of_sparse(o, idx, val, nnz) : score_of(o, x);
         if (y * s <= o->tau) {
             write_lock(pl);
-            visit(o, x, y, s);
+            if (pl->sparse) visit_sparse(o, idx, val, nnz, y, s);
+            else visit(o, x, y, s);
             atomic_store(&pl->version, atomic_load(&pl->version) + 1);
             write_unlock(pl);
             updates++;
@@ -332,7 +364,10 @@ pt_status online_epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *
                                size_t expected_mistakes, size_t *t_io, size_t *mistakes, int epoch,
                                double seq_rate, bool *gave_up)
 {
-    size_t row_bytes = (o->len ? o->len : 1) * sizeof(float);
+    /* a row's bytes: the padded row, or the average sparse row (its pairs and offset) */
+    const bool sparse = ds->layout == PT_LAYOUT_SPARSE;
+    size_t row_bytes = sparse ? (ds->n ? (ds->nnz * 8 + ds->n * 8) / ds->n : 8)
+                              : (o->len ? o->len : 1) * sizeof(float);
     size_t lo = CHUNK_MIN_BYTES / row_bytes, hi = CHUNK_MAX_BYTES / row_bytes;
     lo = lo < CHUNK_MIN_ROWS ? CHUNK_MIN_ROWS : lo;
     hi = hi < lo ? lo : hi;
@@ -343,6 +378,7 @@ pt_status online_epoch_blocked(online *o, const pt_dataset *ds, const uint32_t *
         .o = o,
         .ds = ds,
         .order = order,
+        .sparse = sparse,
         .t0 = *t_io,
         .rows = rows,
         .piece = lo,

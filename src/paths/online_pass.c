@@ -4,9 +4,6 @@
  * for bit). PT_PASS_SEQUENTIAL and PT_PASS_BLOCKED are taken as asked; PT_PASS_AUTO goes
  * blocked only where it pays, judged by the last epoch's mistakes and each epoch's time, and
  * sets the blocked pass aside for a while after an epoch where it did not.
- *
- * Sparse data always takes the sequential pass: the blocked pass (its scoring of chunks, its
- * walk) reads dense rows, and has no sparse form yet.
  */
 #include <stdint.h>
 
@@ -28,13 +25,11 @@ void online_pass_init(online_pass *ps, const pt_train_params *p, int threads,
                       const pt_dataset *ds, size_t len, bool mapped)
 {
     *ps = (online_pass){.mode = p->pass, .threads = threads, .n = ds->n, .mapped = mapped,
-                        .sparse = ds->layout == PT_LAYOUT_SPARSE,
-                        .big = ds->n * len * sizeof(float) >= AUTO_MIN_BYTES,
+                        .big = (ds->layout == PT_LAYOUT_SPARSE
+                                    ? pt_sparse_bytes(ds->n, ds->nnz)
+                                    : ds->n * len * sizeof(float)) >= AUTO_MIN_BYTES,
                         .blocked_below = SIZE_MAX};
-    if (ps->sparse && ps->mode == PT_PASS_BLOCKED)
-        pt_log(PT_LOG_INFO, "online path: the blocked pass reads the dense layout only; sparse "
-                            "data takes the sequential pass");
-    if (ps->mode == PT_PASS_AUTO && threads >= 2 && !mapped && !ps->sparse && ps->big) {
+    if (ps->mode == PT_PASS_AUTO && threads >= 2 && !mapped && ps->big) {
         /* start the thread team now, not in the first blocked epoch (whose time auto judges) */
 #pragma omp parallel num_threads(threads)
         {
@@ -52,7 +47,7 @@ static void set_aside(online_pass *ps, int epoch, size_t last)
 /* Whether epoch runs blocked, the last epoch having had `last` mistakes. */
 static bool choose_blocked(const online_pass *ps, int epoch, size_t last)
 {
-    if (ps->mapped || ps->sparse) return false;
+    if (ps->mapped) return false;
     if (ps->mode == PT_PASS_BLOCKED) return true;
     return ps->mode == PT_PASS_AUTO && ps->threads >= 2 && epoch > 1 && last < ps->blocked_below &&
            epoch >= ps->blocked_from && ps->seq_seconds > 0.0 && last * AUTO_RATE < ps->n &&

@@ -17,7 +17,7 @@
  * Sparse data (CSR) takes the same steps on each row's non-zeros through the table's sparse
  * kernels: a step costs O(nnz) (the averaged variant's lazy sum too), and the model equals the
  * one trained on the dense copy (the same decisions; w to float rounding, bit for bit on
- * integer-valued data). Sparse epochs take the sequential pass (online_pass.c says why).
+ * integer-valued data), by either pass.
  */
 #include <math.h>
 #include <stdlib.h>
