@@ -153,6 +153,20 @@ static inline void prefetch_sparse_row(const pt_dataset *ds, size_t i)
     }
 }
 
+/* Shuffled sparse rows, at sample t: the pairs of sample t + PREFETCH_AHEAD, and the offsets
+ * and labels of sample t + 2 PREFETCH_AHEAD, whose loads the pairs' addresses wait on (without
+ * them, a shuffled epoch of the rcv1-like set took 1.5x the CPU time). */
+static inline void prefetch_sparse_ahead(const pt_dataset *ds, const uint32_t *order, size_t t)
+{
+    if (t + PREFETCH_AHEAD < ds->n) prefetch_sparse_row(ds, order[t + PREFETCH_AHEAD]);
+    if (t + 2 * PREFETCH_AHEAD < ds->n) {
+        size_t i = order[t + 2 * PREFETCH_AHEAD];
+        __builtin_prefetch(ds->rowptr + i, 0, 3);
+        __builtin_prefetch(ds->cls + i, 0, 3);
+        if (ds->y) __builtin_prefetch(ds->y + i, 0, 3);
+    }
+}
+
 /* Samples found correct without visiting them one by one: only the counters move, as visit
  * would move them (the voted count one at a time, as float addition does). */
 static inline void visit_correct(online *o, size_t rows)

@@ -140,7 +140,7 @@ static void score_sparse_rows(const pipeline *pl, size_t r0, size_t r1, float *o
         return;
     }
     for (size_t r = r0; r < r1; r++) {
-        if (r + PREFETCH_AHEAD < r1) prefetch_sparse_row(ds, pl->order[r + PREFETCH_AHEAD]);
+        prefetch_sparse_ahead(ds, pl->order, r);
         const uint32_t *idx;
         const float *val;
         size_t nnz = sparse_row(ds, pl->order, r, &idx, &val);

@@ -85,7 +85,7 @@ static pt_status epoch_sparse(online *o, const pt_dataset *ds, const uint32_t *o
         const float *val;
         size_t nnz = sparse_row(ds, order, t, &idx, &val);
         float y = Y[order ? order[t] : t];
-        if (order && t + PREFETCH_AHEAD < ds->n) prefetch_sparse_row(ds, order[t + PREFETCH_AHEAD]);
+        if (order) prefetch_sparse_ahead(ds, order, t);
         if (!o->averaged && !o->voted) {
             float sc;
             count += (size_t)sk->step(o->w, &o->b, idx, val, nnz, y, o->tau, o->eta, o->bias, &sc);

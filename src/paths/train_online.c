@@ -317,8 +317,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
                 const uint32_t *idx;
                 const float *val;
                 size_t nnz = pt_csr_row(ds, i, &idx, &val);
-                if (order && t + PREFETCH_AHEAD < n)
-                    prefetch_sparse_row(ds, order[t + PREFETCH_AHEAD]);
+                if (order) prefetch_sparse_ahead(ds, order, t);
                 for (size_t a = 0; a < nactive; a++) {
                     online *oc = &o[active[a]];
                     float y = cls == (int32_t)(c0 + active[a]) ? 1.0f : -1.0f, sc;
