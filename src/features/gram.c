@@ -311,6 +311,39 @@ void pt_gram_block(const pt_gram_rows *a, size_t i0, size_t ni, const pt_gram_ro
                       b->norm ? b->norm + j0 : NULL, C + i * ldc, njc);
 }
 
+/* ========================================================================= sparse rows */
+
+void pt_gram_sparse_norms(const uint64_t *rowptr, const float *val, size_t n, const pt_kernels *k,
+                          float *norm)
+{
+    for (size_t j = 0; j < n; j++) {
+        const float *v = val + rowptr[j];
+        norm[j] = k->dot(v, v, (size_t)(rowptr[j + 1] - rowptr[j]));
+    }
+    for (size_t j = n; j < round_up(n, 16); j++) norm[j] = 0.0f;
+}
+
+#define SPARSE_KVEC_ROWS 1024 /* rows a block of pt_gram_sparse_kvec (a multiple of 16) */
+
+void pt_gram_sparse_kvec(const uint64_t *rowptr, const uint32_t *col, const float *val, size_t n,
+                         const float *zn, const pt_kfun *kf, const pt_kernels *k, const float *x,
+                         float xn, float *out, float a, float *f, int threads)
+{
+    const ptrdiff_t nb = (ptrdiff_t)((n + SPARSE_KVEC_ROWS - 1) / SPARSE_KVEC_ROWS);
+    const int par = threads > 1 && nb > 1 && rowptr[n] - rowptr[0] >= 65536;
+#pragma omp parallel for num_threads(threads > 0 ? threads : 1) schedule(static) if (par)
+    for (ptrdiff_t b = 0; b < nb; b++) {
+        size_t j0 = (size_t)b * SPARSE_KVEC_ROWS, nj = min_sz(SPARSE_KVEC_ROWS, n - j0);
+        size_t nj16 = round_up(nj, 16);
+        float *o = out + j0;
+        k->sparse->dot_rows(x, rowptr + j0, col, val, nj, o);
+        for (size_t j = nj; j < nj16; j++) o[j] = 0.0f;
+        k->gram->kfun(kf, o, xn, zn ? zn + j0 : NULL, o, nj16);
+        for (size_t j = nj; j < nj16; j++) o[j] = 0.0f;
+        if (f) k->axpy(a, o, f + j0, nj);
+    }
+}
+
 /* ========================================================================= reference */
 
 double pt_kfun_ref(const pt_kfun *kf, const float *x, const float *z, size_t d)

@@ -12,7 +12,8 @@
 /* Predicted class index of every row. */
 static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_t *pred)
 {
-    PT_TRY(pt_require_dense(ds, "prediction"));
+    if (m->w || m->W) /* kernel models score sparse rows */
+        PT_TRY(pt_require_dense(ds, "prediction"));
     size_t K = m->nclass, n = ds->n;
     size_t rows = K > 2 ? CLASS_SCORE_BLOCK_BYTES / sizeof(float) / K : n;
     rows = rows < 1 ? 1 : rows > n ? (n ? n : 1) : rows;
@@ -26,7 +27,8 @@ static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_
         /* rows [i0, i0 + block) as a dataset of their own (shares X) */
         pt_dataset block = *ds;
         block.n = rows < n - i0 ? rows : n - i0;
-        block.X = ds->X + i0 * ds->stride;
+        block.X = ds->X ? ds->X + i0 * ds->stride : NULL;
+        block.rowptr = ds->rowptr ? ds->rowptr + i0 : NULL; /* offsets into the whole arrays */
         block.cls = ds->cls ? ds->cls + i0 : NULL;
         block.y = ds->y ? ds->y + i0 : NULL;
         if ((st = pt_class_scores(m, &block, s)) != PT_OK) break;
