@@ -323,25 +323,71 @@ void pt_gram_sparse_norms(const uint64_t *rowptr, const float *val, size_t n, co
     for (size_t j = n; j < round_up(n, 16); j++) norm[j] = 0.0f;
 }
 
-#define SPARSE_KVEC_ROWS 1024 /* rows a block of pt_gram_sparse_kvec (a multiple of 16) */
-
-void pt_gram_sparse_kvec(const uint64_t *rowptr, const uint32_t *col, const float *val, size_t n,
-                         const float *zn, const pt_kfun *kf, const pt_kernels *k, const float *x,
-                         float xn, float *out, float a, float *f, int threads)
+size_t pt_gram_csc_bytes(size_t d, size_t nnz)
 {
-    const ptrdiff_t nb = (ptrdiff_t)((n + SPARSE_KVEC_ROWS - 1) / SPARSE_KVEC_ROWS);
-    const int par = threads > 1 && nb > 1 && rowptr[n] - rowptr[0] >= 65536;
-#pragma omp parallel for num_threads(threads > 0 ? threads : 1) schedule(static) if (par)
-    for (ptrdiff_t b = 0; b < nb; b++) {
-        size_t j0 = (size_t)b * SPARSE_KVEC_ROWS, nj = min_sz(SPARSE_KVEC_ROWS, n - j0);
-        size_t nj16 = round_up(nj, 16);
-        float *o = out + j0;
-        k->sparse->dot_rows(x, rowptr + j0, col, val, nj, o);
-        for (size_t j = nj; j < nj16; j++) o[j] = 0.0f;
-        k->gram->kfun(kf, o, xn, zn ? zn + j0 : NULL, o, nj16);
-        for (size_t j = nj; j < nj16; j++) o[j] = 0.0f;
-        if (f) k->axpy(a, o, f + j0, nj);
+    size_t a, b;
+    if (!pt_mul_ok(d + 1, sizeof(uint64_t), &a) || !pt_mul_ok(nnz, 8, &b) || a > SIZE_MAX - b)
+        return SIZE_MAX;
+    return a + b;
+}
+
+pt_status pt_gram_csc_init(pt_gram_csc *t, const uint64_t *rowptr, const uint32_t *col,
+                           const float *val, size_t n, size_t d)
+{
+    memset(t, 0, sizeof *t);
+    const size_t nnz = (size_t)(rowptr[n] - rowptr[0]);
+    t->n = n;
+    t->d = d;
+    t->ptr = pt_calloc((d + 1) * sizeof *t->ptr, "transposed rows' offsets");
+    t->row = pt_alloc((nnz ? nnz : 1) * sizeof *t->row, "transposed rows' indices");
+    t->val = pt_alloc((nnz ? nnz : 1) * sizeof *t->val, "transposed rows' values");
+    if (!t->ptr || !t->row || !t->val) {
+        pt_gram_csc_free(t);
+        return PT_ERR_NOMEM;
     }
+    for (uint64_t z = rowptr[0]; z < rowptr[n]; z++) t->ptr[col[z] + 1]++;
+    for (size_t c = 0; c < d; c++) t->ptr[c + 1] += t->ptr[c];
+    /* rows in order: each column's entries come out increasing; ptr[c] is column c's next slot
+     * until the end, then shifted back */
+    for (size_t j = 0; j < n; j++)
+        for (uint64_t z = rowptr[j]; z < rowptr[j + 1]; z++) {
+            uint64_t at = t->ptr[col[z]]++;
+            t->row[at] = (uint32_t)j;
+            t->val[at] = val[z];
+        }
+    for (size_t c = d; c > 0; c--) t->ptr[c] = t->ptr[c - 1];
+    t->ptr[0] = 0;
+    return PT_OK;
+}
+
+void pt_gram_csc_free(pt_gram_csc *t)
+{
+    if (!t) return;
+    pt_free(t->ptr);
+    pt_free(t->row);
+    pt_free(t->val);
+    t->ptr = NULL;
+    t->row = NULL;
+    t->val = NULL;
+}
+
+void pt_gram_csc_kvec(const pt_gram_csc *t, const pt_kfun *kf, const pt_kernels *k,
+                      const uint32_t *xcol, const float *xval, size_t xnnz, float xn,
+                      const float *zn, float *out, float a, float *f)
+{
+    const size_t n = t->n, n16 = round_up(n, 16);
+    memset(out, 0, n16 * sizeof *out);
+    for (size_t q = 0; q < xnnz && xcol[q] < t->d; q++) {
+        const float v = xval[q];
+        const uint64_t z1 = t->ptr[xcol[q] + 1];
+        for (uint64_t z = t->ptr[xcol[q]]; z < z1; z++) {
+            float p = v * t->val[z]; /* rounded, then added: the textbook order */
+            out[t->row[z]] += p;
+        }
+    }
+    k->gram->kfun(kf, out, xn, zn, out, n16);
+    for (size_t j = n; j < n16; j++) out[j] = 0.0f;
+    if (f) k->axpy(a, out, f, n);
 }
 
 /* ========================================================================= reference */

@@ -142,23 +142,26 @@ static void sv_csr_free(sv_csr *c)
     for (int i = 0; i < 3; i++) pt_free(c->owned[i]);
 }
 
-/* Kernel scores where the support vectors or the rows are sparse: each row given densely (a
- * sparse row scattered into a zeroed buffer of the model's features; a dense row as it is, or
- * copied when it has fewer features than the model), its kernel values against the support
- * vectors in CSR (pt_gram_sparse_kvec), summed with the coefficients in double. The features
- * past the model's d are ignored; the row's squared norm is over the others. */
+/* Kernel scores where the support vectors or the rows are sparse: the support vectors in CSR,
+ * transposed (features/gram.h's pt_gram_csc), and each row's non-zeros below the model's d (a
+ * dense row's gathered first) summed over their columns; the values summed with the
+ * coefficients in double. The features past the model's d are ignored, and the row's squared
+ * norm is over the others. A training row of a sparse model gets the kernel values training
+ * computed, bit for bit. */
 static pt_status sparse_kernel_scores(const pt_model *m, const pt_dataset *ds, const pt_kfun *kf,
                                       const pt_kernels *k, float *scores)
 {
-    const size_t n = ds->n, nsv = m->n_sv, d = m->d, len = pt_stride_for(d);
-    const size_t npad = pt_round_up(nsv, 16);
+    const size_t n = ds->n, nsv = m->n_sv, d = m->d, npad = pt_round_up(nsv, 16);
     const bool rbf = kf->kind == PT_KERNEL_RBF, sparse = ds->layout == PT_LAYOUT_SPARSE;
-    const bool direct = !sparse && ds->d >= d; /* a dense row read in place */
+    const size_t dx = d < ds->d ? d : ds->d; /* a dense row's columns read */
     sv_csr c;
+    pt_gram_csc t = {0};
     pt_status st = sv_csr_get(m, &c);
+    if (st == PT_OK) st = pt_gram_csc_init(&t, c.ptr, c.col, c.val, nsv, d);
     float *zn = st == PT_OK && rbf ? pt_alloc(npad * sizeof(float), "squared norms") : NULL;
     if (st == PT_OK && rbf && !zn) st = PT_ERR_NOMEM;
     if (st != PT_OK) {
+        pt_gram_csc_free(&t);
         sv_csr_free(&c);
         return st;
     }
@@ -167,40 +170,43 @@ static pt_status sparse_kernel_scores(const pt_model *m, const pt_dataset *ds, c
     int failed = 0;
 #pragma omp parallel num_threads(threads) if (n * (size_t)c.ptr[nsv] > 65536) reduction(| : failed)
     {
-        float *x = pt_calloc(len * sizeof(float), "a scattered row");
         float *out = pt_alloc(npad * sizeof(float), "kernel values");
-        if (!x || !out) failed = 1;
-#pragma omp for schedule(dynamic, 64)
+        uint32_t *gcol = sparse ? NULL : pt_alloc((dx ? dx : 1) * sizeof *gcol, "a row's columns");
+        float *gval = sparse ? NULL : pt_alloc((dx ? dx : 1) * sizeof *gval, "a row's values");
+        if (!out || (!sparse && (!gcol || !gval))) failed = 1;
+#pragma omp for schedule(dynamic, 16)
         for (size_t i = 0; i < n; i++) {
             if (failed) continue;
-            const float *xr = x;
-            float xn = 0.0f;
-            const uint32_t *col = NULL;
-            const float *val = NULL;
-            size_t nz = 0;
+            const uint32_t *col;
+            const float *val;
+            size_t nz;
             if (sparse) {
                 nz = pt_csr_row(ds, i, &col, &val);
                 while (nz > 0 && col[nz - 1] >= d) nz--; /* features past the model's */
-                k->sparse->scatter(col, val, nz, x);
-                if (rbf) xn = k->dot(val, val, nz);
             } else {
                 const float *row = ds->X + i * ds->stride;
-                if (direct) xr = row;
-                else memcpy(x, row, ds->d * sizeof(float));
-                if (rbf) xn = k->dot(xr, xr, d < ds->d ? d : ds->d);
+                nz = 0;
+                for (size_t j = 0; j < dx; j++)
+                    if (row[j] != 0.0f) {
+                        gcol[nz] = (uint32_t)j;
+                        gval[nz++] = row[j];
+                    }
+                col = gcol;
+                val = gval;
             }
-            pt_gram_sparse_kvec(c.ptr, c.col, c.val, nsv, zn, kf, k, xr, xn, out, 0.0f, NULL, 1);
+            float xn = rbf ? k->dot(val, val, nz) : 0.0f;
+            pt_gram_csc_kvec(&t, kf, k, col, val, nz, xn, zn, out, 0.0f, NULL);
             double acc = 0.0;
             for (size_t j0 = 0; j0 < nsv; j0 += PRED_SV)
                 acc += k->dot(out + j0, m->coef + j0, nsv - j0 < PRED_SV ? nsv - j0 : PRED_SV);
             scores[i] = (float)acc;
-            if (sparse) k->sparse->clear(col, nz, x);
-            else if (!direct) memset(x, 0, ds->d * sizeof(float));
         }
-        pt_free(x);
         pt_free(out);
+        pt_free(gcol);
+        pt_free(gval);
     }
     pt_free(zn);
+    pt_gram_csc_free(&t);
     sv_csr_free(&c);
     return failed ? pt_fail(PT_ERR_NOMEM, "cannot allocate the buffers to score rows in") : PT_OK;
 }

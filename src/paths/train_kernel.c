@@ -33,13 +33,13 @@
  *    0.1 s FMAs) switches after about one epoch of mistakes on two cores; many epochs of many
  *    mistakes end on the Gram.
  *
- * Sparse (CSR) data: kernel values from sparse dots (features/gram.h: a row scattered into a
- * dense buffer, dotted with every row by the sparse-row kernels; RBF from the squared norms),
- * updates applied at once (no pending block). Storage: when the Gram fits under --cache-mb
- * (and FULL or AUTO asks for it) it is filled lazily, row i computed at the first mistake on
- * sample i and kept (a row costs one pass over the non-zeros; a sample's later mistakes reuse
- * it, and rows no mistake needs are never touched); otherwise (ROWS, or a Gram too large) each
- * mistake computes its row. The values agree with the dense copy's to rounding.
+ * Sparse (CSR) data: kernel values from sparse dots by columns (features/gram.h's
+ * pt_gram_csc: the rows transposed once, a kernel row the sum of the columns of the row's
+ * non-zeros; RBF from the squared norms), updates applied at once (no pending block).
+ * Storage: when the Gram fits under --cache-mb (and FULL or AUTO asks for it) it is filled
+ * lazily, row i computed at the first mistake on sample i and kept (a sample's later mistakes
+ * reuse it, and rows no mistake needs are never touched); otherwise (ROWS, or a Gram too
+ * large) each mistake computes its row. The values agree with the dense copy's to rounding.
  *
  * Memory: the packed rows (n d floats), f, counters, and the Gram or the cache are checked
  * against p->mem_budget_bytes before anything is allocated.
@@ -95,10 +95,11 @@ typedef struct kstate {
     double gram_estimate; /* seconds (AUTO with a Gram that fits) */
     pt_gram_storage storage;
     bool gram_fits; /* under --cache-mb and the memory budget */
-    /* sparse data: a zeroed row buffer (stride floats) to scatter a row into, the rows'
-     * squared norms (ld floats, RBF), the rows of G computed so far (lazy full Gram) */
+    /* sparse data: the rows transposed, their squared norms (ld floats, RBF), a kernel row
+     * (ld floats, without G), the rows of G computed so far (lazy full Gram) */
     bool sparse;
-    float *xbuf, *snorm_all, *kout;
+    pt_gram_csc csc;
+    float *snorm_all, *kout;
     uint8_t *have;
 } kstate;
 
@@ -268,15 +269,11 @@ static void flush(kstate *s, float *f)
 static void sparse_row(kstate *s, size_t i, float *out, float a, float *f)
 {
     double t0 = pt_now();
-    const pt_dataset *ds = s->ds;
-    const pt_sparse_kernels *sk = s->k->sparse;
     const uint32_t *col;
     const float *val;
-    size_t nz = pt_csr_row(ds, i, &col, &val);
-    sk->scatter(col, val, nz, s->xbuf);
-    pt_gram_sparse_kvec(ds->rowptr, ds->col, ds->val, s->n, s->snorm_all, &s->kf, s->k, s->xbuf,
-                        s->snorm_all ? s->snorm_all[i] : 0.0f, out, a, f, s->threads);
-    sk->clear(col, nz, s->xbuf);
+    size_t nz = pt_csr_row(s->ds, i, &col, &val);
+    pt_gram_csc_kvec(&s->csc, &s->kf, s->k, col, val, nz, s->snorm_all ? s->snorm_all[i] : 0.0f,
+                     s->snorm_all, out, a, f);
     s->computed++;
     s->row_seconds += pt_now() - t0;
 }
@@ -484,7 +481,7 @@ static pt_status sparse_setup(kstate *s, const pt_train_params *p, size_t gram_b
                "kernel row from the sparse rows when a mistake needs it",
                n, n, gram_bytes / MIB, cache_bytes / MIB);
     PT_TRY(dual_alloc(dv, n, s->ld, p->variant == PT_VARIANT_AVERAGED));
-    if (!(s->xbuf = pt_calloc(ds->stride * sizeof(float), "a scattered row"))) return PT_ERR_NOMEM;
+    PT_TRY(pt_gram_csc_init(&s->csc, ds->rowptr, ds->col, ds->val, n, ds->d));
     if (p->kernel == PT_KERNEL_RBF) {
         if (!(s->snorm_all = pt_alloc(s->ld * sizeof(float), "squared norms"))) return PT_ERR_NOMEM;
         pt_gram_sparse_norms(ds->rowptr, ds->val, n, s->k, s->snorm_all);
@@ -518,9 +515,11 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
     const size_t row_bytes = s->ld * sizeof(float);
     const size_t gram_bytes = mul_or_max(n, row_bytes);
     s->sparse = ds->layout == PT_LAYOUT_SPARSE;
-    /* sparse: norms, a row buffer and a kernel row instead of the packed rows */
-    size_t fixed = s->sparse ? add_or_max(mul_or_max(2 * s->ld + ds->stride, sizeof(float)), n)
-                             : pt_gram_rows_bytes(n, d, p->kernel);
+    /* sparse: the transposed rows, norms and a kernel row instead of the packed rows */
+    size_t fixed = pt_gram_rows_bytes(n, d, p->kernel);
+    if (s->sparse)
+        fixed = add_or_max(add_or_max(mul_or_max(2 * s->ld, sizeof(float)), n),
+                           pt_gram_csc_bytes(d, (size_t)(ds->rowptr[n] - ds->rowptr[0])));
     fixed = add_or_max(fixed, mul_or_max(s->ld, sizeof(float)));            /* f */
     if (!s->sparse) fixed = add_or_max(fixed, rows_state_bytes(d, s->threads));
     fixed = add_or_max(fixed, mul_or_max(n, sizeof(uint32_t) * 2));       /* alpha, order */
@@ -591,7 +590,7 @@ static void kernel_free(kstate *s, dual *dv)
            s->G ? "full" : "rows", s->computed, s->row_seconds, s->hits, s->cap);
     free_rows_state(s);
     pt_free(s->G);
-    pt_free(s->xbuf);
+    pt_gram_csc_free(&s->csc);
     pt_free(s->snorm_all);
     pt_free(s->kout);
     free(s->have);
