@@ -392,7 +392,10 @@ typedef enum pt_gram_storage {
     PT_GRAM_AUTO = 0, /* choose by n, d and --cache-mb */
     PT_GRAM_FULL = 1, /* n x n float32 Gram computed once (tiled, OpenMP) */
     PT_GRAM_ROWS = 2  /* kernel rows computed on demand behind an LRU row cache */
-} pt_gram_storage;
+} pt_gram_storage;  /* sparse (CSR) data: kernel values from sparse dots; FULL and AUTO keep the
+                       Gram when it fits, its rows computed at the first mistake that needs
+                       them; ROWS (or a Gram over --cache-mb) computes a row at every mistake.
+                       Its models keep their support vectors sparse (model format version 3) */
 
 typedef enum pt_online_pass {
     PT_PASS_AUTO = 0,       /* blocked when there are 2+ threads and the last epoch's mistakes

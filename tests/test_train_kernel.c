@@ -694,6 +694,152 @@ START_TEST(test_poly_negative_coef0_refused)
 }
 END_TEST
 
+/* Text-like sparse rows and their dense copy. */
+static pt_dataset *sparse_pair(size_t n, size_t d, size_t nnz, uint64_t seed, pt_dataset **dense)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_SPARSE;
+    g.n = n;
+    g.d = d;
+    g.nnz = nnz;
+    g.margin = 0.001;
+    g.noise = 0.05;
+    g.seed = seed;
+    pt_dataset *sp;
+    ck_assert_int_eq(pt_generate(&g, &sp), PT_OK);
+    ck_assert_int_eq(pt_dataset_convert(sp, PT_LAYOUT_DENSE, 0, dense), PT_OK);
+    return sp;
+}
+
+/* A model of sparse rows keeps the support vectors of the dense copy's model, sparsely. */
+static void assert_same_svs(const pt_model *ms, const pt_model *md)
+{
+    ck_assert_ptr_null(ms->sv);
+    ck_assert_ptr_nonnull(ms->sv_ptr);
+    ck_assert_uint_eq(ms->n_sv, md->n_sv);
+    ck_assert_mem_eq(ms->coef, md->coef, md->n_sv * sizeof(float));
+    size_t len = pt_stride_for(md->d);
+    float *row = calloc(len, sizeof *row);
+    for (size_t i = 0; i < md->n_sv; i++) {
+        memset(row, 0, len * sizeof *row);
+        for (uint64_t z = ms->sv_ptr[i]; z < ms->sv_ptr[i + 1]; z++) {
+            ck_assert_uint_lt(ms->sv_col[z], md->d);
+            ck_assert(ms->sv_val[z] != 0.0f);
+            row[ms->sv_col[z]] = ms->sv_val[z];
+        }
+        ck_assert_mem_eq(row, md->sv + i * len, len * sizeof *row);
+    }
+    free(row);
+}
+
+/* Scores of a on da and of b on db agree to rounding (sparse dots sum in another order). */
+static void assert_close_scores(const pt_model *a, const pt_dataset *da, const pt_model *b,
+                                const pt_dataset *db, const char *what)
+{
+    size_t n = pt_dataset_n(da);
+    float *sa = malloc(n * sizeof *sa), *sb = malloc(n * sizeof *sb);
+    ck_assert_int_eq(pt_model_scores(a, da, sa), PT_OK);
+    ck_assert_int_eq(pt_model_scores(b, db, sb), PT_OK);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(fabsf(sa[i] - sb[i]) <= 1e-4f * (1.0f + fabsf(sa[i])),
+                      "%s: row %zu: %.9g vs %.9g", what, i, sa[i], sb[i]);
+    free(sa);
+    free(sb);
+}
+
+/* The kernel path on sparse rows equals it on their dense copy: the same mistakes every epoch,
+ * the same support vectors and coefficients, scores equal to rounding whatever the layouts of
+ * the model and the rows; for every kernel, the lazy Gram and rows computed at each mistake
+ * (ROWS, or a Gram over --cache-mb), averaged or not, 1 or 2 threads (bit for bit); and
+ * one-vs-rest. */
+START_TEST(test_sparse_equals_dense)
+{
+    pt_dataset *dn, *sp = sparse_pair(600, 800, 15, 4, &dn);
+    const pt_kernel kinds[] = {PT_KERNEL_LINEAR, PT_KERNEL_POLY, PT_KERNEL_RBF};
+    const struct { pt_gram_storage st; size_t mb; } stor[] = {
+        {PT_GRAM_AUTO, 0}, {PT_GRAM_ROWS, 0}, {PT_GRAM_AUTO, 1}, {PT_GRAM_FULL, 0}};
+    for (size_t q = 0; q < 3; q++)
+        for (int averaged = 0; averaged <= 1; averaged++) {
+            pt_train_params p;
+            kernel_params(&p, kinds[q]);
+            p.gamma = 1.0f;
+            p.degree = 2;
+            p.coef0 = 1.0f;
+            p.epochs = 6;
+            p.shuffle = 1;
+            p.variant = averaged ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
+            pt_train_report rd;
+            pt_model *md = train_ok(dn, &p, &rd);
+            ck_assert_int_gt(rd.mistakes_per_epoch[1], 0);
+            for (size_t v = 0; v < 4; v++) {
+                p.gram_storage = stor[v].st;
+                p.cache_mb = stor[v].mb; /* 1 MiB: the 1.4 MiB Gram does not fit */
+                pt_train_report rs;
+                pt_model *ms = train_ok(sp, &p, &rs);
+                assert_same_mistakes(&rd, &rs);
+                assert_same_svs(ms, md);
+                assert_close_scores(md, dn, ms, sp, "sparse model, sparse rows");
+                assert_close_scores(md, dn, ms, dn, "sparse model, dense rows");
+                assert_close_scores(md, dn, md, sp, "dense model, sparse rows");
+                if (v == 0) {
+                    p.threads = 1;
+                    pt_train_report r1;
+                    pt_model *m1 = train_ok(sp, &p, &r1);
+                    p.threads = 2;
+                    assert_same_mistakes(&rs, &r1);
+                    ck_assert_mem_eq(m1->coef, ms->coef, ms->n_sv * sizeof(float));
+                    pt_train_report_clear(&r1);
+                    pt_model_free(m1);
+                    m1 = train_ok(sp, &p, &r1);
+                    p.threads = 0;
+                    assert_same_mistakes(&rs, &r1);
+                    pt_train_report_clear(&r1);
+                    pt_model_free(m1);
+                }
+                pt_train_report_clear(&rs);
+                pt_model_free(ms);
+            }
+            pt_train_report_clear(&rd);
+            pt_model_free(md);
+        }
+    pt_dataset_free(sp);
+    pt_dataset_free(dn);
+
+    /* one-vs-rest: three blobs, their sparse copy */
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_BLOBS;
+    g.n = 400;
+    g.d = 12;
+    g.seed = 2;
+    pt_dataset *bd, *bs;
+    ck_assert_int_eq(pt_generate(&g, &bd), PT_OK);
+    ck_assert_int_eq(pt_dataset_convert(bd, PT_LAYOUT_SPARSE, 0, &bs), PT_OK);
+    pt_train_params p;
+    kernel_params(&p, PT_KERNEL_RBF);
+    p.gamma = 0.5f;
+    p.epochs = 4;
+    pt_train_report rd, rs;
+    pt_model *md = train_ok(bd, &p, &rd), *ms = train_ok(bs, &p, &rs);
+    assert_same_mistakes(&rd, &rs);
+    double *pd = malloc(400 * sizeof *pd), *ps = malloc(400 * sizeof *ps);
+    ck_assert_int_eq(pt_model_predict(md, bd, pd), PT_OK);
+    ck_assert_int_eq(pt_model_predict(ms, bs, ps), PT_OK);
+    ck_assert_mem_eq(pd, ps, 400 * sizeof *pd);
+    ck_assert_int_eq(pt_model_predict(ms, bd, ps), PT_OK);
+    ck_assert_mem_eq(pd, ps, 400 * sizeof *pd);
+    free(pd);
+    free(ps);
+    pt_train_report_clear(&rd);
+    pt_train_report_clear(&rs);
+    pt_model_free(md);
+    pt_model_free(ms);
+    pt_dataset_free(bd);
+    pt_dataset_free(bs);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("train_kernel");
@@ -707,6 +853,7 @@ int main(void)
         {"predict", test_predictions_equal_dual_sum},
         {"callbacks", test_callbacks_and_save},
         {"coef0", test_poly_negative_coef0_refused},
+        {"sparse", test_sparse_equals_dense},
     };
     /* one case per test, so CK_RUN_CASE=name runs one */
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

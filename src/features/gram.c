@@ -311,6 +311,85 @@ void pt_gram_block(const pt_gram_rows *a, size_t i0, size_t ni, const pt_gram_ro
                       b->norm ? b->norm + j0 : NULL, C + i * ldc, njc);
 }
 
+/* ========================================================================= sparse rows */
+
+void pt_gram_sparse_norms(const uint64_t *rowptr, const float *val, size_t n, const pt_kernels *k,
+                          float *norm)
+{
+    for (size_t j = 0; j < n; j++) {
+        const float *v = val + rowptr[j];
+        norm[j] = k->dot(v, v, (size_t)(rowptr[j + 1] - rowptr[j]));
+    }
+    for (size_t j = n; j < round_up(n, 16); j++) norm[j] = 0.0f;
+}
+
+size_t pt_gram_csc_bytes(size_t d, size_t nnz)
+{
+    size_t a, b;
+    if (!pt_mul_ok(d + 1, sizeof(uint64_t), &a) || !pt_mul_ok(nnz, 8, &b) || a > SIZE_MAX - b)
+        return SIZE_MAX;
+    return a + b;
+}
+
+pt_status pt_gram_csc_init(pt_gram_csc *t, const uint64_t *rowptr, const uint32_t *col,
+                           const float *val, size_t n, size_t d)
+{
+    memset(t, 0, sizeof *t);
+    const size_t nnz = (size_t)(rowptr[n] - rowptr[0]);
+    t->n = n;
+    t->d = d;
+    t->ptr = pt_calloc((d + 1) * sizeof *t->ptr, "transposed rows' offsets");
+    t->row = pt_alloc((nnz ? nnz : 1) * sizeof *t->row, "transposed rows' indices");
+    t->val = pt_alloc((nnz ? nnz : 1) * sizeof *t->val, "transposed rows' values");
+    if (!t->ptr || !t->row || !t->val) {
+        pt_gram_csc_free(t);
+        return PT_ERR_NOMEM;
+    }
+    for (uint64_t z = rowptr[0]; z < rowptr[n]; z++) t->ptr[col[z] + 1]++;
+    for (size_t c = 0; c < d; c++) t->ptr[c + 1] += t->ptr[c];
+    /* rows in order: each column's entries come out increasing; ptr[c] is column c's next slot
+     * until the end, then shifted back */
+    for (size_t j = 0; j < n; j++)
+        for (uint64_t z = rowptr[j]; z < rowptr[j + 1]; z++) {
+            uint64_t at = t->ptr[col[z]]++;
+            t->row[at] = (uint32_t)j;
+            t->val[at] = val[z];
+        }
+    for (size_t c = d; c > 0; c--) t->ptr[c] = t->ptr[c - 1];
+    t->ptr[0] = 0;
+    return PT_OK;
+}
+
+void pt_gram_csc_free(pt_gram_csc *t)
+{
+    if (!t) return;
+    pt_free(t->ptr);
+    pt_free(t->row);
+    pt_free(t->val);
+    t->ptr = NULL;
+    t->row = NULL;
+    t->val = NULL;
+}
+
+void pt_gram_csc_kvec(const pt_gram_csc *t, const pt_kfun *kf, const pt_kernels *k,
+                      const uint32_t *xcol, const float *xval, size_t xnnz, float xn,
+                      const float *zn, float *out, float a, float *f)
+{
+    const size_t n = t->n, n16 = round_up(n, 16);
+    memset(out, 0, n16 * sizeof *out);
+    for (size_t q = 0; q < xnnz && xcol[q] < t->d; q++) {
+        const float v = xval[q];
+        const uint64_t z1 = t->ptr[xcol[q] + 1];
+        for (uint64_t z = t->ptr[xcol[q]]; z < z1; z++) {
+            float p = v * t->val[z]; /* rounded, then added: the textbook order */
+            out[t->row[z]] += p;
+        }
+    }
+    k->gram->kfun(kf, out, xn, zn, out, n16);
+    for (size_t j = n; j < n16; j++) out[j] = 0.0f;
+    if (f) k->axpy(a, out, f, n);
+}
+
 /* ========================================================================= reference */
 
 double pt_kfun_ref(const pt_kfun *kf, const float *x, const float *z, size_t d)

@@ -97,6 +97,44 @@ void pt_gram_kvec(const pt_gram_rows *r, const pt_kfun *kf, const pt_kernels *k,
 void pt_gram_block(const pt_gram_rows *a, size_t i0, size_t ni, const pt_gram_rows *b, size_t j0,
                    size_t nj, const pt_kfun *kf, const pt_kernels *k, float *C, size_t ldc);
 
+/* Sparse (CSR) rows: kernel values from sparse inner products (not the dense chain above, so
+ * sparse and dense kernel values agree to rounding, not bit for bit), then the same kernel
+ * function k->gram->kfun, RBF from the squared norms. */
+
+/* Squared norms of n CSR rows (the RBF kernel's): norm[j] = k->dot(val, val, nnz) of row j,
+ * zeros from n to round_up(n, 16). */
+void pt_gram_sparse_norms(const uint64_t *rowptr, const float *val, size_t n, const pt_kernels *k,
+                          float *norm);
+
+
+/* CSR rows transposed (CSC), for kernel values by columns: the inner products of a
+ * sparse row x with all n rows are sum over x's non-zeros (c, v), in increasing c, of v times
+ * column c, added into the n outputs. A row then costs sum over its columns of their non-zeros
+ * (on text-like data with Zipf popularity, news20-like: about 1/6 of a pass over all the rows'
+ * non-zeros), and each product is summed in the textbook order (increasing column, products
+ * rounded, from 0): the kernel value of x and z is the same whichever of the two is the row,
+ * bit for bit, and equals sparse_scalar.c's dot. */
+typedef struct pt_gram_csc {
+    size_t n, d;
+    uint64_t *ptr; /* d + 1 offsets */
+    uint32_t *row; /* the rows of each column, increasing */
+    float *val;
+} pt_gram_csc;
+
+/* Bytes pt_gram_csc_init allocates (SIZE_MAX on overflow). */
+size_t pt_gram_csc_bytes(size_t d, size_t nnz);
+/* Transpose n CSR rows of d columns. */
+pt_status pt_gram_csc_init(pt_gram_csc *t, const uint64_t *rowptr, const uint32_t *col,
+                           const float *val, size_t n, size_t d);
+void pt_gram_csc_free(pt_gram_csc *t);
+
+/* out[j] = K(x, z_j) for the n rows z_j of t, x the sparse row (xcol, xval, xnnz: only its
+ * columns below t->d are read); zeros from n to round_up(n, 16). xn and zn (round_up(n, 16)
+ * entries) as for pt_gram_sparse_kvec; with f, f[j] += a out[j]. Single-threaded. */
+void pt_gram_csc_kvec(const pt_gram_csc *t, const pt_kfun *kf, const pt_kernels *k,
+                      const uint32_t *xcol, const float *xval, size_t xnnz, float xn,
+                      const float *zn, float *out, float a, float *f);
+
 /* The exact kernel (double) from float inputs, and the bound above on |K - K_ref|. */
 double pt_kfun_ref(const pt_kfun *kf, const float *x, const float *z, size_t d);
 double pt_gram_tolerance(const pt_kfun *kf, size_t d, double xnorm2, double znorm2);

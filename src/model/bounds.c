@@ -183,7 +183,9 @@ static pt_status kernel_margins(const pt_dataset *ds, const pt_model *ref, int b
     size_t n = ds->n, nsv = ref->n_sv, rows = n > nsv ? n : nsv;
     float *f = pt_alloc((rows ? rows : 1) * sizeof(float), "kernel margins");
     if (!f) return PT_ERR_NOMEM;
-    pt_dataset svs = {.n = nsv, .d = ref->d, .stride = pt_stride_for(ref->d), .X = ref->sv};
+    pt_dataset svs = {.n = nsv, .d = ref->d, .stride = pt_stride_for(ref->d), .X = ref->sv,
+                      .layout = ref->sv_ptr ? PT_LAYOUT_SPARSE : PT_LAYOUT_DENSE,
+                      .rowptr = ref->sv_ptr, .col = ref->sv_col, .val = ref->sv_val};
     pt_status s = pt_model_kernel_scores(&in_run_space, &svs, f);
     double wn2 = 0.0;
     for (size_t j = 0; s == PT_OK && j < nsv; j++) wn2 += (double)ref->coef[j] * f[j];

@@ -118,7 +118,9 @@ pt_model *pt_model_clone(const pt_model *m)
         return NULL;
     }
     *c = *m;
-    c->w = c->W = c->Bk = c->sv = c->coef = NULL;
+    c->w = c->W = c->Bk = c->sv = c->coef = c->sv_val = NULL;
+    c->sv_ptr = NULL;
+    c->sv_col = NULL;
     c->labels = NULL;
     c->states = NULL;
     c->nstates = 0;
@@ -144,6 +146,12 @@ pt_model *pt_model_clone(const pt_model *m)
               dup_buf((void **)&c->Bk, m->Bk, m->nclass, sizeof(float)) &&
               dup_buf((void **)&c->sv, m->sv, len * m->n_sv, sizeof(float)) &&
               dup_buf((void **)&c->coef, m->coef, m->n_sv * (m->W || !m->labels ? 1 : m->nclass), sizeof(float));
+    if (ok && m->sv_ptr) {
+        size_t nnz = (size_t)m->sv_ptr[m->n_sv];
+        ok = dup_buf((void **)&c->sv_ptr, m->sv_ptr, m->n_sv + 1, sizeof *m->sv_ptr) &&
+             dup_buf((void **)&c->sv_col, m->sv_col, nnz ? nnz : 1, sizeof *m->sv_col) &&
+             dup_buf((void **)&c->sv_val, m->sv_val, nnz ? nnz : 1, sizeof *m->sv_val);
+    }
     ok = ok && dup_buf((void **)&c->votes, m->votes, len * m->n_votes, sizeof(float)) &&
          dup_buf((void **)&c->vote_b, m->vote_b, m->n_votes, sizeof(float)) &&
          dup_buf((void **)&c->vote_c, m->vote_c, m->n_votes, sizeof(float));
@@ -218,6 +226,9 @@ void pt_model_free(pt_model *m)
     free(m->labels); /* malloc'd */
     pt_free(m->w);
     pt_free(m->sv);
+    pt_free(m->sv_ptr);
+    pt_free(m->sv_col);
+    pt_free(m->sv_val);
     pt_free(m->coef);
     free(m);
 }

@@ -109,6 +109,11 @@ struct pt_model {
     size_t n_sv;
     float *sv;
     float *coef;
+    /* or, for a model trained on sparse data (sv NULL), the support vectors in CSR: n_sv + 1
+     * offsets, then the columns (increasing in each row, below d) and values */
+    uint64_t *sv_ptr;
+    uint32_t *sv_col;
+    float *sv_val;
     /* trained on a feature expansion (params.expand.kind != NONE): d is the expanded
      * dimension, expand_d_in the input features it expands; scoring expands each row */
     size_t expand_d_in;

@@ -1,7 +1,7 @@
 /*
  * Model files: a text format a person can read (in the spirit of LIBLINEAR's), with a
- * checksum. Version 1, and version 2 for what needs it (ovr_votes below; a version-2 reader
- * reads every version-1 file):
+ * checksum. Version 1, and version 2 or 3 for what needs it (ovr_votes and run states: 2;
+ * sparse support vectors: 3); a reader of a version reads every older file:
  *
  *   ptron-model 1
  *   path online              online | batch | kernel
@@ -33,6 +33,10 @@
  *   1 0.5 0.25 ...           last vector is its row of W)
  *   n_sv 3                   kernel models instead of w: then n_sv lines, each the signed
  *   -1 0.5 0.25 1            coefficient followed by the d values of the support vector
+ *   n_sv 3 sparse            version 3, kernel models trained on sparse data: n_sv lines, each
+ *   -1 2:0.5 7:0.25          the signed coefficient, then the support vector's non-zeros as
+ *                            INDEX:VALUE (1-based, increasing, at most d; LIBSVM's form), so
+ *                            that a wide model is as large as its non-zeros, not n_sv x d
  *   checksum 0123456789abcdef    pt_checksum (XXH3-64) of every byte before this line
  *
  * A kernel one-vs-rest model has "ovr_kernel" and each class's "n_sv" block in turn.
@@ -67,7 +71,7 @@
 #include "features/expand.h"
 #include "model.h"
 
-#define MODEL_VERSION 2 /* the newest version this ptron reads */
+#define MODEL_VERSION 3 /* the newest version this ptron reads */
 #define MODEL_MAGIC "ptron-model"
 #define MAX_MODEL_BYTES ((uint64_t)16 << 30)
 /* Features a model can have: a file of MAX_MODEL_BYTES holds at most this many weights of two
@@ -149,8 +153,14 @@ static pt_status check_savable(const pt_model *m)
         return pt_fail(PT_ERR_INVALID, "cannot save a model with a non-finite label or parameter");
     if (m->W) return PT_OK;
     if (m->w ? !all_finite(m->w, m->d)
-             : (m->n_sv && (!m->sv || !m->coef || !all_finite(m->coef, m->n_sv))))
+             : (m->n_sv && ((!m->sv && !m->sv_ptr) || !m->coef || !all_finite(m->coef, m->n_sv))))
         return pt_fail(PT_ERR_NUMERIC, "cannot save a model whose weights are not finite");
+    if (!m->w && m->sv_ptr) {
+        if (!all_finite(m->sv_val, (size_t)m->sv_ptr[m->n_sv]))
+            return pt_fail(PT_ERR_NUMERIC,
+                           "cannot save a model whose support vectors are not finite");
+        return PT_OK;
+    }
     for (size_t i = 0; !m->w && i < m->n_sv; i++)
         if (!all_finite(m->sv + i * pt_stride_for(m->d), m->d))
             return pt_fail(PT_ERR_NUMERIC,
@@ -259,6 +269,17 @@ static void print_states(FILE *f, const pt_model *m)
 static void print_support(FILE *f, const pt_model *m)
 {
     size_t stride = pt_stride_for(m->d);
+    if (m->sv_ptr) {
+        /* version 3: the non-zeros only */
+        fprintf(f, "n_sv %zu sparse\n", m->n_sv);
+        for (size_t i = 0; i < m->n_sv; i++) {
+            fprintf(f, "%.9g", (double)m->coef[i]);
+            for (uint64_t z = m->sv_ptr[i]; z < m->sv_ptr[i + 1]; z++)
+                fprintf(f, " %" PRIu32 ":%.9g", m->sv_col[z] + 1, (double)m->sv_val[z]);
+            fputc('\n', f);
+        }
+        return;
+    }
     fprintf(f, "n_sv %zu\n", m->n_sv);
     for (size_t i = 0; i < m->n_sv; i++) {
         const float *x = m->sv + i * stride;
@@ -283,12 +304,21 @@ static void print_votes(FILE *f, const pt_model *m)
 /* Linear one-vs-rest models with a binary model per class (the voted perceptron's vectors). */
 static bool has_ovr_votes(const pt_model *m) { return m->W && m->sub; }
 
+/* Kernel models whose support vectors are sparse (version 3). */
+static bool has_sparse_sv(const pt_model *m)
+{
+    bool any = m->sv_ptr != NULL;
+    for (size_t c = 0; !m->W && m->sub && c < m->nclass; c++) any |= m->sub[c]->sv_ptr != NULL;
+    return any;
+}
+
 static void print_model(FILE *f, const pt_model *m)
 {
     const pt_train_params *p = &m->params;
     /* version 2 only where the file needs it (voted one-vs-rest, a run in progress), so that
      * older ptron still reads the others */
-    fprintf(f, "%s %d\n", MODEL_MAGIC, has_ovr_votes(m) || m->nstates ? 2 : 1);
+    fprintf(f, "%s %d\n", MODEL_MAGIC,
+            has_sparse_sv(m) ? 3 : has_ovr_votes(m) || m->nstates ? 2 : 1);
     fprintf(f, "path %s\nvariant %s\nbias %d\nd %zu\nnclass %zu\nlabels",
             pt_path_name(m->path), pt_variant_name(m->variant), m->bias ? 1 : 0, m->d, m->nclass);
     for (size_t c = 0; c < m->nclass; c++) fprintf(f, " %.17g", pt_model_class_value(m, c));
@@ -762,12 +792,74 @@ static pt_status parse_multiclass(parser *r, const fields *f, pt_model **out)
     return s;
 }
 
+/* Sparse support vectors (version 3): n lines of a coefficient and INDEX:VALUE pairs. */
+static pt_status parse_kernel_sparse(parser *r, const fields *f, size_t n, pt_model *m)
+{
+    size_t cap = 0, nnz = 0;
+    m->sv_ptr = pt_alloc((n + 1) * sizeof *m->sv_ptr, "support vector offsets");
+    m->coef = pt_alloc((n ? n : 1) * sizeof(float), "support vector coefficients");
+    if (!m->sv_ptr || !m->coef) return PT_ERR_NOMEM;
+    m->sv_ptr[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *line = next_line(r), *t;
+        if (!line) {
+            r->line++;
+            return perr(r, "n_sv: found %zu of %zu support vectors", i, n);
+        }
+        if (!(t = token(&line))) return perr(r, "expected a coefficient");
+        PT_TRY(parse_f32(r, "coefficient", t, &m->coef[i]));
+        uint64_t last = 0;
+        while ((t = token(&line))) {
+            char *colon = strchr(t, ':');
+            if (!colon) return perr(r, "'%s': expected INDEX:VALUE", t);
+            *colon = '\0';
+            uint64_t idx = 0;
+            PT_TRY(parse_u64(r, "index", t, f->d, &idx));
+            if (idx <= last)
+                return perr(r, "index %" PRIu64 ": indices start at 1 and increase", idx);
+            last = idx;
+            float v = 0.0f;
+            PT_TRY(parse_f32(r, "value", colon + 1, &v));
+            if (nnz == cap) {
+                cap = cap ? 2 * cap : 1024;
+                uint32_t *c = realloc(m->sv_col, cap * sizeof *c);
+                if (c) m->sv_col = c;
+                float *vv = c ? realloc(m->sv_val, cap * sizeof *vv) : NULL;
+                if (vv) m->sv_val = vv;
+                if (!c || !vv)
+                    return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate support vectors", r->path);
+            }
+            m->sv_col[nnz] = (uint32_t)(idx - 1);
+            m->sv_val[nnz++] = v;
+        }
+        m->sv_ptr[i + 1] = nnz;
+    }
+    if (!m->sv_col && (!(m->sv_col = malloc(sizeof *m->sv_col)) ||
+                       !(m->sv_val = malloc(sizeof *m->sv_val))))
+        return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate support vectors", r->path);
+    return PT_OK;
+}
+
 static pt_status parse_kernel(parser *r, const fields *f, char *rest, pt_model **out)
 {
-    char *t = token(&rest);
+    char *t = token(&rest), *form = token(&rest);
     uint64_t n_sv = 0;
-    if (!t || token(&rest)) return perr(r, "n_sv: expected one value");
+    if (!t || (form && strcmp(form, "sparse") != 0) || token(&rest))
+        return perr(r, "n_sv: expected a count, and 'sparse' or nothing");
+    if (form && r->version < 3)
+        return perr(r, "n_sv: sparse support vectors need model format version 3 (this file says "
+                    "%d)", r->version);
     PT_TRY(parse_u64(r, "n_sv", t, UINT64_MAX, &n_sv));
+    if (form) {
+        /* each line at least two bytes */
+        if (n_sv > (uint64_t)(r->end - r->p) / 2)
+            return perr(r, "n_sv: %" PRIu64 " support vectors cannot fit in the %zu bytes left",
+                        n_sv, (size_t)(r->end - r->p));
+        pt_model *m = *out = calloc(1, sizeof *m);
+        if (!m) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the model", r->path);
+        m->n_sv = (size_t)n_sv;
+        return parse_kernel_sparse(r, f, (size_t)n_sv, m);
+    }
     /* Each line holds d + 1 numbers of at least two bytes each: bound n_sv by the bytes left. */
     uint64_t min_bytes, left = (uint64_t)(r->end - r->p);
     if (__builtin_mul_overflow(n_sv, 2 * (f->d + 1), &min_bytes) || min_bytes > left)

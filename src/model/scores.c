@@ -144,6 +144,119 @@ static pt_status expanded_scores(const pt_model *m, const pt_dataset *ds, float 
 #define PRED_ROWS 240  /* test rows a block at most (a multiple of 16) */
 #define PRED_SV 512    /* support vectors a block */
 
+/* Support vectors in CSR: the model's own, or a copy of its dense ones (their non-zeros). */
+typedef struct sv_csr {
+    const uint64_t *ptr;
+    const uint32_t *col;
+    const float *val;
+    void *owned[3];
+} sv_csr;
+
+static pt_status sv_csr_get(const pt_model *m, sv_csr *c)
+{
+    memset(c, 0, sizeof *c);
+    if (m->sv_ptr) {
+        c->ptr = m->sv_ptr;
+        c->col = m->sv_col;
+        c->val = m->sv_val;
+        return PT_OK;
+    }
+    const size_t nsv = m->n_sv, d = m->d, stride = pt_stride_for(d);
+    size_t nnz = 0;
+    for (size_t i = 0; i < nsv * stride; i++) nnz += m->sv[i] != 0.0f;
+    uint64_t *ptr = c->owned[0] = pt_alloc((nsv + 1) * sizeof *ptr, "support vector offsets");
+    uint32_t *col = c->owned[1] = pt_alloc((nnz ? nnz : 1) * sizeof *col, "support vector columns");
+    float *val = c->owned[2] = pt_alloc((nnz ? nnz : 1) * sizeof *val, "support vector values");
+    if (!ptr || !col || !val) return PT_ERR_NOMEM;
+    ptr[0] = 0;
+    for (size_t i = 0, z = 0; i < nsv; i++) {
+        for (size_t j = 0; j < d; j++)
+            if (m->sv[i * stride + j] != 0.0f) {
+                col[z] = (uint32_t)j;
+                val[z++] = m->sv[i * stride + j];
+            }
+        ptr[i + 1] = z;
+    }
+    c->ptr = ptr;
+    c->col = col;
+    c->val = val;
+    return PT_OK;
+}
+
+static void sv_csr_free(sv_csr *c)
+{
+    for (int i = 0; i < 3; i++) pt_free(c->owned[i]);
+}
+
+/* Kernel scores where the support vectors or the rows are sparse: the support vectors in CSR,
+ * transposed (features/gram.h's pt_gram_csc), and each row's non-zeros below the model's d (a
+ * dense row's gathered first) summed over their columns; the values summed with the
+ * coefficients in double. The features past the model's d are ignored, and the row's squared
+ * norm is over the others. A training row of a sparse model gets the kernel values training
+ * computed, bit for bit. */
+static pt_status sparse_kernel_scores(const pt_model *m, const pt_dataset *ds, const pt_kfun *kf,
+                                      const pt_kernels *k, float *scores)
+{
+    const size_t n = ds->n, nsv = m->n_sv, d = m->d, npad = pt_round_up(nsv, 16);
+    const bool rbf = kf->kind == PT_KERNEL_RBF, sparse = ds->layout == PT_LAYOUT_SPARSE;
+    const size_t dx = d < ds->d ? d : ds->d; /* a dense row's columns read */
+    sv_csr c;
+    pt_gram_csc t = {0};
+    pt_status st = sv_csr_get(m, &c);
+    if (st == PT_OK) st = pt_gram_csc_init(&t, c.ptr, c.col, c.val, nsv, d);
+    float *zn = st == PT_OK && rbf ? pt_alloc(npad * sizeof(float), "squared norms") : NULL;
+    if (st == PT_OK && rbf && !zn) st = PT_ERR_NOMEM;
+    if (st != PT_OK) {
+        pt_gram_csc_free(&t);
+        sv_csr_free(&c);
+        return st;
+    }
+    if (rbf) pt_gram_sparse_norms(c.ptr, c.val, nsv, k, zn);
+    const int threads = pt_threads_resolve(0);
+    int failed = 0;
+#pragma omp parallel num_threads(threads) if (n * (size_t)c.ptr[nsv] > 65536) reduction(| : failed)
+    {
+        float *out = pt_alloc(npad * sizeof(float), "kernel values");
+        uint32_t *gcol = sparse ? NULL : pt_alloc((dx ? dx : 1) * sizeof *gcol, "a row's columns");
+        float *gval = sparse ? NULL : pt_alloc((dx ? dx : 1) * sizeof *gval, "a row's values");
+        if (!out || (!sparse && (!gcol || !gval))) failed = 1;
+#pragma omp for schedule(dynamic, 16)
+        for (size_t i = 0; i < n; i++) {
+            if (failed) continue;
+            const uint32_t *col;
+            const float *val;
+            size_t nz;
+            if (sparse) {
+                nz = pt_csr_row(ds, i, &col, &val);
+                while (nz > 0 && col[nz - 1] >= d) nz--; /* features past the model's */
+            } else {
+                const float *row = ds->X + i * ds->stride;
+                nz = 0;
+                for (size_t j = 0; j < dx; j++)
+                    if (row[j] != 0.0f) {
+                        gcol[nz] = (uint32_t)j;
+                        gval[nz++] = row[j];
+                    }
+                col = gcol;
+                val = gval;
+            }
+            float xn = rbf ? k->dot(val, val, nz) : 0.0f;
+            pt_gram_csc_kvec(&t, kf, k, col, val, nz, xn, zn, out, 0.0f, NULL);
+            double acc = 0.0;
+            for (size_t j0 = 0; j0 < nsv; j0 += PRED_SV)
+                acc += k->dot(out + j0, m->coef + j0, nsv - j0 < PRED_SV ? nsv - j0 : PRED_SV);
+            scores[i] = (float)acc;
+        }
+        pt_free(out);
+        pt_free(gcol);
+        pt_free(gval);
+    }
+    pt_free(zn);
+    pt_gram_csc_free(&t);
+    sv_csr_free(&c);
+    return failed ? pt_fail(PT_ERR_NOMEM, "cannot allocate the buffers to score rows in") : PT_OK;
+}
+
 pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float *scores)
 {
     const size_t n = ds->n, nsv = m->n_sv;
@@ -157,6 +270,8 @@ pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float 
     pt_kfun kf;
     pt_kfun_from_params(&kf, &m->params);
     kf.add = m->bias ? 1.0f : 0.0f;
+    if (m->sv_ptr || ds->layout == PT_LAYOUT_SPARSE)
+        return sparse_kernel_scores(m, ds, &kf, k, scores);
     const int threads = pt_threads_resolve(0);
     /* Features the model and the data share; the data's extra ones are ignored, missing ones
      * are zero (so they drop out of x.z, and the support vectors keep their whole norm). */
@@ -221,10 +336,7 @@ pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores
 /* Scores of a binary model on the rows as they are (no expansion, no warning). */
 static pt_status binary_scores(const pt_model *m, const pt_dataset *ds, float *scores)
 {
-    if (!m->w) {
-        PT_TRY(pt_require_dense(ds, "scoring with a kernel model"));
-        return pt_model_kernel_scores(m, ds, scores);
-    }
+    if (!m->w) return pt_model_kernel_scores(m, ds, scores);
     const pt_kernels *k;
     PT_TRY(pt_kernels_get(PT_ISA_AUTO, &k));
     if (ds->layout == PT_LAYOUT_SPARSE) {

@@ -33,6 +33,14 @@
  *    0.1 s FMAs) switches after about one epoch of mistakes on two cores; many epochs of many
  *    mistakes end on the Gram.
  *
+ * Sparse (CSR) data: kernel values from sparse dots by columns (features/gram.h's
+ * pt_gram_csc: the rows transposed once, a kernel row the sum of the columns of the row's
+ * non-zeros; RBF from the squared norms), updates applied at once (no pending block).
+ * Storage: when the Gram fits under --cache-mb (and FULL or AUTO asks for it) it is filled
+ * lazily, row i computed at the first mistake on sample i and kept (a sample's later mistakes
+ * reuse it, and rows no mistake needs are never touched); otherwise (ROWS, or a Gram too
+ * large) each mistake computes its row. The values agree with the dense copy's to rounding.
+ *
  * Memory: the packed rows (n d floats), f, counters, and the Gram or the cache are checked
  * against p->mem_budget_bytes before anything is allocated.
  */
@@ -87,6 +95,12 @@ typedef struct kstate {
     double gram_estimate; /* seconds (AUTO with a Gram that fits) */
     pt_gram_storage storage;
     bool gram_fits; /* under --cache-mb and the memory budget */
+    /* sparse data: the rows transposed, their squared norms (ld floats, RBF), a kernel row
+     * (ld floats, without G), the rows of G computed so far (lazy full Gram) */
+    bool sparse;
+    pt_gram_csc csc;
+    float *snorm_all, *kout;
+    uint8_t *have;
 } kstate;
 
 static size_t mul_or_max(size_t a, size_t b)
@@ -251,9 +265,31 @@ static void flush(kstate *s, float *f)
     }
 }
 
+/* Sparse rows: f += a K[i, :] computed now, into out (ld floats). */
+static void sparse_row(kstate *s, size_t i, float *out, float a, float *f)
+{
+    double t0 = pt_now();
+    const uint32_t *col;
+    const float *val;
+    size_t nz = pt_csr_row(s->ds, i, &col, &val);
+    pt_gram_csc_kvec(&s->csc, &s->kf, s->k, col, val, nz, s->snorm_all ? s->snorm_all[i] : 0.0f,
+                     s->snorm_all, out, a, f);
+    s->computed++;
+    s->row_seconds += pt_now() - t0;
+}
+
 /* A mistake at i: f += a K[i, :], now (full Gram) or held back (rows). */
 static void update(kstate *s, size_t i, float a, float *f)
 {
+    if (s->sparse && s->G && !s->have[i]) {
+        sparse_row(s, i, s->G + i * s->ld, a, f); /* the lazy Gram's row, applied while hot */
+        s->have[i] = 1;
+        return;
+    }
+    if (s->sparse && !s->G) {
+        sparse_row(s, i, s->kout, a, f);
+        return;
+    }
     if (s->G) {
         const float *row = s->G + i * s->ld;
         if (s->threads > 1 && s->n >= 65536) {
@@ -339,6 +375,47 @@ static pt_status build_full(kstate *s)
 
 /* ------------------------------------------------------------------------------ model */
 
+/* The coefficient of sample i: eta y_i alpha_i, averaged: eta y_i (alpha_i - beta_i / T). */
+static float sv_coef(const pt_dataset *ds, const pt_train_params *p, const uint32_t *alpha,
+                     const double *beta, double steps, size_t i)
+{
+    double c = (double)alpha[i];
+    if (beta && steps > 0) c -= beta[i] / steps;
+    return (float)((double)p->eta * ds->y[i] * c);
+}
+
+/* A kernel model of sparse rows keeps its support vectors sparse (CSR, as the data). */
+static pt_status make_sparse_model(const pt_dataset *ds, const pt_train_params *p,
+                                   const uint32_t *alpha, const double *beta, double steps,
+                                   pt_model *m, pt_model **out)
+{
+    const size_t n = ds->n, nsv = m->n_sv;
+    size_t nnz = 0;
+    for (size_t i = 0; i < n; i++)
+        if (alpha[i]) nnz += (size_t)(ds->rowptr[i + 1] - ds->rowptr[i]);
+    m->sv_ptr = pt_alloc((nsv + 1) * sizeof *m->sv_ptr, "support vector offsets");
+    m->sv_col = pt_alloc((nnz ? nnz : 1) * sizeof *m->sv_col, "support vector columns");
+    m->sv_val = pt_alloc((nnz ? nnz : 1) * sizeof *m->sv_val, "support vector values");
+    m->coef = pt_alloc((nsv ? nsv : 1) * sizeof(float), "dual coefficients");
+    if (!m->sv_ptr || !m->sv_col || !m->sv_val || !m->coef) {
+        pt_model_free(m);
+        return PT_ERR_NOMEM;
+    }
+    m->sv_ptr[0] = 0;
+    for (size_t i = 0, j = 0; i < n; i++) {
+        if (!alpha[i]) continue;
+        const uint32_t *col;
+        const float *val;
+        size_t nz = pt_csr_row(ds, i, &col, &val), at = (size_t)m->sv_ptr[j];
+        memcpy(m->sv_col + at, col, nz * sizeof *col);
+        memcpy(m->sv_val + at, val, nz * sizeof *val);
+        m->sv_ptr[j + 1] = at + nz;
+        m->coef[j++] = sv_coef(ds, p, alpha, beta, steps, i);
+    }
+    *out = m;
+    return PT_OK;
+}
+
 static pt_status make_model(const pt_dataset *ds, const pt_train_params *p, const uint32_t *alpha,
                             const double *beta, double steps, pt_model **out)
 {
@@ -350,6 +427,7 @@ static pt_status make_model(const pt_dataset *ds, const pt_train_params *p, cons
     m->d = ds->d;
     m->nclass = 2;
     m->n_sv = nsv;
+    if (ds->layout == PT_LAYOUT_SPARSE) return make_sparse_model(ds, p, alpha, beta, steps, m, out);
     m->sv = pt_alloc((nsv ? nsv : 1) * stride * sizeof(float), "support vectors");
     m->coef = pt_alloc((nsv ? nsv : 1) * sizeof(float), "dual coefficients");
     if (!m->sv || !m->coef) {
@@ -361,9 +439,7 @@ static pt_status make_model(const pt_dataset *ds, const pt_train_params *p, cons
         float *row = m->sv + s * stride;
         memcpy(row, ds->X + i * ds->stride, ds->d * sizeof(float));
         memset(row + ds->d, 0, (stride - ds->d) * sizeof(float));
-        double c = (double)alpha[i];
-        if (beta && steps > 0) c -= beta[i] / steps;
-        m->coef[s++] = (float)((double)p->eta * ds->y[i] * c);
+        m->coef[s++] = sv_coef(ds, p, alpha, beta, steps, i);
     }
     *out = m;
     return PT_OK;
@@ -377,6 +453,50 @@ typedef struct dual {
     uint32_t *alpha, *order;
     double *beta; /* averaged only */
 } dual;
+
+static pt_status dual_alloc(dual *dv, size_t n, size_t ld, bool averaged)
+{
+    dv->f = pt_calloc(ld * sizeof(float), "margins");
+    dv->alpha = calloc(n ? n : 1, sizeof *dv->alpha);
+    dv->order = malloc((n ? n : 1) * sizeof *dv->order);
+    if (averaged) dv->beta = calloc(n ? n : 1, sizeof *dv->beta);
+    if (!dv->f || !dv->alpha || !dv->order || (averaged && !dv->beta))
+        return dv->f ? pt_fail(PT_ERR_NOMEM, "cannot allocate the dual state of %zu samples", n)
+                     : PT_ERR_NOMEM;
+    return PT_OK;
+}
+
+/* The storage of K for sparse rows (the memory plan checked): the lazy full Gram when it fits
+ * and FULL or AUTO asks, else a row computed at each mistake. */
+static pt_status sparse_setup(kstate *s, const pt_train_params *p, size_t gram_bytes,
+                              size_t cache_bytes, dual *dv)
+{
+    const pt_dataset *ds = s->ds;
+    const size_t n = s->n;
+    bool lazy = s->storage != PT_GRAM_ROWS && s->gram_fits;
+    if (s->storage == PT_GRAM_AUTO && !lazy)
+        pt_log(PT_LOG_WARN,
+               "kernel path: the %zu x %zu Gram matrix needs %.1f MiB, more than "
+               "pt_train_params.cache_mb (%.1f MiB) or the memory budget allows: computing each "
+               "kernel row from the sparse rows when a mistake needs it",
+               n, n, gram_bytes / MIB, cache_bytes / MIB);
+    PT_TRY(dual_alloc(dv, n, s->ld, p->variant == PT_VARIANT_AVERAGED));
+    PT_TRY(pt_gram_csc_init(&s->csc, ds->rowptr, ds->col, ds->val, n, ds->d));
+    if (p->kernel == PT_KERNEL_RBF) {
+        if (!(s->snorm_all = pt_alloc(s->ld * sizeof(float), "squared norms"))) return PT_ERR_NOMEM;
+        pt_gram_sparse_norms(ds->rowptr, ds->val, n, s->k, s->snorm_all);
+    }
+    if (!lazy) {
+        s->storage = PT_GRAM_ROWS;
+        return (s->kout = pt_alloc(s->ld * sizeof(float), "a kernel row")) ? PT_OK : PT_ERR_NOMEM;
+    }
+    s->storage = PT_GRAM_FULL;
+    /* pages touched only as rows fill them */
+    if (!(s->G = pt_alloc(gram_bytes, "Gram matrix"))) return PT_ERR_NOMEM;
+    if (!(s->have = calloc(n ? n : 1, 1)))
+        return pt_fail(PT_ERR_NOMEM, "cannot allocate the Gram's row flags (%zu rows)", n);
+    return PT_OK;
+}
 
 /* The memory plan (checked before anything is allocated), then the packed rows, the dual
  * state and the storage of K: everything the problems share. */
@@ -394,9 +514,14 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
     const size_t cache_bytes = p->cache_mb ? mul_or_max(p->cache_mb, (size_t)1 << 20) : pt_default_mem_budget();
     const size_t row_bytes = s->ld * sizeof(float);
     const size_t gram_bytes = mul_or_max(n, row_bytes);
+    s->sparse = ds->layout == PT_LAYOUT_SPARSE;
+    /* sparse: the transposed rows, norms and a kernel row instead of the packed rows */
     size_t fixed = pt_gram_rows_bytes(n, d, p->kernel);
+    if (s->sparse)
+        fixed = add_or_max(add_or_max(mul_or_max(2 * s->ld, sizeof(float)), n),
+                           pt_gram_csc_bytes(d, (size_t)(ds->rowptr[n] - ds->rowptr[0])));
     fixed = add_or_max(fixed, mul_or_max(s->ld, sizeof(float)));            /* f */
-    fixed = add_or_max(fixed, rows_state_bytes(d, s->threads));
+    if (!s->sparse) fixed = add_or_max(fixed, rows_state_bytes(d, s->threads));
     fixed = add_or_max(fixed, mul_or_max(n, sizeof(uint32_t) * 2));       /* alpha, order */
     if (averaged) fixed = add_or_max(fixed, mul_or_max(n, sizeof(double))); /* beta */
     /* where each problem stands (alpha, margins, beta; the order when shuffled), and a
@@ -426,6 +551,7 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
                        "PT_GRAM_ROWS",
                        n, gram_bytes, gram_bytes / MIB, fixed / MIB, budget / MIB);
     }
+    if (s->sparse) return sparse_setup(s, p, gram_bytes, cache_bytes, dv);
     size_t cap = 0;
     if (s->storage == PT_GRAM_ROWS || (s->storage == PT_GRAM_AUTO && !s->gram_fits)) {
         size_t room = budget - fixed;
@@ -453,12 +579,7 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
     }
 
     PT_TRY(pt_gram_rows_init(&s->rows, ds->X, n, d, ds->stride, d, p->kernel, s->k, s->threads));
-    dv->f = pt_calloc(s->ld * sizeof(float), "margins");
-    dv->alpha = calloc(n ? n : 1, sizeof *dv->alpha);
-    dv->order = malloc((n ? n : 1) * sizeof *dv->order);
-    if (averaged) dv->beta = calloc(n ? n : 1, sizeof *dv->beta);
-    if (!dv->f || !dv->alpha || !dv->order || (averaged && !dv->beta))
-        return dv->f ? pt_fail(PT_ERR_NOMEM, "cannot allocate the dual state of %zu samples", n) : PT_ERR_NOMEM;
+    PT_TRY(dual_alloc(dv, n, s->ld, averaged));
     return s->storage == PT_GRAM_FULL ? build_full(s) : setup_rows(s, cap);
 }
 
@@ -469,6 +590,10 @@ static void kernel_free(kstate *s, dual *dv)
            s->G ? "full" : "rows", s->computed, s->row_seconds, s->hits, s->cap);
     free_rows_state(s);
     pt_free(s->G);
+    pt_gram_csc_free(&s->csc);
+    pt_free(s->snorm_all);
+    pt_free(s->kout);
+    free(s->have);
     pt_gram_rows_free(&s->rows);
     pt_free(dv->f);
     free(dv->alpha);
