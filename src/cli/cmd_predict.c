@@ -115,6 +115,7 @@ int cmd_predict(int argc, char **argv)
         else if (strcmp(arg, "--format") == 0) format = cli_value(&a, arg);
         else if (strcmp(arg, "--scores") == 0) scores = cli_value(&a, arg);
         else if (strcmp(arg, "--delimiter") == 0) cli_delimiter(&a, arg);
+        else if (strcmp(arg, "--label-column") == 0) cli_label_column(&a, arg);
         else if (strcmp(arg, "--layout") == 0) cli_layout_opt(&a, arg);
         else if (strcmp(arg, "--json") == 0) json = true;
         else if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) quiet = true;

@@ -191,6 +191,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (IS("--reference")) o->reference = cli_value(&a, arg);
         else if (IS("--format")) o->format = cli_value(&a, arg);
         else if (IS("--delimiter")) cli_delimiter(&a, arg);
+        else if (IS("--label-column")) cli_label_column(&a, arg);
         else if (IS("--layout")) cli_layout_opt(&a, arg);
         else if (IS("--max-features")) cli_size(&a, arg, 1, SIZE_MAX, &o->max_features);
         else if (IS("--mem-mb")) {
