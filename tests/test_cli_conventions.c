@@ -354,6 +354,11 @@ START_TEST(test_stdin_stdout)
     ck_assert_int_eq(run(&out, &err, "train - --epochs 2"), 1);
     HAS(err, "no default model name");
     drop(&out, &err);
+    ck_assert_int_eq(run(&out, &err, "train - m --test -"), 1);
+    HAS(err, "standard input can be read once");
+    drop(&out, &err);
+    ck_assert_int_eq(run(&out, &err, "train %s m --checkpoint -", data), 1);
+    drop(&out, &err);
     ck_assert_int_eq(run(&out, &err, "expand %s --degree 2 -o -", data), 1);
     drop(&out, &err);
 }
@@ -367,7 +372,8 @@ START_TEST(test_output_messages_name_user_path)
     gen_data(data);
     char *out, *err;
     ck_assert_int_eq(run(&out, &err, "train %s /nonexistent-ptron-dir/m.model", data), 2);
-    HAS(err, "/nonexistent-ptron-dir/m.model: ");
+    HAS(err, "/nonexistent-ptron-dir/m.model: cannot create: the directory "
+             "/nonexistent-ptron-dir does not exist");
     LACKS(err, ".tmp");
     drop(&out, &err);
     ck_assert_int_eq(run(&out, &err, "train %s %s --quiet", data, model), 0);
