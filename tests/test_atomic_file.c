@@ -94,7 +94,7 @@ START_TEST(missing_directory_names_the_path)
     snprintf(dir, sizeof dir, "%s", tu_path("nodir", ""));
     snprintf(p, sizeof p, "%s/x.model", dir);
     ck_assert_int_eq(pt_write_atomic(p, write_hello, NULL), PT_ERR_IO);
-    char want[1300];
+    char want[1400];
     snprintf(want, sizeof want, "%s: cannot create: the directory %s does not exist", p, dir);
     ck_assert_str_eq(pt_last_error(), want);
 }
