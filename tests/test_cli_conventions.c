@@ -321,6 +321,19 @@ START_TEST(test_stdin_stdout)
     drop(&out, &err);
     ck_assert_int_eq(run(&out, &err, "predict %s %s -o - --json", m1, data), 1);
     drop(&out, &err);
+    /* --scores - likewise: the scores file's text on stdout */
+    const char *scores = keep(5, tu_path("io", ".scores"));
+    ck_assert_int_eq(run(&out, &err, "predict %s %s --scores %s", m1, data, scores), 0);
+    drop(&out, &err);
+    ck_assert_int_eq(run(&out, &err, "predict %s %s --scores -", m1, data), 0);
+    char *scores_text = tu_read_file(scores, NULL);
+    ck_assert_str_eq(out, scores_text);
+    HAS(err, "Accuracy = ");
+    free(scores_text);
+    drop(&out, &err);
+    ck_assert_int_eq(run(&out, &err, "predict %s %s --scores - -o -", m1, data), 1);
+    HAS(err, "only one can take standard output");
+    drop(&out, &err);
     /* convert to stdout equals convert to a file; CSV from stdin */
     ck_assert_int_eq(run(&out, &err, "convert %s -o %s", data, csv), 0);
     drop(&out, &err);
