@@ -456,7 +456,7 @@ START_TEST(test_csv_label_column)
     HAS(err, "label column 9 is out of range: the file has 3 columns");
     drop(&out, &err);
     ck_assert_int_eq(run(&out, &err, "info %s --label-column label", csv), 2);
-    HAS(err, ":1: no column named 'label' in the first line");
+    HAS(err, ":1: no column named 'label' in the header (the first line): a,b,y");
     HAS(err, "a,b,y");
     drop(&out, &err);
 }

@@ -225,9 +225,9 @@ static pt_status find_named_column(csv_file *c, const char *p, const char *le, s
         }
     }
     size_t shown = (size_t)(le - p) < 200 ? (size_t)(le - p) : 200;
-    return pt_fail(PT_ERR_PARSE, "%s:%zu: no column named '%s' in the first line (the header "
-                   "pt_read_options.csv_label_name is looked up in): %.*s%s", c->path, line,
-                   c->label_name, (int)shown, p, shown < (size_t)(le - p) ? "..." : "");
+    return pt_fail(PT_ERR_PARSE, "%s:%zu: no column named '%s' in the header (the first line): "
+                   "%.*s%s", c->path, line, c->label_name, (int)shown, p,
+                   shown < (size_t)(le - p) ? "..." : "");
 }
 
 /* Pass 1: the first non-blank line fixes the columns and, with the line after it, whether it
