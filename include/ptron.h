@@ -154,14 +154,18 @@ PT_API pt_format pt_format_from_path(const char *path);
  * impute, so fill them in first (0 where a feature is absent, as a LIBSVM file means it).
  * With the default delimiter, a first line without a comma that holds ';', a tab, '|' or a
  * space is refused with the separator found (such a file would otherwise read as one column
- * of text labels and no features): set csv_delimiter to read it. */
+ * of text labels and no features): set csv_delimiter to read it. When the label column has
+ * more than 100 distinct values and more distinct values than half the rows, the reader logs
+ * a warning (PT_LOG_WARN) naming the column: a classification problem has few classes, so the
+ * label is probably in another column (numpy's habit puts it last). */
 typedef struct pt_read_options {
     size_t struct_size;      /* sizeof(pt_read_options), set by pt_read_options_init */
     pt_format format;        /* PT_FORMAT_AUTO by default */
     size_t max_features;     /* LIBSVM: an index above this is an error (default 10,000,000) */
     size_t mem_budget_bytes; /* refuse a dense load larger than this (default: half of RAM) */
     int csv_header;          /* -1 detect (default), 0 no header, 1 first line is a header */
-    int csv_label_column;    /* 0-based column of the label (default 0) */
+    int csv_label_column;    /* 0-based column of the label (default 0), or
+                              * PT_CSV_LABEL_LAST (-1): the last column, numpy's habit */
     int threads;             /* 0: all cores (default) */
     char csv_delimiter;      /* CSV field separator (default ',', and 0 means ','): ';',
                               * '\t', '|', ' ' or another ASCII byte that cannot be part of
@@ -172,13 +176,25 @@ typedef struct pt_read_options {
                               * layout in place; CSV is parsed dense and then converted; a .ptd
                               * file is mapped in its own layout and converted (a copy) only to
                               * the other. Either layout must fit mem_budget_bytes. */
+    const char *csv_label_name; /* NULL (default), or the label column's name in the header
+                                 * line: the first line is then the header, and a name it
+                                 * lacks is an error listing the names it has (this wins
+                                 * over csv_label_column) */
 } pt_read_options;
+
+/* csv_label_column: the label is the last column. */
+#define PT_CSV_LABEL_LAST (-1)
 
 PT_API void pt_read_options_init(pt_read_options *o);
 
 /* Read a dataset file (o NULL: the defaults) into the layout o->layout asks for: LIBSVM
  * (explicit zeros are not stored in the sparse layout), CSV, or .ptd (mmap'd, checksums
- * verified). Refuses NaN/Inf values. */
+ * verified). Refuses NaN/Inf values. LIBSVM and CSV may be gzip-compressed: a file that
+ * starts with gzip's magic bytes is read through zlib (messages give the line of the
+ * decompressed text), and PT_FORMAT_AUTO looks at the extension under a ".gz" (data.csv.gz is
+ * CSV). The path "-" is standard input (LIBSVM or CSV, gzip or not; messages call it
+ * "standard input"); a .ptd dataset cannot come from there (PT_ERR_INVALID). A gzip file and
+ * standard input are read whole into memory (the text, outside mem_budget_bytes) first. */
 PT_API pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset **out);
 
 /* Write a dataset, in either layout, in format f (PT_FORMAT_AUTO: by the path's extension).
@@ -189,7 +205,9 @@ PT_API pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_
  * rename, so an existing file is replaced whole or not at all (keeping its permissions). What
  * path is stays so: a symlink is followed and its final target replaced; a device or FIFO is
  * written through (no atomicity there: a write error such as ENOSPC is still reported); a
- * directory or socket is refused. The same holds for every file ptron writes. */
+ * directory or socket is refused. The same holds for every file ptron writes. The path "-"
+ * is standard output (flushed, not closed; a .ptd dataset is refused there). Writers do not
+ * compress: a path ending in ".gz" is refused. */
 PT_API pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f);
 
 /* An empty n x d dataset (all zeros, every label 0) to be filled with pt_dataset_row and

@@ -1,6 +1,7 @@
 /* CSV reader and writer: round trip, header detection, delimiters, label column, refused
  * inputs. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,104 @@ START_TEST(label_column)
     pt_dataset_free(ds);
     o = opts(-1, 3);
     expect_fail_o("1,2,3\n", &o, PT_ERR_PARSE, 1, "label column 4 is out of range");
+}
+END_TEST
+
+/* PT_CSV_LABEL_LAST and csv_label_name (which makes the first line the header). */
+START_TEST(label_last_and_named)
+{
+    pt_read_options o = opts(-1, PT_CSV_LABEL_LAST);
+    pt_dataset *ds = read_text("1,2,0\n4,5,1\n", &o);
+    ck_assert_uint_eq(pt_dataset_d(ds), 2);
+    check_row(ds, 0, 0, (const float[]){1, 2}, 2);
+    check_row(ds, 1, 1, (const float[]){4, 5}, 2);
+    pt_dataset_free(ds);
+    o = opts(-1, 0);
+    o.csv_label_name = "class";
+    ds = read_text("a, class ,c\n1,0,3\n4,1,6\n", &o);
+    ck_assert_uint_eq(pt_dataset_n(ds), 2);
+    check_row(ds, 0, 0, (const float[]){1, 3}, 2);
+    check_row(ds, 1, 1, (const float[]){4, 6}, 2);
+    pt_dataset_free(ds);
+    /* a name the header lacks: the names it has */
+    o.csv_label_name = "label";
+    expect_fail_o("a,class,c\n1,0,3\n", &o, PT_ERR_PARSE, 1, "no column named 'label'");
+    o = opts(-1, -2);
+    const char *path = tu_write_file("bad", ".csv", "1,2\n");
+    pt_dataset *bad = NULL;
+    ck_assert_int_eq(pt_dataset_read(path, &o, &bad), PT_ERR_INVALID);
+    unlink(path);
+}
+END_TEST
+
+static char warned[1024];
+static void keep_warning(pt_log_level level, const char *msg, void *user)
+{
+    (void)user;
+    if (level == PT_LOG_WARN) snprintf(warned, sizeof warned, "%s", msg);
+}
+
+/* The warning for a label column with more than 100 distinct values and more than half as
+ * many as rows: on at 101 of 200, off at 100 of 200 and at 101 of 202. */
+START_TEST(label_column_warning)
+{
+    pt_set_log(keep_warning, NULL);
+    const struct {
+        int distinct, rows;
+        bool warn;
+    } cases[] = {{101, 200, true}, {100, 200, false}, {101, 202, false}, {300, 300, true}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *text = malloc((size_t)cases[c].rows * 32 + 1), *p = text;
+        for (int i = 0; i < cases[c].rows; i++)
+            p += sprintf(p, "%d,%d\n", i % cases[c].distinct, i);
+        pt_read_options o = opts(0, 0);
+        warned[0] = '\0';
+        pt_dataset *ds = read_text(text, &o);
+        free(text);
+        ck_assert_uint_eq(pt_dataset_nclass(ds), (size_t)cases[c].distinct);
+        pt_dataset_free(ds);
+        ck_assert_msg((warned[0] != '\0') == cases[c].warn, "%d of %d rows: '%s'",
+                      cases[c].distinct, cases[c].rows, warned);
+        if (cases[c].warn) ck_assert_ptr_nonnull(strstr(warned, "distinct values"));
+    }
+    pt_set_log(NULL, NULL);
+}
+END_TEST
+
+/* gzip: the same rows as the plain file, by extension or by content; a truncated stream is an
+ * error naming the file. */
+START_TEST(gzip_input)
+{
+    const char *text = "y,a,b\n1,0.5,2\n-1,3,-4.25\n1,1e-3,7\n";
+    pt_read_options o = opts(-1, 0);
+    pt_dataset *plain = read_text(text, &o);
+    char path[512], cmd[4000];
+    snprintf(path, sizeof path, "%s", tu_write_file("gz", ".csv", text));
+    snprintf(cmd, sizeof cmd,
+             "gzip -c %s >%s.gz && gzip -c %s >%s.bin && head -c 30 %s.gz >%s.cut.gz", path,
+             path, path, path, path, path);
+    ck_assert_int_eq(system(cmd), 0);
+    const char *sfx[] = {".gz", ".bin"};
+    for (int i = 0; i < 2; i++) {
+        char gz[600];
+        snprintf(gz, sizeof gz, "%s%s", path, sfx[i]);
+        pt_read_options oc = opts(-1, 0);
+        oc.format = i == 1 ? PT_FORMAT_CSV : PT_FORMAT_AUTO;
+        pt_dataset *ds = NULL;
+        ck_assert_msg(pt_dataset_read(gz, &oc, &ds) == PT_OK, "%s", pt_last_error());
+        tu_assert_same_data(plain, ds, gz);
+        pt_dataset_free(ds);
+        unlink(gz);
+    }
+    char cut[600];
+    snprintf(cut, sizeof cut, "%s.cut.gz", path);
+    pt_dataset *ds = NULL;
+    ck_assert_int_ne(pt_dataset_read(cut, &o, &ds), PT_OK);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "unexpected end of file"));
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), cut));
+    unlink(cut);
+    unlink(path);
+    pt_dataset_free(plain);
 }
 END_TEST
 
@@ -383,6 +482,9 @@ static Suite *suite(void)
     tcase_add_test(t, header_by_content);
     tcase_add_test(t, other_separators);
     tcase_add_test(t, label_column);
+    tcase_add_test(t, label_last_and_named);
+    tcase_add_test(t, label_column_warning);
+    tcase_add_test(t, gzip_input);
     tcase_add_test(t, accepts_crlf_blank_spaces);
     tcase_add_test(t, err_ragged);
     tcase_add_test(t, err_not_number);

@@ -112,6 +112,12 @@ extern size_t cli_mem_mb;
 extern char cli_csv_delimiter;
 /* Parse --delimiter C (one character, or "tab") into cli_csv_delimiter. */
 bool cli_delimiter(cli_args *a, const char *opt);
+/* --label-column of the running command: a CSV input's label column as
+ * pt_read_options.csv_label_column (0-based, or PT_CSV_LABEL_LAST) and csv_label_name. */
+extern int cli_csv_label_column;
+extern const char *cli_csv_label_name;
+/* Parse --label-column N|last|NAME (N counts from 1, as cut -f and the messages do). */
+bool cli_label_column(cli_args *a, const char *opt);
 /* --layout of the running command: the layout datasets are read into (auto by default). */
 extern pt_layout cli_layout;
 /* Parse --layout auto|dense|sparse into cli_layout. */

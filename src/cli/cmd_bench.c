@@ -87,6 +87,7 @@ static int parse(int argc, char **argv, bench_opts *o)
         } else if (IS("--gamma")) cli_float(&a, arg, 1e-30, 1e30, &o->gamma);
         else if (IS("--format")) o->format = cli_value(&a, arg);
         else if (IS("--delimiter")) cli_delimiter(&a, arg);
+        else if (IS("--label-column")) cli_label_column(&a, arg);
         else if (IS("--layout")) cli_layout_opt(&a, arg);
         else if (IS("--json")) o->json = true;
         else if (arg[0] == '-' && arg[1]) return cli_usage_error("bench", "unknown option %s", arg);

@@ -33,6 +33,7 @@ int cmd_expand(int argc, char **argv)
         else if (strcmp(arg, "--mem-mb") == 0) cli_size(&a, arg, 1, SIZE_MAX >> 21, &cli_mem_mb);
         else if (strcmp(arg, "--format") == 0) format = cli_value(&a, arg);
         else if (strcmp(arg, "--delimiter") == 0) cli_delimiter(&a, arg);
+        else if (strcmp(arg, "--label-column") == 0) cli_label_column(&a, arg);
         else if (strcmp(arg, "--layout") == 0) cli_layout_opt(&a, arg);
         else if (strcmp(arg, "--to") == 0) to = cli_value(&a, arg);
         else if (strcmp(arg, "--json") == 0) json = true;

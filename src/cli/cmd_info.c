@@ -99,6 +99,7 @@ int cmd_info(int argc, char **argv)
         if (strcmp(arg, "--json") == 0) json = true;
         else if (strcmp(arg, "--format") == 0) format = cli_value(&a, arg);
         else if (strcmp(arg, "--delimiter") == 0) cli_delimiter(&a, arg);
+        else if (strcmp(arg, "--label-column") == 0) cli_label_column(&a, arg);
         else if (strcmp(arg, "--layout") == 0) cli_layout_opt(&a, arg);
         else if (strcmp(arg, "--mem-mb") == 0) cli_size(&a, arg, 1, SIZE_MAX >> 21, &cli_mem_mb);
         else if (arg[0] == '-' && arg[1]) return cli_usage_error("info", "unknown option %s", arg);

@@ -115,6 +115,7 @@ int cmd_predict(int argc, char **argv)
         else if (strcmp(arg, "--format") == 0) format = cli_value(&a, arg);
         else if (strcmp(arg, "--scores") == 0) scores = cli_value(&a, arg);
         else if (strcmp(arg, "--delimiter") == 0) cli_delimiter(&a, arg);
+        else if (strcmp(arg, "--label-column") == 0) cli_label_column(&a, arg);
         else if (strcmp(arg, "--layout") == 0) cli_layout_opt(&a, arg);
         else if (strcmp(arg, "--json") == 0) json = true;
         else if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) quiet = true;
@@ -126,11 +127,15 @@ int cmd_predict(int argc, char **argv)
     }
     if (a.error) return EXIT_USAGE;
     if (!model || !file) return cli_usage_error("predict", "needs MODEL and FILE");
-    /* -o -: the predictions on stdout, the report on stderr (no --json: it needs stdout) */
-    bool to_stdout = cli_is_std(out);
+    /* -o - (or --scores -): the predictions (scores) on stdout, the report on stderr (no
+     * --json: it needs stdout) */
+    bool to_stdout = cli_is_std(out) || cli_is_std(scores);
+    if (cli_is_std(out) && cli_is_std(scores))
+        return cli_usage_error("predict", "-o - and --scores -: only one can take standard "
+                               "output");
     if (to_stdout && json)
-        return cli_usage_error("predict", "-o - writes the predictions to standard output, "
-                               "where --json would print its object: give one");
+        return cli_usage_error("predict", "%s - writes to standard output, where --json would "
+                               "print its object: give a file name", out ? "-o" : "--scores");
     if (cli_is_std(model))
         return cli_usage_error("predict", "the model is read from a file: give its path (FILE "
                                "may be - for standard input)");
@@ -181,11 +186,11 @@ int cmd_predict(int argc, char **argv)
         rc = cli_fail(s);
         goto done;
     }
-    if (to_stdout && (rc = cli_report_to_stderr()) != EXIT_OK) goto done;
     if (scores && (s = pt_scores_write(m, ds, scores)) != PT_OK) {
         rc = cli_fail(s);
         goto done;
     }
+    if (to_stdout && (rc = cli_report_to_stderr()) != EXIT_OK) goto done;
     if (json) {
         json_out j;
         json_begin(&j, stdout);

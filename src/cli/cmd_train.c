@@ -191,6 +191,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (IS("--reference")) o->reference = cli_value(&a, arg);
         else if (IS("--format")) o->format = cli_value(&a, arg);
         else if (IS("--delimiter")) cli_delimiter(&a, arg);
+        else if (IS("--label-column")) cli_label_column(&a, arg);
         else if (IS("--layout")) cli_layout_opt(&a, arg);
         else if (IS("--max-features")) cli_size(&a, arg, 1, SIZE_MAX, &o->max_features);
         else if (IS("--mem-mb")) {
@@ -212,6 +213,11 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     if (o->model && strcmp(o->model, "-") == 0)
         return cli_usage_error("train", "the model cannot go to standard output (-): the "
                                "summary is printed there; give the model's path");
+    if (cli_is_std(o->checkpoint))
+        return cli_usage_error("train", "--checkpoint -: a checkpoint is a file to resume from; "
+                               "give its path");
+    if (cli_is_std(o->file) && cli_is_std(o->test))
+        return cli_usage_error("train", "DATA and --test both -: standard input can be read once");
     if (!o->model && strcmp(o->file, "-") == 0)
         return cli_usage_error("train", "data from standard input (-) has no default model "
                                "name: give one (train - MODEL, or -o MODEL)");

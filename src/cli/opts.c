@@ -1,6 +1,7 @@
 /* Argument parsing helpers and the usage texts. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ static const struct {
              "  sizes, classes, R, layout, non-zeros, density and bytes of a dataset, or the\n"
              "  contents of a model\n"
              "  --delimiter C  CSV field separator (default ','; 'tab' for a tab)\n"
+             "  --label-column N|last|NAME  CSV label column (default 1; see ptron help train)\n"
              "  --layout auto|dense|sparse  the layout to read into (default auto: see train)\n"},
     {"convert", "usage: ptron convert IN -o OUT [--format F] [--to F] [--layout L]\n"
                 "                     [--max-features N] [--mem-mb M] [--delimiter C]\n"
@@ -44,7 +46,9 @@ static const struct {
                 "              holds the non-zeros, CSV output every value (refused when its\n"
                 "              dense form would not fit half of RAM)\n"
                 "  --delimiter C  field separator of a CSV input (default ','; 'tab' for a tab);\n"
-                "                 CSV is written with commas\n"
+                "                 CSV is written with commas (label first)\n"
+                "  --label-column N|last|NAME  a CSV input's label column (default 1; see\n"
+                "                 ptron help train)\n"
                 "  IN may be gzip-compressed (LIBSVM or CSV), or - for standard input; OUT may\n"
                 "  be - for standard output in a text format (LIBSVM unless --to csv)\n"},
     {"train",
@@ -134,6 +138,10 @@ static const struct {
      "  --delimiter C            CSV field separator (default ','; 'tab' for a tab). Without it\n"
      "                           a first line that has no comma but ';', tabs, '|' or spaces is\n"
      "                           refused. Empty CSV fields (missing values) are refused\n"
+     "  --label-column N|last|NAME   CSV: the label's column, N counting from 1 (default 1),\n"
+     "                           the last one, or the one NAME heads in the header line. A\n"
+     "                           label column with more than 100 distinct values and more than\n"
+     "                           half as many as rows gets a warning: it is probably a feature\n"
      "  --max-features N         LIBSVM: largest feature index accepted (default 10000000)\n"
      "  --layout auto|dense|sparse   how the data (and --test) is held: dense rows, or sparse\n"
      "                           rows (CSR: 8 bytes a non-zero); auto (default) is sparse when\n"
@@ -149,14 +157,15 @@ static const struct {
                 "  prints Accuracy = A% (correct/n); -o writes one predicted label per line\n"
                 "  (replacing PREDICTIONS whole or not at all). More than two classes: precision\n"
                 "  and recall per class, and the confusion matrix up to 1000 classes\n"
-                "  FILE may be gzip-compressed, or - for standard input; -o - writes the labels\n"
-                "  to standard output and the report to stderr\n"
+                "  FILE may be gzip-compressed, or - for standard input; -o - (or --scores -)\n"
+                "  writes the labels (scores) to standard output and the report to stderr\n"
                 "  --scores SCORES  write the decision values, one line a row (for ROC curves,\n"
                 "                 AUC, thresholds): two classes, one column f(x), the +1 class\n"
                 "                 predicted where f(x) >= 0; K classes, K columns, the class of\n"
                 "                 highest score predicted. The first line is '#' and the class\n"
                 "                 of each column (two classes: the +1 class)\n"
                 "  --delimiter C  CSV field separator (default ','; 'tab' for a tab)\n"
+                "  --label-column N|last|NAME  CSV label column (default 1; see ptron help train)\n"
                 "  --layout auto|dense|sparse  the layout FILE is read into (default auto: see\n"
                 "                 ptron help train)\n"},
     {"expand",
@@ -173,6 +182,7 @@ static const struct {
      "  --max-features N  refuse more output features than N (default 10000000)\n"
      "  --mem-mb M        refuse a matrix larger than M MiB (default: half of RAM)\n"
      "  --delimiter C     field separator of a CSV input (default ','; 'tab' for a tab)\n"
+     "  --label-column N|last|NAME  CSV label column (default 1; see ptron help train)\n"
      "  --layout auto|dense|sparse  the layout FILE is read into (default auto: see ptron\n"
      "                    help train)\n"
      "  The output dimension and bytes are printed before any work; a refusal names both and\n"
@@ -187,6 +197,7 @@ static const struct {
      "  --epochs E        maximum epochs of each path (default 10)\n"
      "  --kernel K --gamma G   the kernel path's kernel (default linear) and width\n"
      "  --delimiter C     CSV field separator (default ','; 'tab' for a tab)\n"
+     "  --label-column N|last|NAME  CSV label column (default 1; see ptron help train)\n"
      "  --layout auto|dense|sparse  the layout DATA is read into (default auto: see ptron\n"
      "                    help train)\n"
      "  A path that fails is reported in its row (and on stderr) and the command exits 2.\n"
@@ -225,6 +236,8 @@ static const struct {
     {"pt_train_params.resume", "--resume"},
     {"pt_read_options.max_features", "--max-features"},
     {"pt_read_options.csv_delimiter", "--delimiter"},
+    {"pt_read_options.csv_label_column", "--label-column"},
+    {"pt_read_options.csv_label_name", "--label-column N|last|NAME"},
     {"pt_read_options.format", "--format"},
     {"PT_FORMAT_LIBSVM", "libsvm"},
     {"pt_read_options.mem_budget_bytes", "--mem-mb"},
@@ -554,6 +567,37 @@ bool cli_layout_opt(cli_args *a, const char *opt)
     return true;
 }
 
+int cli_csv_label_column;
+const char *cli_csv_label_name;
+
+bool cli_label_column(cli_args *a, const char *opt)
+{
+    const char *v = cli_value(a, opt);
+    if (!v) return false;
+    cli_csv_label_name = NULL;
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (strcmp(v, "last") == 0) {
+        cli_csv_label_column = PT_CSV_LABEL_LAST;
+    } else if (end != v && !*end) {
+        if (n < 1 || n > INT_MAX || errno == ERANGE) {
+            cli_usage_error(a->cmd, "option %s: %s is no column number: columns count from 1 "
+                            "(the first is 1; 'last' is the last)", opt, v);
+            a->error = true;
+            return false;
+        }
+        cli_csv_label_column = (int)(n - 1);
+    } else if (*v) {
+        cli_csv_label_name = v; /* a name in the header line */
+    } else {
+        cli_usage_error(a->cmd, "option %s: give N (from 1), 'last' or a header name", opt);
+        a->error = true;
+        return false;
+    }
+    return true;
+}
+
 bool cli_delimiter(cli_args *a, const char *opt)
 {
     const char *v = cli_value(a, opt);
@@ -581,6 +625,8 @@ pt_status cli_read_dataset(const char *path, const char *format, size_t max_feat
     }
     if (max_features) o.max_features = max_features;
     if (cli_csv_delimiter) o.csv_delimiter = cli_csv_delimiter;
+    o.csv_label_column = cli_csv_label_column;
+    o.csv_label_name = cli_csv_label_name;
     if (cli_mem_mb) o.mem_budget_bytes = cli_mem_mb << 20;
     o.layout = cli_layout;
     struct timespec t0, t1;

@@ -112,7 +112,15 @@ static pt_status replace(const char *path, const char *target, const struct stat
     int fd = open(tmp, flags, 0644);
     if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) fd = open(tmp, flags, 0644);
     if (fd < 0) {
-        pt_status s = pt_fail(PT_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        int e = errno;
+        /* name the directory that is missing, not the temporary file that could not be made */
+        char *copy = strdup(target), *dir = copy ? dirname(copy) : NULL;
+        struct stat sd;
+        pt_status s = e == ENOENT && dir && stat(dir, &sd) != 0
+                          ? pt_fail(PT_ERR_IO, "%s: cannot create: the directory %s does not exist",
+                                    path, dir)
+                          : pt_fail(PT_ERR_IO, "%s: cannot create: %s", path, strerror(e));
+        free(copy);
         free(tmp);
         return s;
     }

@@ -17,6 +17,8 @@ typedef struct csv_file {
     size_t ncols;    /* columns of every row */
     size_t label;    /* 0-based label column */
     char sep;        /* the field delimiter */
+    int label_arg;   /* pt_read_options.csv_label_column (PT_CSV_LABEL_LAST: the last) */
+    const char *label_name; /* pt_read_options.csv_label_name, or NULL */
 } csv_file;
 
 static inline bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -209,6 +211,25 @@ static bool next_nonblank(const csv_file *c, const char **p, const char **le, si
     return false;
 }
 
+/* csv_label_name: its column in the first line [p, le) (line number line), which is the
+ * header; an error listing the names there when it is not one of them. */
+static pt_status find_named_column(csv_file *c, const char *p, const char *le, size_t line)
+{
+    const char *q = p, *s, *e;
+    size_t want = strlen(c->label_name);
+    for (size_t col = 0; col < c->ncols; col++) {
+        next_cell(&q, le, c->sep, &s, &e);
+        if ((size_t)(e - s) == want && memcmp(s, c->label_name, want) == 0) {
+            c->label = col;
+            return PT_OK;
+        }
+    }
+    size_t shown = (size_t)(le - p) < 200 ? (size_t)(le - p) : 200;
+    return pt_fail(PT_ERR_PARSE, "%s:%zu: no column named '%s' in the header (the first line): "
+                   "%.*s%s", c->path, line, c->label_name, (int)shown, p,
+                   shown < (size_t)(le - p) ? "..." : "");
+}
+
 /* Pass 1: the first non-blank line fixes the columns and, with the line after it, whether it
  * is a header; rows are the other non-blank lines. */
 static pt_status scan_file(csv_file *c, const pt_read_options *o, size_t *rows,
@@ -221,13 +242,19 @@ static pt_status scan_file(csv_file *c, const pt_read_options *o, size_t *rows,
     char other = other_separator(c, p, le);
     if (other) return wrong_separator(c, line, other);
     c->ncols = count_cells(p, le, c->sep);
+    if (c->label_arg == PT_CSV_LABEL_LAST) c->label = c->ncols - 1;
+    bool named = false;
+    if (c->label_name) {
+        PT_TRY(find_named_column(c, p, le, line));
+        named = true;
+    }
     if (c->label >= c->ncols)
         return pt_fail(PT_ERR_PARSE, "%s:%zu: label column %zu is out of range: the file has %zu "
                        "columns", c->path, line, c->label + 1, c->ncols);
     const char *q = le < c->end ? le + 1 : c->end, *qe = NULL;
     size_t qline = line;
     bool second = next_nonblank(c, &q, &qe, &qline);
-    bool header = o->csv_header > 0 ||
+    bool header = named || o->csv_header > 0 ||
                   (o->csv_header < 0 && looks_like_header(c, p, le, second ? q : NULL, qe));
     *first_data = header ? (le < c->end ? le + 1 : c->end) : p;
     *first_line = header ? line + 1 : line;
@@ -272,6 +299,13 @@ static pt_status read_mapped(csv_file *c, const pt_read_options *o, pt_dataset *
     bool words = false;
     for (size_t i = 0; s == PT_OK && i < n && !words; i++) words = isnan(labels[i]);
     if (s == PT_OK) s = words ? pt_dataset_set_class_names(ds, texts) : pt_dataset_set_class_table(ds, labels);
+    /* Few classes are plausible; a label column with a value for almost every row is more
+     * likely a feature (the label elsewhere, e.g. last). */
+    if (s == PT_OK && ds->nclass > 100 && ds->nclass > n / 2)
+        pt_log(PT_LOG_WARN, "%s: the label column (column %zu of %zu) has %zu distinct values in "
+               "%zu rows: is it the label? A classification problem has few classes; choose "
+               "the label's column with pt_read_options.csv_label_name",
+               c->path, c->label + 1, c->ncols, ds->nclass, n);
     for (size_t i = 0; texts && i < n; i++) free(texts[i]);
     free(texts);
     free(labels);
@@ -286,9 +320,9 @@ static pt_status read_mapped(csv_file *c, const pt_read_options *o, pt_dataset *
 pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **out)
 {
     *out = NULL;
-    if (o->csv_label_column < 0)
-        return pt_fail(PT_ERR_INVALID, "%s: label column %d must be >= 0", path,
-                       o->csv_label_column);
+    if (o->csv_label_column < PT_CSV_LABEL_LAST)
+        return pt_fail(PT_ERR_INVALID, "%s: label column %d must be >= 0 (or "
+                       "PT_CSV_LABEL_LAST)", path, o->csv_label_column);
     char sep = o->csv_delimiter ? o->csv_delimiter : ',';
     unsigned char u = (unsigned char)sep;
     bool letter = (u | 0x20) >= 'a' && (u | 0x20) <= 'z';
@@ -304,7 +338,14 @@ pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **o
     if (len == 0) {
         s = pt_fail(PT_ERR_PARSE, "%s: no data rows (empty file)", path);
     } else {
-        csv_file c = {path, data, data + len, 0, (size_t)o->csv_label_column, sep};
+        csv_file c = {path,
+                      data,
+                      data + len,
+                      0,
+                      o->csv_label_column > 0 ? (size_t)o->csv_label_column : 0,
+                      sep,
+                      o->csv_label_column,
+                      o->csv_label_name};
         s = read_mapped(&c, o, out);
     }
     pt_text_unmap(data, len, mapped);

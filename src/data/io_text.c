@@ -69,7 +69,8 @@ pt_status pt_text_read_all(const char *path, int fd, const char **data, size_t *
              * "unexpected end of file" for a truncated member) */
             if (strncmp(msg, "<fd:", 4) == 0 && strstr(msg, ": ")) /* zlib's name for fd */
                 msg = strstr(msg, ": ") + 2;
-            if (err == Z_ERRNO) s = pt_fail(PT_ERR_IO, "%s: read failed: %s", path, strerror(errno));
+            if (err == Z_ERRNO)
+                s = pt_fail(PT_ERR_IO, "%s: read failed: %s", path, strerror(errno));
             else s = pt_fail(PT_ERR_PARSE, "%s: gzip data after %zu bytes is not readable: %s",
                              path, n + (r > 0 ? (size_t)r : 0), msg);
             break;
