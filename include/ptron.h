@@ -375,6 +375,10 @@ typedef enum pt_schedule {
     PT_SCHEDULE_PEGASOS = 2
 } pt_schedule;
 typedef enum pt_kernel { PT_KERNEL_LINEAR = 0, PT_KERNEL_POLY = 1, PT_KERNEL_RBF = 2 } pt_kernel;
+/* pt_train_params.gamma rules (see there): scikit-learn's 'scale' and 'auto' (values no
+ * kernel width takes, so a negative gamma such as -1 is still refused). */
+#define PT_GAMMA_SCALE (-1e30f)
+#define PT_GAMMA_AUTO (-2e30f)
 typedef enum pt_variant {
     PT_VARIANT_CLASSIC = 0,  /* last iterate */
     PT_VARIANT_AVERAGED = 1, /* average of all iterates (lazy sum) */
@@ -472,10 +476,17 @@ typedef struct pt_train_params {
     int average_iterates; /* batch: return the average of the iterates */
     /* kernel path */
     pt_kernel kernel;
-    int degree;
+    int degree;          /* poly (default 2) */
+    /* poly and rbf: a positive number, or a rule pt_train applies to the data (the default,
+     * PT_GAMMA_SCALE, is scikit-learn's 'scale'): PT_GAMMA_SCALE 1 / (d Var(X)), Var over all
+     * n d entries of the first d features (1 when the variance is 0); PT_GAMMA_AUTO 1 / d.
+     * The model records the number used (pt_model_get_params); runs off the kernel path record
+     * 1 for a rule. */
     float gamma;
-    float coef0;
-    size_t cache_mb;     /* Gram / row cache budget in MiB (0: half of RAM) */
+    float coef0;         /* poly (default 1, so every lower degree is in the span); >= 0 */
+    /* Gram / row cache budget in MiB (0: the memory budget). More than mem_budget_bytes is
+     * refused (PT_ERR_LIMIT) rather than silently shrunk. */
+    size_t cache_mb;
     pt_gram_storage gram_storage;
     /* more than two classes */
     pt_multiclass multiclass;

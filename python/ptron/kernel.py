@@ -13,7 +13,9 @@ class KernelPerceptron(PtronClassifier):
     kernel : {"linear", "poly", "rbf"}, default "linear"
         x.z, (gamma x.z + coef0)^degree, or exp(-gamma |x - z|^2).
     degree : int, default 2
-    gamma : float, default 1
+    gamma : {"scale", "auto"} or float, default "scale"
+        poly and rbf: "scale" is 1 / (n_features X.var()), "auto" 1 / n_features (as
+        scikit-learn's SVC); the model records the number used.
     coef0 : float, default 1
         The polynomial kernel's constant (>= 0 for a kernel).
     max_iter : int, default 10
@@ -32,7 +34,7 @@ class KernelPerceptron(PtronClassifier):
     a sum over support vectors).
     """
 
-    def __init__(self, *, kernel="linear", degree=2, gamma=1.0, coef0=1.0, max_iter=10,
+    def __init__(self, *, kernel="linear", degree=2, gamma="scale", coef0=1.0, max_iter=10,
                  average=False, shuffle=False, cache_size=None, gram="auto", random_state=None,
                  fit_intercept=True, n_jobs=None):
         self.kernel = kernel

@@ -153,7 +153,16 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
             if (v && pt_kernel_parse(v, &p->kernel)) return cli_usage_error("train", "%s", pt_last_error());
         } else if (IS("--degree")) {
             if (cli_int(&a, arg, 1, 32, &l)) p->degree = (int)l;
-        } else if (IS("--gamma")) cli_float(&a, arg, 1e-30, 1e30, &p->gamma);
+        } else if (IS("--gamma")) {
+            /* scale | auto | G */
+            const char *v = a.i < a.argc ? a.argv[a.i] : NULL;
+            if (v && (strcmp(v, "scale") == 0 || strcmp(v, "auto") == 0)) {
+                cli_value(&a, arg);
+                p->gamma = v[0] == 's' ? PT_GAMMA_SCALE : PT_GAMMA_AUTO;
+            } else {
+                cli_float(&a, arg, 1e-30, 1e30, &p->gamma);
+            }
+        }
         else if (IS("--coef0")) cli_float(&a, arg, -1e30, 1e30, &p->coef0);
         else if (IS("--expand")) {
             /* D or poly:D (polynomial), rff:D (random Fourier features) */
@@ -199,7 +208,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     if (!o->file) return cli_usage_error("train", "missing FILE");
     /* --expand reuses --coef0 (poly), --gamma and --seed (rff) */
     p->expand.coef0 = p->coef0;
-    p->expand.gamma = p->gamma;
+    if (p->gamma > 0.0f) p->expand.gamma = p->gamma; /* a rule: the expansion's own default */
     p->expand.seed = p->seed;
     if (o->early_stop && !o->test) return cli_usage_error("train", "--early-stop needs --test FILE");
     if (o->checkpoint_every && !o->checkpoint)
@@ -328,6 +337,7 @@ static int load_init(const train_opts *o, const pt_dataset *ds, pt_train_params 
 typedef struct train_result {
     const train_opts *o;
     const pt_train_params *p;
+    float gamma_asked; /* p->gamma as given: a number or a rule (p->gamma: the number used) */
     const pt_train_report *rep;
     size_t n, d;
     pt_dataset_info data; /* the training data as read: layout, nnz, density, bytes */
@@ -337,6 +347,12 @@ typedef struct train_result {
     bool interrupted, stopped_early;
     const pt_run_bounds *b; /* --bounds, or NULL */
 } train_result;
+
+/* How gamma was chosen: "scale", "auto" or "given". */
+static const char *gamma_rule(float asked)
+{
+    return asked == PT_GAMMA_SCALE ? "scale" : asked == PT_GAMMA_AUTO ? "auto" : "given";
+}
 
 /* --json: one object on stdout. */
 static void print_json(const train_result *t)
@@ -364,6 +380,15 @@ static void print_json(const train_result *t)
     if (p->expand.kind != PT_EXPAND_NONE)
         json_int(&j, "expanded_d", (long long)pt_expand_dim(&p->expand, t->d));
     if (o->init) json_str(&j, "init", p->init_random ? "random" : o->init);
+    if (p->path == PT_PATH_KERNEL) {
+        json_str(&j, "kernel", pt_kernel_name(p->kernel));
+        if (p->kernel == PT_KERNEL_POLY) json_int(&j, "degree", p->degree);
+        if (p->kernel != PT_KERNEL_LINEAR) {
+            json_num(&j, "gamma", p->gamma);
+            json_str(&j, "gamma_rule", gamma_rule(t->gamma_asked));
+        }
+        if (p->kernel == PT_KERNEL_POLY) json_num(&j, "coef0", p->coef0);
+    }
     json_int(&j, "epochs_run", rep->epochs_run);
     if (rep->epochs_before) json_int(&j, "epochs_before", rep->epochs_before);
     json_size_array(&j, "mistakes_per_epoch", rep->mistakes_per_epoch, (size_t)ran);
@@ -442,6 +467,12 @@ static void print_text(const train_result *t)
         printf("expansion: %zu random Fourier features, gamma %g, seed %llu (%s)\n",
                p->expand.rff_dim, (double)p->expand.gamma, (unsigned long long)p->expand.seed,
                p->path == PT_PATH_ONLINE ? "streamed" : "materialised");
+    if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_POLY)
+        printf("kernel: (gamma x.z + coef0)^%d, gamma %.6g (%s), coef0 %g\n", p->degree,
+               (double)p->gamma, gamma_rule(t->gamma_asked), (double)p->coef0);
+    else if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_RBF)
+        printf("kernel: exp(-gamma |x - z|^2), gamma %.6g (%s)\n", (double)p->gamma,
+               gamma_rule(t->gamma_asked));
     if (p->init_random)
         printf("started from random weights (uniform in [0, 1), seed %llu)\n",
                (unsigned long long)p->seed);
@@ -554,6 +585,12 @@ int cmd_train(int argc, char **argv)
         rc = cli_fail(held.error);
         goto out;
     }
+    /* the gamma the run used (a rule resolved from the data), as the model records it */
+    const float gamma_asked = p.gamma;
+    pt_train_params used;
+    pt_train_params_init(&used);
+    pt_model_get_params(m, &used);
+    p.gamma = used.gamma;
     bool interrupted = s == PT_ERR_INTERRUPTED;
     char stop_msg[512];
     snprintf(stop_msg, sizeof stop_msg, "%s", interrupted ? cli_message(pt_last_error()) : "");
@@ -620,7 +657,8 @@ int cmd_train(int argc, char **argv)
         fprintf(stderr, "ptron: %s after training finished; the final model was written to %s\n",
                 got_signal == SIGTERM ? "SIGTERM" : "SIGINT", o.model);
 
-    train_result res = {.o = &o, .p = &p, .rep = &rep, .n = pt_dataset_n(ds),
+    train_result res = {.o = &o, .p = &p, .gamma_asked = gamma_asked, .rep = &rep,
+                        .n = pt_dataset_n(ds),
                         .d = pt_dataset_d(ds), .load_s = load_s, .ev = &ev, .held = &held,
                         .interrupted = interrupted, .stopped_early = stopped_early,
                         .b = want_bounds ? &b : NULL};

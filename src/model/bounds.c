@@ -37,6 +37,7 @@
 
 #include "features/expand.h"
 #include "features/gram.h"
+#include "features/kernel_spec.h"
 #include "model.h"
 
 static int cmp_desc(const void *a, const void *b)
@@ -184,12 +185,14 @@ static pt_status kernel_margins(const pt_dataset *ds, const pt_model *ref, int b
     return s;
 }
 
-static bool same_kernel(const pt_train_params *a, const pt_train_params *b)
+/* a: a model's (gamma a number), b: the run's on ds (gamma maybe a rule). */
+static bool same_kernel(const pt_train_params *a, const pt_train_params *b, const pt_dataset *ds)
 {
     if (a->kernel != b->kernel) return false;
+    const float gb = pt_gamma_resolve(b->gamma, ds);
     switch (a->kernel) {
-    case PT_KERNEL_POLY: return a->degree == b->degree && a->gamma == b->gamma && a->coef0 == b->coef0;
-    case PT_KERNEL_RBF: return a->gamma == b->gamma;
+    case PT_KERNEL_POLY: return a->degree == b->degree && a->gamma == gb && a->coef0 == b->coef0;
+    case PT_KERNEL_RBF: return a->gamma == gb;
     default: return true;
     }
 }
@@ -270,7 +273,7 @@ pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
         not_covered(out, "the run trains in the feature space of the %s kernel, where a linear w* "
                          "does not live: give a reference kernel model with the same kernel",
                     pt_kernel_name(p->kernel));
-    else if (ref_kernel && (p->path != PT_PATH_KERNEL || !same_kernel(&reference->params, p)))
+    else if (ref_kernel && (p->path != PT_PATH_KERNEL || !same_kernel(&reference->params, p, ds)))
         not_covered(out, "the reference is a kernel model whose feature space is not the run's "
                          "(another path or kernel)");
     else if (expanded && dw == ds->d)
@@ -281,7 +284,8 @@ pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
         out->covered = 1;
     /* R and gamma are measured where the reference lives in the run's space (or the input
      * space, for an uncovered run that trains there) */
-    bool measurable = ref_kernel ? p->path == PT_PATH_KERNEL && same_kernel(&reference->params, p)
+    bool measurable = ref_kernel ? p->path == PT_PATH_KERNEL &&
+                                       same_kernel(&reference->params, p, ds)
                                  : dw == space_d && !kernel_space;
     if (!measurable) return PT_OK;
 

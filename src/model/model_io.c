@@ -310,8 +310,14 @@ static void print_model(FILE *f, const pt_model *m)
             p->tol);
     fprintf(f, "average_iterates %d\nbatch_impl %s\n", p->average_iterates ? 1 : 0,
             pt_batch_impl_name(p->batch_impl));
-    fprintf(f, "kernel %s\ndegree %d\ngamma %.9g\ncoef0 %.9g\ncache_mb %zu\ngram_storage %s\n",
-            pt_kernel_name(p->kernel), p->degree, (double)p->gamma, (double)p->coef0, p->cache_mb,
+    /* gamma: the number a kernel run used, or a rule (models trained off the kernel path by
+     * hand-made parameters) by its name */
+    char gamma[32];
+    if (p->gamma == PT_GAMMA_SCALE || p->gamma == PT_GAMMA_AUTO)
+        snprintf(gamma, sizeof gamma, "%s", p->gamma == PT_GAMMA_SCALE ? "scale" : "auto");
+    else snprintf(gamma, sizeof gamma, "%.9g", (double)p->gamma);
+    fprintf(f, "kernel %s\ndegree %d\ngamma %s\ncoef0 %.9g\ncache_mb %zu\ngram_storage %s\n",
+            pt_kernel_name(p->kernel), p->degree, gamma, (double)p->coef0, p->cache_mb,
             pt_gram_storage_name(p->gram_storage));
     const pt_expand_params *ex = &p->expand;
     if (ex->kind != PT_EXPAND_NONE)
@@ -683,7 +689,9 @@ static pt_status parse_key(const parser *r, enum key k, char *line, fields *f)
             s = perr(r, "degree: %s is outside 1..32", t);
         break;
     case K_GAMMA:
-        if ((s = parse_f32(r, name, t, &p->gamma)) == PT_OK && !(p->gamma > 0.0f))
+        if (strcmp(t, "scale") == 0 || strcmp(t, "auto") == 0)
+            p->gamma = t[0] == 's' ? PT_GAMMA_SCALE : PT_GAMMA_AUTO;
+        else if ((s = parse_f32(r, name, t, &p->gamma)) == PT_OK && !(p->gamma > 0.0f))
             s = perr(r, "gamma: %s must be > 0", t);
         break;
     case K_COEF0: s = parse_f32(r, name, t, &p->coef0); break;
@@ -1276,6 +1284,10 @@ static pt_status check_header(const parser *r, const fields *f, const char *key)
                        f->epochs_run, p->epochs);
     if (p->schedule == PT_SCHEDULE_PEGASOS && !(p->lambda > 0.0f))
         return perr_at(r, f->at[K_SCHEDULE], "schedule pegasos: steps 1/(lambda t) need lambda > 0");
+    if (f->path == PT_PATH_KERNEL && p->kernel != PT_KERNEL_LINEAR &&
+        (p->gamma == PT_GAMMA_SCALE || p->gamma == PT_GAMMA_AUTO))
+        return perr_at(r, f->at[K_GAMMA], "gamma %s: a kernel model records the number its run "
+                       "used", p->gamma == PT_GAMMA_SCALE ? "scale" : "auto");
     if (f->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_POLY && p->coef0 < 0.0f)
         return perr_at(r, f->at[K_COEF0], "coef0 %g: (gamma x.z + c)^k is a kernel only for c >= 0",
                        (double)p->coef0);

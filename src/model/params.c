@@ -29,7 +29,7 @@ void pt_train_params_init(pt_train_params *p)
     p->schedule = PT_SCHEDULE_CONSTANT;
     p->kernel = PT_KERNEL_LINEAR;
     p->degree = 2;
-    p->gamma = 1.0f;
+    p->gamma = PT_GAMMA_SCALE;
     p->coef0 = 1.0f;
     pt_expand_params_init(&p->expand);
     p->expand.kind = PT_EXPAND_NONE;
@@ -114,8 +114,11 @@ pt_status pt_train_params_check(const pt_train_params *p)
     if (p->degree < 1 || p->degree > 32)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.degree must be in 1..32 (got %d)",
                        p->degree);
-    if (!(p->gamma > 0.0f) || !isfinite(p->gamma))
-        return pt_fail(PT_ERR_INVALID, "pt_train_params.gamma must be a positive number (got %g)",
+    if ((!(p->gamma > 0.0f) || !isfinite(p->gamma)) && p->gamma != PT_GAMMA_SCALE &&
+        p->gamma != PT_GAMMA_AUTO)
+        return pt_fail(PT_ERR_INVALID,
+                       "pt_train_params.gamma must be a positive number, PT_GAMMA_SCALE or "
+                       "PT_GAMMA_AUTO (got %g)",
                        (double)p->gamma);
     if (!isfinite(p->coef0)) return pt_fail(PT_ERR_INVALID, "pt_train_params.coef0 must be finite");
     /* (gamma x.z + c)^k = sum_j C(k, j) c^(k-j) (gamma x.z)^j is an inner product of feature
@@ -143,7 +146,17 @@ pt_status pt_train_params_check(const pt_train_params *p)
 
 /* ---------------------------------------------------------------------- by name */
 
-typedef enum field_type { F_ENUM, F_BOOL, F_INT, F_FLOAT, F_DOUBLE, F_SIZE, F_U64 } field_type;
+/* F_GAMMA: a float, or the rules "scale" and "auto" (PT_GAMMA_SCALE, PT_GAMMA_AUTO) */
+typedef enum field_type {
+    F_ENUM,
+    F_BOOL,
+    F_INT,
+    F_FLOAT,
+    F_DOUBLE,
+    F_SIZE,
+    F_U64,
+    F_GAMMA
+} field_type;
 
 /* Adapters from each enum's pt_*_name function to one signature. */
 #define NAME_OF(fn, type) \
@@ -212,7 +225,7 @@ static const field fields[] = {
     FIELD(average_iterates, F_BOOL),
     ENUM(kernel, pt_kernel_name_int),
     FIELD(degree, F_INT),
-    FIELD(gamma, F_FLOAT),
+    FIELD(gamma, F_GAMMA),
     FIELD(coef0, F_FLOAT),
     FIELD(cache_mb, F_SIZE),
     ENUM(gram_storage, pt_gram_storage_name_int),
@@ -325,6 +338,12 @@ static pt_status parse_value(const field *f, const char *value, void *out)
         *(int *)out = (int)x;
         return PT_OK;
     }
+    case F_GAMMA: /* the rules by name, else a number */
+        if (strcmp(v, "scale") == 0 || strcmp(v, "auto") == 0) {
+            *(float *)out = v[0] == 's' ? PT_GAMMA_SCALE : PT_GAMMA_AUTO;
+            return PT_OK;
+        }
+        return parse_value(&(field){f->name, F_FLOAT, f->offset, NULL}, value, out);
     case F_FLOAT: {
         float x = strtof(v, &end);
         if (end == v || *end || !isfinite(x))
@@ -373,7 +392,7 @@ static pt_status set_field(const field *table, size_t count, const char *what, v
     pt_status s = parse_value(f, value, &scratch);
     pt_c_locale_leave(loc);
     if (s != PT_OK) return s;
-    size_t size = f->type == F_FLOAT ? sizeof(float)
+    size_t size = f->type == F_FLOAT || f->type == F_GAMMA ? sizeof(float)
                   : f->type == F_DOUBLE ? sizeof(double)
                   : f->type == F_SIZE  ? sizeof(size_t)
                   : f->type == F_U64   ? sizeof(uint64_t)
@@ -400,6 +419,13 @@ static pt_status get_field(const field *table, size_t count, const char *what, c
     case F_BOOL: len = snprintf(buf, cap, "%d", *(const int *)at ? 1 : 0); break;
     case F_INT: len = snprintf(buf, cap, "%d", *(const int *)at); break;
     case F_FLOAT: len = snprintf(buf, cap, "%.9g", (double)*(const float *)at); break;
+    case F_GAMMA: {
+        float g = *(const float *)at;
+        len = g == PT_GAMMA_SCALE  ? snprintf(buf, cap, "scale")
+              : g == PT_GAMMA_AUTO ? snprintf(buf, cap, "auto")
+                                   : snprintf(buf, cap, "%.9g", (double)g);
+        break;
+    }
     case F_DOUBLE: len = snprintf(buf, cap, "%.17g", *(const double *)at); break;
     case F_SIZE: len = snprintf(buf, cap, "%zu", *(const size_t *)at); break;
     case F_U64: len = snprintf(buf, cap, "%" PRIu64, *(const uint64_t *)at); break;

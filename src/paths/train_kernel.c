@@ -431,6 +431,18 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
         size_t room = budget - fixed;
         cap = (cache_bytes < room ? cache_bytes : room) / row_bytes;
         if (cap > n) cap = n;
+        /* a --cache-mb the budget cannot honour is refused, never silently shrunk */
+        size_t want = cache_bytes / row_bytes < n ? cache_bytes / row_bytes : n;
+        if (p->cache_mb && want > cap)
+            return pt_fail(PT_ERR_LIMIT,
+                           "pt_train_params.cache_mb %zu asks for a kernel row cache of %zu rows "
+                           "(%.1f MiB), but the memory budget of %.1f MiB leaves %.1f MiB beside "
+                           "the kernel path's %.1f MiB of working memory: raise "
+                           "pt_train_params.mem_budget_bytes to %.0f MiB, or lower "
+                           "pt_train_params.cache_mb to %.0f",
+                           p->cache_mb, want, want * (double)row_bytes / MIB, budget / MIB,
+                           room / MIB, fixed / MIB, ceil((fixed + want * (double)row_bytes) / MIB),
+                           floor(room / MIB));
         if (s->storage == PT_GRAM_AUTO && gram_bytes > cache_bytes)
             pt_log(PT_LOG_WARN,
                    "kernel path: the %zu x %zu Gram matrix needs %.1f MiB, more than the %.1f MiB "
