@@ -488,6 +488,16 @@ typedef struct pt_train_params {
      * refused (PT_ERR_LIMIT) rather than silently shrunk. */
     size_t cache_mb;
     pt_gram_storage gram_storage;
+    /* At most this many support vectors (samples with alpha != 0) per binary problem (per
+     * class for one-vs-rest); 0: no budget. The rule is the randomized budget perceptron of
+     * Cavallanti, Cesa-Bianchi and Gentile (2007): a mistake on a new sample when the budget
+     * is full first removes a support vector drawn uniformly at random (alpha_j = 0, and
+     * f -= c_j K[j, :]); the draw depends only on seed and the sample visit, so a resumed run
+     * removes the same ones. The classic variant only (the averaged one averages every vector
+     * ever used: refused with a budget). A budget >= n removes nothing:
+     * the unbudgeted run, bit for bit. The mistake bounds (pt_bounds_for_run) do not cover a
+     * budget below n. */
+    size_t budget;
     /* more than two classes */
     pt_multiclass multiclass;
     /* callbacks */

@@ -59,6 +59,7 @@ static pt_status check_resume(const pt_dataset *ds, const pt_train_params *p)
                         : p->degree != q->degree ? "degree"
                         : run_gamma(ds, p) != q->gamma ? "gamma"
                         : p->coef0 != q->coef0 ? "coef0"
+                        : p->budget != q->budget ? "budget"
                         : p->expand.kind != PT_EXPAND_NONE && (p->expand.degree != q->expand.degree ||
                                   p->expand.coef0 != q->expand.coef0 ||
                                   p->expand.rff_dim != q->expand.rff_dim ||

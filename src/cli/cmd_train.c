@@ -181,6 +181,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
             }
         }
         else if (IS("--cache-mb")) cli_size(&a, arg, 1, SIZE_MAX / 2 >> 20, &p->cache_mb);
+        else if (IS("--budget")) cli_size(&a, arg, 1, SIZE_MAX, &p->budget);
         else if (IS("--gram")) {
             const char *v = cli_value(&a, arg);
             if (v && pt_gram_storage_parse(v, &p->gram_storage)) return cli_usage_error("train", "%s", pt_last_error());
@@ -338,6 +339,7 @@ typedef struct train_result {
     const train_opts *o;
     const pt_train_params *p;
     float gamma_asked; /* p->gamma as given: a number or a rule (p->gamma: the number used) */
+    size_t n_support;  /* kernel models: support vectors (all classes) */
     const pt_train_report *rep;
     size_t n, d;
     pt_dataset_info data; /* the training data as read: layout, nnz, density, bytes */
@@ -388,6 +390,8 @@ static void print_json(const train_result *t)
             json_str(&j, "gamma_rule", gamma_rule(t->gamma_asked));
         }
         if (p->kernel == PT_KERNEL_POLY) json_num(&j, "coef0", p->coef0);
+        if (p->budget) json_int(&j, "budget", (long long)p->budget);
+        json_int(&j, "support_vectors", (long long)t->n_support);
     }
     json_int(&j, "epochs_run", rep->epochs_run);
     if (rep->epochs_before) json_int(&j, "epochs_before", rep->epochs_before);
@@ -473,6 +477,8 @@ static void print_text(const train_result *t)
     else if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_RBF)
         printf("kernel: exp(-gamma |x - z|^2), gamma %.6g (%s)\n", (double)p->gamma,
                gamma_rule(t->gamma_asked));
+    if (p->path == PT_PATH_KERNEL && p->budget)
+        printf("support vectors: %zu (budget %zu, random removal)\n", t->n_support, p->budget);
     if (p->init_random)
         printf("started from random weights (uniform in [0, 1), seed %llu)\n",
                (unsigned long long)p->seed);
@@ -657,7 +663,10 @@ int cmd_train(int argc, char **argv)
         fprintf(stderr, "ptron: %s after training finished; the final model was written to %s\n",
                 got_signal == SIGTERM ? "SIGTERM" : "SIGINT", o.model);
 
-    train_result res = {.o = &o, .p = &p, .gamma_asked = gamma_asked, .rep = &rep,
+    pt_model_info mi;
+    pt_model_get_info(m, &mi);
+    train_result res = {.o = &o, .p = &p, .gamma_asked = gamma_asked, .n_support = mi.n_support,
+                        .rep = &rep,
                         .n = pt_dataset_n(ds),
                         .d = pt_dataset_d(ds), .load_s = load_s, .ev = &ev, .held = &held,
                         .interrupted = interrupted, .stopped_early = stopped_early,

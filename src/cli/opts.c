@@ -106,6 +106,9 @@ static const struct {
      "  --cache-mb M             Gram/row cache budget in MiB (default: the memory budget);\n"
      "                           more than --mem-mb leaves is an error\n"
      "  --gram auto|full|rows    kernel storage (default auto)\n"
+     "  --budget N               kernel path: at most N support vectors (per class with more\n"
+     "                           classes); a mistake with the budget full first removes one\n"
+     "                           at random (Cavallanti, Cesa-Bianchi and Gentile)\n"
      "  --threads T              threads (default: all cores)\n"
      "  --isa auto|scalar|avx2|avx512|neon   SIMD kernels (default auto, or $PTRON_ISA)\n"
      "  --bounds                 print R and the margin of a reference separator w* in the\n"
@@ -197,6 +200,8 @@ static const struct {
     {"pt_train_params.coef0", "--coef0"},
     {"pt_train_params.cache_mb", "--cache-mb"},
     {"pt_train_params.gram_storage", "--gram"},
+    {"pt_train_params.budget", "--budget"},
+    {"PT_PATH_KERNEL", "kernel"},
     {"pt_train_params.multiclass", "--multiclass"},
     {"pt_train_params.expand", "--expand"},
     {"pt_train_params.expand.mem_budget_bytes", "--mem-mb"},

@@ -269,6 +269,10 @@ pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
     else if (p->init || p->init_random)
         not_covered(out, "the run started from %s weights; the notes' bounds start from w = 0",
                     p->init ? "a model's" : "random");
+    else if (p->path == PT_PATH_KERNEL && p->budget && p->budget < ds->n)
+        not_covered(out, "the run kept at most %zu support vectors (pt_train_params.budget), "
+                         "removing others; the notes' bounds are for the perceptron that keeps "
+                         "every update", p->budget);
     else if (kernel_space && !ref_kernel)
         not_covered(out, "the run trains in the feature space of the %s kernel, where a linear w* "
                          "does not live: give a reference kernel model with the same kernel",

@@ -319,6 +319,7 @@ static void print_model(FILE *f, const pt_model *m)
     fprintf(f, "kernel %s\ndegree %d\ngamma %s\ncoef0 %.9g\ncache_mb %zu\ngram_storage %s\n",
             pt_kernel_name(p->kernel), p->degree, gamma, (double)p->coef0, p->cache_mb,
             pt_gram_storage_name(p->gram_storage));
+    if (p->budget) fprintf(f, "budget %zu\n", p->budget); /* optional: 0 without it */
     const pt_expand_params *ex = &p->expand;
     if (ex->kind != PT_EXPAND_NONE)
         fprintf(f, "expand %s degree %d coef0 %.9g rff_dim %zu gamma %.9g seed %" PRIu64
@@ -1377,6 +1378,16 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
         if (strcmp(key, "expand") == 0) {
             if (f.p.expand.kind != PT_EXPAND_NONE) return perr(r, "key 'expand' given twice");
             PT_TRY(parse_expand(r, rest, &f));
+            continue;
+        }
+        if (strcmp(key, "budget") == 0) { /* optional (a kernel run's support vector budget) */
+            uint64_t u = 0;
+            char *t = token(&rest);
+            if (f.p.budget) return perr(r, "key 'budget' given twice");
+            if (!t || token(&rest)) return perr(r, "budget: expected one value");
+            PT_TRY(parse_u64(r, key, t, SIZE_MAX, &u));
+            if (u == 0) return perr(r, "budget: 0 is written as no 'budget' line");
+            f.p.budget = (size_t)u;
             continue;
         }
         if (strcmp(key, "names") == 0) {

@@ -45,6 +45,7 @@
 #endif
 
 #include "features/gram.h"
+#include "kernel_budget.h"
 #include "paths.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -607,12 +608,22 @@ static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, cons
         .hint = "lower pt_train_params.degree, pt_train_params.gamma or pt_train_params.coef0, "
                 "or rescale the features",
         .snapshot = hook_model, .release = hook_release, .path = &hook};
+    size_t nsv = 0; /* support vectors (the budget's count) */
+    for (size_t i = 0; p->budget && i < n; i++) nsv += alpha[i] != 0;
     for (int epoch = first; epoch <= limit && !finished; epoch++) {
         for (; shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
         size_t mistakes = epoch == first ? carried : 0, before = mistakes;
         for (size_t t = epoch == first ? start : 0; t < n; t++) {
             size_t i = order[t];
             if (Y[i] * margin(s, i, f) <= tau) {
+                if (p->budget && !alpha[i] && nsv >= p->budget) {
+                    /* the budget is full: a random support vector leaves (kernel_budget.c) */
+                    size_t j = pt_budget_victim(alpha, n, nsv, p->seed, (uint64_t)steps);
+                    update(s, j, -(eta * Y[j]) * (float)alpha[j], f);
+                    alpha[j] = 0; /* (classic only: pt_train_params_check) */
+                    nsv--;
+                }
+                nsv += !alpha[i];
                 update(s, i, eta * Y[i], f);
                 alpha[i]++;
                 if (averaged) beta[i] += steps;
