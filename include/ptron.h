@@ -374,7 +374,12 @@ typedef enum pt_schedule {
     PT_SCHEDULE_INVSQRT = 1,
     PT_SCHEDULE_PEGASOS = 2
 } pt_schedule;
-typedef enum pt_kernel { PT_KERNEL_LINEAR = 0, PT_KERNEL_POLY = 1, PT_KERNEL_RBF = 2 } pt_kernel;
+typedef enum pt_kernel {
+    PT_KERNEL_LINEAR = 0,
+    PT_KERNEL_POLY = 1,
+    PT_KERNEL_RBF = 2,
+    PT_KERNEL_EXPR = 3 /* an expression: pt_train_params.kernel_expr */
+} pt_kernel;
 /* pt_train_params.gamma rules (see there): scikit-learn's 'scale' and 'auto' (values no
  * kernel width takes, so a negative gamma such as -1 is still refused). */
 #define PT_GAMMA_SCALE (-1e30f)
@@ -498,6 +503,17 @@ typedef struct pt_train_params {
      * the unbudgeted run, bit for bit. The mistake bounds (pt_bounds_for_run) do not cover a
      * budget below n. */
     size_t budget;
+    /* The kernel as an expression (kernel PT_KERNEL_EXPR), by the closure rules of the notes
+     * (c K for c >= 0, K1 + K2, K1 K2, f(x) f(z) K):
+     *   linear | poly(degree=D,gamma=G,coef0=C) | rbf(gamma=G) | geometric(degree=D,gamma=G)
+     *   | a number c >= 0 | E + E | E * E | normalize(E) | (E)
+     * with * before +; normalize(K) = K(x, z) / sqrt(K(x, x) K(z, z)); geometric is the notes'
+     * sum over k = 0..D of (G x.z)^k. Arguments may be left out: degree 2, gamma scale (poly,
+     * rbf; geometric 1), coef0 1; gamma may be scale or auto (resolved from the data by
+     * pt_train, which records the expression with the numbers used). Refused with the reason:
+     * a negative coef0 or constant, subtraction or division, gamma <= 0, a degree outside
+     * 1..32, more than 48 nodes. Evaluated in double from the float32 inner products. */
+    char kernel_expr[256];
     /* more than two classes */
     pt_multiclass multiclass;
     /* callbacks */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "features/expand.h"
+#include "features/kernel_expr.h"
 #include "features/kernel_spec.h"
 #include "multiclass/multiclass.h"
 
@@ -14,6 +15,16 @@ static float run_gamma(const pt_dataset *ds, const pt_train_params *p)
 {
     if (!pt_gamma_is_rule(p->gamma)) return p->gamma;
     return p->path == PT_PATH_KERNEL ? pt_gamma_resolve(p->gamma, ds) : 1.0f;
+}
+
+/* The kernel expression a run uses (p->kernel PT_KERNEL_EXPR): its canonical text with the
+ * gamma rules resolved from the data, into out (the size of kernel_expr). */
+static pt_status run_expr(const pt_dataset *ds, const pt_train_params *p, char *out)
+{
+    pt_kexpr e;
+    PT_TRY(pt_kexpr_parse(p->kernel_expr, &e));
+    pt_kexpr_resolve(&e, ds);
+    return pt_kexpr_format(&e, out, sizeof p->kernel_expr);
 }
 
 /* The run recorded in p->resume must be one of this data with these parameters (its epochs
@@ -44,6 +55,8 @@ static pt_status check_resume(const pt_dataset *ds, const pt_train_params *p)
                            "%d asked for", st->epochs_done, p->epochs);
     }
     /* the parameters every step depends on */
+    char expr[sizeof p->kernel_expr] = "";
+    if (p->kernel == PT_KERNEL_EXPR) PT_TRY(run_expr(ds, p, expr));
     const char *other = p->bias != m->bias ? "bias"
                         : p->eta != q->eta ? "eta"
                         : p->margin != q->margin ? "margin"
@@ -60,6 +73,8 @@ static pt_status check_resume(const pt_dataset *ds, const pt_train_params *p)
                         : run_gamma(ds, p) != q->gamma ? "gamma"
                         : p->coef0 != q->coef0 ? "coef0"
                         : p->budget != q->budget ? "budget"
+                        : strcmp(expr, p->kernel == PT_KERNEL_EXPR ? q->kernel_expr : "") != 0
+                            ? "kernel expression"
                         : p->expand.kind != PT_EXPAND_NONE && (p->expand.degree != q->expand.degree ||
                                   p->expand.coef0 != q->expand.coef0 ||
                                   p->expand.rff_dim != q->expand.rff_dim ||
@@ -235,6 +250,8 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
     pt_train_params call = *p;
     call.stop = &stop;
     call.gamma = run_gamma(ds, p); /* the model records the number used */
+    /* the expression with the numbers used */
+    if (p->kernel == PT_KERNEL_EXPR) PT_TRY(run_expr(ds, p, call.kernel_expr));
     pt_thread_counts saved = pt_threads_enter(r->threads);
 
     pt_status s;

@@ -149,8 +149,15 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
             if (v && pt_batch_impl_parse(v, &p->batch_impl)) return cli_usage_error("train", "%s", pt_last_error());
         } else if (IS("--average-iterates")) p->average_iterates = 1;
         else if (IS("--kernel")) {
+            /* a name (linear, poly, rbf), else an expression (checked with the parameters) */
             const char *v = cli_value(&a, arg);
-            if (v && pt_kernel_parse(v, &p->kernel)) return cli_usage_error("train", "%s", pt_last_error());
+            if (v && pt_kernel_parse(v, &p->kernel) != PT_OK) {
+                if (strlen(v) >= sizeof p->kernel_expr)
+                    return cli_usage_error("train", "--kernel: the expression is longer than "
+                                           "%zu bytes", sizeof p->kernel_expr - 1);
+                p->kernel = PT_KERNEL_EXPR;
+                memcpy(p->kernel_expr, v, strlen(v) + 1);
+            }
         } else if (IS("--degree")) {
             if (cli_int(&a, arg, 1, 32, &l)) p->degree = (int)l;
         } else if (IS("--gamma")) {
@@ -384,8 +391,9 @@ static void print_json(const train_result *t)
     if (o->init) json_str(&j, "init", p->init_random ? "random" : o->init);
     if (p->path == PT_PATH_KERNEL) {
         json_str(&j, "kernel", pt_kernel_name(p->kernel));
+        if (p->kernel == PT_KERNEL_EXPR) json_str(&j, "kernel_expr", p->kernel_expr);
         if (p->kernel == PT_KERNEL_POLY) json_int(&j, "degree", p->degree);
-        if (p->kernel != PT_KERNEL_LINEAR) {
+        if (p->kernel == PT_KERNEL_POLY || p->kernel == PT_KERNEL_RBF) {
             json_num(&j, "gamma", p->gamma);
             json_str(&j, "gamma_rule", gamma_rule(t->gamma_asked));
         }
@@ -477,6 +485,8 @@ static void print_text(const train_result *t)
     else if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_RBF)
         printf("kernel: exp(-gamma |x - z|^2), gamma %.6g (%s)\n", (double)p->gamma,
                gamma_rule(t->gamma_asked));
+    else if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_EXPR)
+        printf("kernel: %s\n", p->kernel_expr);
     if (p->path == PT_PATH_KERNEL && p->budget)
         printf("support vectors: %zu (budget %zu, random removal)\n", t->n_support, p->budget);
     if (p->init_random)
@@ -597,6 +607,7 @@ int cmd_train(int argc, char **argv)
     pt_train_params_init(&used);
     pt_model_get_params(m, &used);
     p.gamma = used.gamma;
+    memcpy(p.kernel_expr, used.kernel_expr, sizeof p.kernel_expr);
     bool interrupted = s == PT_ERR_INTERRUPTED;
     char stop_msg[512];
     snprintf(stop_msg, sizeof stop_msg, "%s", interrupted ? cli_message(pt_last_error()) : "");

@@ -92,7 +92,11 @@ static const struct {
      "  --tol T                  batch: stop when the objective changes by less than T (relative)\n"
      "  --batch-impl auto|gemv|fused   batch implementation (default auto)\n"
      "  --average-iterates       batch: return the average of the iterates\n"
-     "  --kernel linear|poly|rbf kernel path's kernel (default linear)\n"
+     "  --kernel linear|poly|rbf|EXPR   kernel path's kernel (default linear), or an expression\n"
+     "                           by the notes' closure rules: linear, poly(degree=D,gamma=G,\n"
+     "                           coef0=C), rbf(gamma=G), geometric(degree=D,gamma=G) (the sum of\n"
+     "                           (G x.z)^k, k = 0..D), a number c > 0, E+E, E*E, normalize(E)\n"
+     "                           = K(x,z)/sqrt(K(x,x) K(z,z)); e.g. '2*rbf(gamma=0.5)+linear'\n"
      "  --degree K               poly degree (default 2)\n"
      "  --gamma scale|auto|G     poly/rbf gamma (default scale: 1/(d Var(X)), as scikit-learn;\n"
      "                           auto: 1/d); the model records the number used\n"
@@ -201,6 +205,7 @@ static const struct {
     {"pt_train_params.cache_mb", "--cache-mb"},
     {"pt_train_params.gram_storage", "--gram"},
     {"pt_train_params.budget", "--budget"},
+    {"pt_train_params.kernel_expr", "--kernel"},
     {"PT_PATH_KERNEL", "kernel"},
     {"pt_train_params.multiclass", "--multiclass"},
     {"pt_train_params.expand", "--expand"},

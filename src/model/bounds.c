@@ -37,6 +37,7 @@
 
 #include "features/expand.h"
 #include "features/gram.h"
+#include "features/kernel_expr.h"
 #include "features/kernel_spec.h"
 #include "model.h"
 
@@ -193,6 +194,14 @@ static bool same_kernel(const pt_train_params *a, const pt_train_params *b, cons
     switch (a->kernel) {
     case PT_KERNEL_POLY: return a->degree == b->degree && a->gamma == gb && a->coef0 == b->coef0;
     case PT_KERNEL_RBF: return a->gamma == gb;
+    case PT_KERNEL_EXPR: {
+        pt_kexpr ea, eb;
+        if (pt_kexpr_parse(a->kernel_expr, &ea) != PT_OK ||
+            pt_kexpr_parse(b->kernel_expr, &eb) != PT_OK)
+            return false;
+        pt_kexpr_resolve(&eb, ds);
+        return pt_kexpr_same(&ea, &eb);
+    }
     default: return true;
     }
 }

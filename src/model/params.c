@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "features/kernel_expr.h"
 #include "model.h"
 
 void pt_train_params_init(pt_train_params *p)
@@ -65,7 +66,7 @@ NAME_TABLE(pt_schedule, pt_schedule_name, pt_schedule_parse, "schedule",
            {"constant", PT_SCHEDULE_CONSTANT}, {"invsqrt", PT_SCHEDULE_INVSQRT},
            {"pegasos", PT_SCHEDULE_PEGASOS})
 NAME_TABLE(pt_kernel, pt_kernel_name, pt_kernel_parse, "kernel", {"linear", PT_KERNEL_LINEAR},
-           {"poly", PT_KERNEL_POLY}, {"rbf", PT_KERNEL_RBF})
+           {"poly", PT_KERNEL_POLY}, {"rbf", PT_KERNEL_RBF}, {"expr", PT_KERNEL_EXPR})
 NAME_TABLE(pt_batch_impl, pt_batch_impl_name, pt_batch_impl_parse, "batch implementation",
            {"auto", PT_BATCH_AUTO}, {"gemv", PT_BATCH_GEMV}, {"fused", PT_BATCH_FUSED})
 NAME_TABLE(pt_multiclass, pt_multiclass_name, pt_multiclass_parse, "multiclass method",
@@ -129,6 +130,14 @@ pt_status pt_train_params_check(const pt_train_params *p)
                        "pt_train_params.coef0 must be >= 0 for the polynomial kernel (got %g): "
                        "(gamma x.z + coef0)^degree is a kernel only for coef0 >= 0",
                        (double)p->coef0);
+    if (p->kernel == PT_KERNEL_EXPR) {
+        pt_kexpr e;
+        char canon[sizeof p->kernel_expr];
+        if (!memchr(p->kernel_expr, 0, sizeof p->kernel_expr))
+            return pt_fail(PT_ERR_INVALID, "pt_train_params.kernel_expr is not terminated");
+        PT_TRY(pt_kexpr_parse(p->kernel_expr, &e));
+        PT_TRY(pt_kexpr_format(&e, canon, sizeof canon));
+    }
     if (p->budget && p->path != PT_PATH_KERNEL)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.budget (support vectors) applies to the "
                        "kernel path (pt_train_params.path PT_PATH_KERNEL)");
@@ -165,7 +174,8 @@ typedef enum field_type {
     F_DOUBLE,
     F_SIZE,
     F_U64,
-    F_GAMMA
+    F_GAMMA,
+    F_TEXT /* a char array (pt_train_params.kernel_expr) */
 } field_type;
 
 /* Adapters from each enum's pt_*_name function to one signature. */
@@ -240,6 +250,7 @@ static const field fields[] = {
     FIELD(cache_mb, F_SIZE),
     ENUM(gram_storage, pt_gram_storage_name_int),
     FIELD(budget, F_SIZE),
+    FIELD(kernel_expr, F_TEXT),
     ENUM(multiclass, pt_multiclass_name_int),
     ENUM(expand.kind, expand_kind_name),
     FIELD(expand.degree, F_INT),
@@ -349,6 +360,7 @@ static pt_status parse_value(const field *f, const char *value, void *out)
         *(int *)out = (int)x;
         return PT_OK;
     }
+    case F_TEXT: break; /* set_field copies it */
     case F_GAMMA: /* the rules by name, else a number */
         if (strcmp(v, "scale") == 0 || strcmp(v, "auto") == 0) {
             *(float *)out = v[0] == 's' ? PT_GAMMA_SCALE : PT_GAMMA_AUTO;
@@ -391,6 +403,13 @@ static pt_status set_field(const field *table, size_t count, const char *what, v
     const field *f = find(table, count, name);
     if (!f) return unknown(what, name);
     if (!value) return pt_fail(PT_ERR_INVALID, "%s: no value", name);
+    if (f->type == F_TEXT) { /* kernel_expr: checked with the parameters (pt_train_params_check) */
+        const size_t cap = sizeof ((pt_train_params *)0)->kernel_expr;
+        if (strlen(value) >= cap)
+            return pt_fail(PT_ERR_INVALID, "%s: longer than %zu bytes", name, cap - 1);
+        memcpy((char *)base + f->offset, value, strlen(value) + 1);
+        return PT_OK;
+    }
     /* parse into a scratch copy of the field, so a bad value leaves p as it was */
     union {
         int i;
@@ -430,6 +449,7 @@ static pt_status get_field(const field *table, size_t count, const char *what, c
     case F_BOOL: len = snprintf(buf, cap, "%d", *(const int *)at ? 1 : 0); break;
     case F_INT: len = snprintf(buf, cap, "%d", *(const int *)at); break;
     case F_FLOAT: len = snprintf(buf, cap, "%.9g", (double)*(const float *)at); break;
+    case F_TEXT: len = snprintf(buf, cap, "%s", (const char *)at); break;
     case F_GAMMA: {
         float g = *(const float *)at;
         len = g == PT_GAMMA_SCALE  ? snprintf(buf, cap, "scale")
