@@ -108,7 +108,8 @@ static int arguments(parser *ps, pt_kexpr_node *n, const char *kernel)
         if (!name(ps, key, sizeof key)) return fail_at(ps, "expected an argument name", NULL), 0;
         int is_deg = strcmp(key, "degree") == 0, is_gamma = strcmp(key, "gamma") == 0,
             is_coef0 = strcmp(key, "coef0") == 0;
-        if (!((is_deg && (poly || geo)) || (is_gamma && (poly || rbf || geo)) || (is_coef0 && poly))) {
+        if (!((is_deg && (poly || geo)) || (is_gamma && (poly || rbf || geo)) ||
+              (is_coef0 && poly))) {
             ps->at = k0;
             return fail_at(ps, "no such argument of ", kernel), 0;
         }
@@ -128,7 +129,8 @@ static int arguments(parser *ps, pt_kexpr_node *n, const char *kernel)
         } else if (!number(ps, &v)) {
             return fail_at(ps, "expected a number for ", key), 0;
         } else if (is_deg) {
-            if (v != floorf(v) || v < 1 || v > 32) return fail_at(ps, "degree must be in 1..32", NULL), 0;
+            if (v != floorf(v) || v < 1 || v > 32)
+                return fail_at(ps, "degree must be in 1..32", NULL), 0;
             n->degree = (int)v;
         } else if (is_gamma) {
             if (!(v > 0.0f)) return fail_at(ps, "gamma must be > 0", NULL), 0;
@@ -198,7 +200,9 @@ static int parse_factor(parser *ps)
                                                     : PT_KX_CONST;
     if (op == PT_KX_CONST) {
         ps->at = n0;
-        return fail_at(ps, "unknown kernel ", nm), -1;
+        char why[96];
+        snprintf(why, sizeof why, "'%s': a name (linear, poly, rbf) or an expression", nm);
+        return fail_at(ps, "unknown kernel ", why), -1;
     }
     int x = node(ps, op, -1, -1);
     if (x < 0) return -1;

@@ -405,8 +405,10 @@ static pt_status set_field(const field *table, size_t count, const char *what, v
     if (!value) return pt_fail(PT_ERR_INVALID, "%s: no value", name);
     if (f->type == F_TEXT) { /* kernel_expr: checked with the parameters (pt_train_params_check) */
         const size_t cap = sizeof ((pt_train_params *)0)->kernel_expr;
+        pt_kexpr e;
         if (strlen(value) >= cap)
             return pt_fail(PT_ERR_INVALID, "%s: longer than %zu bytes", name, cap - 1);
+        if (value[0]) PT_TRY(pt_kexpr_parse(value, &e)); /* the reason now, not at training */
         memcpy((char *)base + f->offset, value, strlen(value) + 1);
         return PT_OK;
     }

@@ -78,6 +78,8 @@ def test_voted_same_decisions(cli, tmp_path, noisy, options, kwargs):
     ("--path kernel --kernel rbf --gamma 0.5 --epochs 5", dict(kernel="rbf", gamma=0.5, max_iter=5)),
     ("--path kernel --kernel poly --degree 3 --coef0 0.5 --gram rows --averaged",
      dict(kernel="poly", degree=3, coef0=0.5, gram="rows", average=True)),
+    ("--path kernel --kernel 2*rbf(gamma=0.5)+normalize(linear) --epochs 5",
+     dict(kernel="2*rbf(gamma=0.5)+normalize(linear)", max_iter=5)),
 ])
 def test_kernel_same_decisions(cli, tmp_path, noisy, options, kwargs):
     X, y = ptron.load_dataset(noisy)
