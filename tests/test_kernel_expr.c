@@ -65,6 +65,10 @@ START_TEST(test_parse_and_refusals)
     char big[400] = "linear";
     for (int i = 0; i < 30; i++) strcat(big, "+linear");
     refused(big, "more than 48 terms and operators");
+    /* 3^7 evaluations of rbf for one value: refused before it could stall a prediction */
+    refused("normalize(normalize(normalize(normalize(normalize(normalize(normalize(rbf)))))))",
+            "more than 1024 base kernels to evaluate for one value");
+    ck_assert_int_eq(pt_kexpr_parse("normalize(normalize(rbf))", &e), PT_OK);
 }
 END_TEST
 
@@ -305,6 +309,11 @@ START_TEST(test_cli)
              data, model);
     ck_assert_int_eq(tu_run_cli(args, &out, &err), 0);
     HAS(out, "\"kernel\": \"expr\"");
+    HAS(out, "\"kernel_expr\": \"2*rbf(gamma=1)+geometric(degree=3,gamma=1)\"");
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "info %s --json", model);
+    ck_assert_int_eq(tu_run_cli(args, &out, &err), 0);
     HAS(out, "\"kernel_expr\": \"2*rbf(gamma=1)+geometric(degree=3,gamma=1)\"");
     free(out);
     free(err);

@@ -248,6 +248,21 @@ static int parse_expr(parser *ps)
     return x;
 }
 
+/* Base kernels evaluated for one value: normalize evaluates its argument three times, so
+ * nesting multiplies the work. */
+static double cost(const pt_kexpr *e, size_t i)
+{
+    const pt_kexpr_node *n = &e->node[i];
+    switch ((pt_kexpr_op)n->op) {
+    case PT_KX_ADD:
+    case PT_KX_MUL: return cost(e, n->l) + cost(e, n->r);
+    case PT_KX_NORMALIZE: return 3.0 * cost(e, n->l);
+    default: return 1.0;
+    }
+}
+
+#define MAX_COST 1024.0 /* base kernels a value: a bound on an evaluation's time */
+
 pt_status pt_kexpr_parse(const char *text, pt_kexpr *e)
 {
     memset(e, 0, sizeof *e);
@@ -264,6 +279,12 @@ pt_status pt_kexpr_parse(const char *text, pt_kexpr *e)
         return ps.err != PT_OK ? ps.err : pt_fail(PT_ERR_INVALID, "pt_train_params.kernel_expr");
     }
     /* the root is the last node made (children are made before their parents) */
+    if (cost(e, e->n - 1) > MAX_COST) {
+        e->n = 0;
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.kernel_expr '%s': more than %.0f base "
+                       "kernels to evaluate for one value (normalize evaluates its argument "
+                       "three times: nest fewer)", text, MAX_COST);
+    }
     return PT_OK;
 }
 
