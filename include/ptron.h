@@ -392,7 +392,16 @@ typedef enum pt_schedule {
     PT_SCHEDULE_INVSQRT = 1,
     PT_SCHEDULE_PEGASOS = 2
 } pt_schedule;
-typedef enum pt_kernel { PT_KERNEL_LINEAR = 0, PT_KERNEL_POLY = 1, PT_KERNEL_RBF = 2 } pt_kernel;
+typedef enum pt_kernel {
+    PT_KERNEL_LINEAR = 0,
+    PT_KERNEL_POLY = 1,
+    PT_KERNEL_RBF = 2,
+    PT_KERNEL_EXPR = 3 /* an expression: pt_train_params.kernel_expr */
+} pt_kernel;
+/* pt_train_params.gamma rules (see there): scikit-learn's 'scale' and 'auto' (values no
+ * kernel width takes, so a negative gamma such as -1 is still refused). */
+#define PT_GAMMA_SCALE (-1e30f)
+#define PT_GAMMA_AUTO (-2e30f)
 typedef enum pt_variant {
     PT_VARIANT_CLASSIC = 0,  /* last iterate */
     PT_VARIANT_AVERAGED = 1, /* average of all iterates (lazy sum) */
@@ -494,11 +503,39 @@ typedef struct pt_train_params {
     int average_iterates; /* batch: return the average of the iterates */
     /* kernel path */
     pt_kernel kernel;
-    int degree;
+    int degree;          /* poly (default 2) */
+    /* poly and rbf: a positive number, or a rule pt_train applies to the data (the default,
+     * PT_GAMMA_SCALE, is scikit-learn's 'scale'): PT_GAMMA_SCALE 1 / (d Var(X)), Var over all
+     * n d entries of the first d features (1 when the variance is 0); PT_GAMMA_AUTO 1 / d.
+     * The model records the number used (pt_model_get_params); runs off the kernel path record
+     * 1 for a rule. */
     float gamma;
-    float coef0;
-    size_t cache_mb;     /* Gram / row cache budget in MiB (0: half of RAM) */
+    float coef0;         /* poly (default 1, so every lower degree is in the span); >= 0 */
+    /* Gram / row cache budget in MiB (0: the memory budget). More than mem_budget_bytes is
+     * refused (PT_ERR_LIMIT) rather than silently shrunk. */
+    size_t cache_mb;
     pt_gram_storage gram_storage;
+    /* At most this many support vectors (samples with alpha != 0) per binary problem (per
+     * class for one-vs-rest); 0: no budget. The rule is the randomized budget perceptron of
+     * Cavallanti, Cesa-Bianchi and Gentile (2007): a mistake on a new sample when the budget
+     * is full first removes a support vector drawn uniformly at random (alpha_j = 0, and
+     * f -= c_j K[j, :]); the draw depends only on seed and the sample visit, so a resumed run
+     * removes the same ones. The classic variant only (the averaged one averages every vector
+     * ever used: refused with a budget). A budget >= n removes nothing:
+     * the unbudgeted run, bit for bit. The mistake bounds (pt_bounds_for_run) do not cover a
+     * budget below n. */
+    size_t budget;
+    /* The kernel as an expression (kernel PT_KERNEL_EXPR), by the closure rules of the notes
+     * (c K for c >= 0, K1 + K2, K1 K2, f(x) f(z) K):
+     *   linear | poly(degree=D,gamma=G,coef0=C) | rbf(gamma=G) | geometric(degree=D,gamma=G)
+     *   | a number c >= 0 | E + E | E * E | normalize(E) | (E)
+     * with * before +; normalize(K) = K(x, z) / sqrt(K(x, x) K(z, z)); geometric is the notes'
+     * sum over k = 0..D of (G x.z)^k. Arguments may be left out: degree 2, gamma scale (poly,
+     * rbf; geometric 1), coef0 1; gamma may be scale or auto (resolved from the data by
+     * pt_train, which records the expression with the numbers used). Refused with the reason:
+     * a negative coef0 or constant, subtraction or division, gamma <= 0, a degree outside
+     * 1..32, more than 48 nodes. Evaluated in double from the float32 inner products. */
+    char kernel_expr[256];
     /* more than two classes */
     pt_multiclass multiclass;
     /* callbacks */

@@ -5,7 +5,27 @@
 #include <string.h>
 
 #include "features/expand.h"
+#include "features/kernel_expr.h"
+#include "features/kernel_spec.h"
 #include "multiclass/multiclass.h"
+
+/* The gamma a run uses: a rule (PT_GAMMA_SCALE, PT_GAMMA_AUTO) resolved from the data on the
+ * kernel path, and 1 (unused) elsewhere. */
+static float run_gamma(const pt_dataset *ds, const pt_train_params *p)
+{
+    if (!pt_gamma_is_rule(p->gamma)) return p->gamma;
+    return p->path == PT_PATH_KERNEL ? pt_gamma_resolve(p->gamma, ds) : 1.0f;
+}
+
+/* The kernel expression a run uses (p->kernel PT_KERNEL_EXPR): its canonical text with the
+ * gamma rules resolved from the data, into out (the size of kernel_expr). */
+static pt_status run_expr(const pt_dataset *ds, const pt_train_params *p, char *out)
+{
+    pt_kexpr e;
+    PT_TRY(pt_kexpr_parse(p->kernel_expr, &e));
+    pt_kexpr_resolve(&e, ds);
+    return pt_kexpr_format(&e, out, sizeof p->kernel_expr);
+}
 
 /* The run recorded in p->resume must be one of this data with these parameters (its epochs
  * may grow), or the result would not be the uninterrupted run's. */
@@ -35,6 +55,8 @@ static pt_status check_resume(const pt_dataset *ds, const pt_train_params *p)
                            "%d asked for", st->epochs_done, p->epochs);
     }
     /* the parameters every step depends on */
+    char expr[sizeof p->kernel_expr] = "";
+    if (p->kernel == PT_KERNEL_EXPR) PT_TRY(run_expr(ds, p, expr));
     const char *other = p->bias != m->bias ? "bias"
                         : p->eta != q->eta ? "eta"
                         : p->margin != q->margin ? "margin"
@@ -48,8 +70,11 @@ static pt_status check_resume(const pt_dataset *ds, const pt_train_params *p)
                         : p->average_iterates != q->average_iterates ? "average of iterates"
                         : p->kernel != q->kernel ? "kernel"
                         : p->degree != q->degree ? "degree"
-                        : p->gamma != q->gamma ? "gamma"
+                        : run_gamma(ds, p) != q->gamma ? "gamma"
                         : p->coef0 != q->coef0 ? "coef0"
+                        : p->budget != q->budget ? "budget"
+                        : strcmp(expr, p->kernel == PT_KERNEL_EXPR ? q->kernel_expr : "") != 0
+                            ? "kernel expression"
                         : p->expand.kind != PT_EXPAND_NONE && (p->expand.degree != q->expand.degree ||
                                   p->expand.coef0 != q->expand.coef0 ||
                                   p->expand.rff_dim != q->expand.rff_dim ||
@@ -225,6 +250,9 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
     pt_stop_arm(&stop, p->stop);
     pt_train_params call = *p;
     call.stop = &stop;
+    call.gamma = run_gamma(ds, p); /* the model records the number used */
+    /* the expression with the numbers used */
+    if (p->kernel == PT_KERNEL_EXPR) PT_TRY(run_expr(ds, p, call.kernel_expr));
     pt_thread_counts saved = pt_threads_enter(r->threads);
 
     pt_status s;
@@ -247,7 +275,7 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
         sec[e] = sec[e] > begin ? sec[e] - begin : 0.0;
     }
     if (m) {
-        pt_model_set_meta(m, ds, p);
+        pt_model_set_meta(m, ds, &call);
         m->epochs_run = r->epochs_run;
         /* a finished run's model is final: where the run stood is of no more use */
         if (s == PT_OK) pt_model_clear_run(m);

@@ -401,6 +401,7 @@ START_TEST(test_feature_space_bounds)
     kp.path = PT_PATH_KERNEL;
     kp.kernel = PT_KERNEL_POLY;
     kp.degree = 2;
+    kp.gamma = 1.0f; /* the expansion's (x.z + 1)^2 */
     pt_train_params_init(&ep);
     ep.expand.kind = PT_EXPAND_POLY;
     ep.expand.degree = 2;

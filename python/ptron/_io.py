@@ -37,7 +37,8 @@ def load_model(path):
                               batch_size=int(p["batch_size"]) or None, tol=float(p["tol"]),
                               average=p["average_iterates"] == "1", **common)
     else:
-        est = KernelPerceptron(kernel=p["kernel"], degree=int(p["degree"]),
+        kernel = p["kernel_expr"] if p["kernel"] == "expr" else p["kernel"]
+        est = KernelPerceptron(kernel=kernel, degree=int(p["degree"]),
                                gamma=_float(p, "gamma"), coef0=_float(p, "coef0"),
                                average=p["variant"] == "averaged",
                                cache_size=int(p["cache_mb"]) or None, gram=p["gram_storage"],

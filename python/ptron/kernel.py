@@ -2,6 +2,9 @@
 from ._classifier import PtronClassifier, _check_int, _check_positive
 
 
+_NAMES = ("linear", "poly", "rbf")
+
+
 class KernelPerceptron(PtronClassifier):
     """The kernel perceptron on ptron's kernel path (`ptron train --path kernel`): dual
     coefficients alpha, f = K alpha kept current; on a mistake at i, alpha_i += y_i. The Gram
@@ -10,10 +13,14 @@ class KernelPerceptron(PtronClassifier):
 
     Parameters
     ----------
-    kernel : {"linear", "poly", "rbf"}, default "linear"
-        x.z, (gamma x.z + coef0)^degree, or exp(-gamma |x - z|^2).
+    kernel : {"linear", "poly", "rbf"} or str, default "linear"
+        x.z, (gamma x.z + coef0)^degree, or exp(-gamma |x - z|^2); or an expression by the
+        notes' closure rules, e.g. "2*rbf(gamma=0.5)+normalize(poly(degree=3))" (see
+        `ptron help train`; the expression's own arguments, not degree/gamma/coef0, apply).
     degree : int, default 2
-    gamma : float, default 1
+    gamma : {"scale", "auto"} or float, default "scale"
+        poly and rbf: "scale" is 1 / (n_features X.var()), "auto" 1 / n_features (as
+        scikit-learn's SVC); the model records the number used.
     coef0 : float, default 1
         The polynomial kernel's constant (>= 0 for a kernel).
     max_iter : int, default 10
@@ -32,7 +39,7 @@ class KernelPerceptron(PtronClassifier):
     a sum over support vectors).
     """
 
-    def __init__(self, *, kernel="linear", degree=2, gamma=1.0, coef0=1.0, max_iter=10,
+    def __init__(self, *, kernel="linear", degree=2, gamma="scale", coef0=1.0, max_iter=10,
                  average=False, shuffle=False, cache_size=None, gram="auto", random_state=None,
                  fit_intercept=True, n_jobs=None):
         self.kernel = kernel
@@ -54,7 +61,9 @@ class KernelPerceptron(PtronClassifier):
             _check_int("cache_size", self.cache_size, 1)
         return {
             "path": ("", "kernel"),
-            "kernel": ("kernel", self.kernel),
+            # a name, else an expression (ptron train --kernel EXPR)
+            "kernel": ("kernel", self.kernel if self.kernel in _NAMES else "expr"),
+            "kernel_expr": ("kernel", "" if self.kernel in _NAMES else self.kernel),
             "degree": ("degree", self.degree),
             "gamma": ("gamma", self.gamma),
             "coef0": ("coef0", self.coef0),

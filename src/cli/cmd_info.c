@@ -21,6 +21,9 @@ static int info_model(const char *path, bool json)
     if (s != PT_OK) return cli_fail(s);
     pt_model_info mi;
     pt_model_get_info(m, &mi);
+    pt_train_params mp; /* the kernel's parameters */
+    pt_train_params_init(&mp);
+    pt_model_get_params(m, &mp);
     if (json) {
         json_out j;
         json_begin(&j, stdout);
@@ -30,6 +33,10 @@ static int info_model(const char *path, bool json)
         json_str(&j, "variant", pt_variant_name(mi.variant));
         if (mi.path == PT_PATH_KERNEL) {
             json_str(&j, "kernel", pt_kernel_name(mi.kernel));
+            if (mi.kernel == PT_KERNEL_EXPR) json_str(&j, "kernel_expr", mp.kernel_expr);
+            if (mi.kernel == PT_KERNEL_POLY || mi.kernel == PT_KERNEL_RBF)
+                json_num(&j, "gamma", mp.gamma);
+            if (mp.budget) json_int(&j, "budget", (long long)mp.budget);
             json_int(&j, "support_vectors", (long long)mi.n_support);
         }
         json_int(&j, "d", (long long)mi.d);
@@ -64,7 +71,9 @@ static int info_model(const char *path, bool json)
             printf("\n");
         }
         if (mi.path == PT_PATH_KERNEL)
-            printf("  kernel %s, %zu support vectors\n", pt_kernel_name(mi.kernel), mi.n_support);
+            printf("  kernel %s, %zu support vectors\n",
+                   mi.kernel == PT_KERNEL_EXPR ? mp.kernel_expr : pt_kernel_name(mi.kernel),
+                   mi.n_support);
         printf("  trained %d epochs\n", mi.epochs_run);
         if (mi.resumable) {
             /* an interrupted run or a checkpoint */

@@ -156,11 +156,27 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         } else if (IS("--average-iterates")) p->average_iterates = 1;
         else if (IS("--last-iterate")) o->last_iterate = true;
         else if (IS("--kernel")) {
+            /* a name (linear, poly, rbf), else an expression (checked with the parameters) */
             const char *v = cli_value(&a, arg);
-            if (v && pt_kernel_parse(v, &p->kernel)) return cli_usage_error("train", "%s", pt_last_error());
+            if (v && pt_kernel_parse(v, &p->kernel) != PT_OK) {
+                if (strlen(v) >= sizeof p->kernel_expr)
+                    return cli_usage_error("train", "--kernel: the expression is longer than "
+                                           "%zu bytes", sizeof p->kernel_expr - 1);
+                p->kernel = PT_KERNEL_EXPR;
+                memcpy(p->kernel_expr, v, strlen(v) + 1);
+            }
         } else if (IS("--degree")) {
             if (cli_int(&a, arg, 1, 32, &l)) p->degree = (int)l;
-        } else if (IS("--gamma")) cli_float(&a, arg, 1e-30, 1e30, &p->gamma);
+        } else if (IS("--gamma")) {
+            /* scale | auto | G */
+            const char *v = a.i < a.argc ? a.argv[a.i] : NULL;
+            if (v && (strcmp(v, "scale") == 0 || strcmp(v, "auto") == 0)) {
+                cli_value(&a, arg);
+                p->gamma = v[0] == 's' ? PT_GAMMA_SCALE : PT_GAMMA_AUTO;
+            } else {
+                cli_float(&a, arg, 1e-30, 1e30, &p->gamma);
+            }
+        }
         else if (IS("--coef0")) cli_float(&a, arg, -1e30, 1e30, &p->coef0);
         else if (IS("--expand")) {
             /* D or poly:D (polynomial), rff:D (random Fourier features) */
@@ -179,6 +195,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
             }
         }
         else if (IS("--cache-mb")) cli_size(&a, arg, 1, SIZE_MAX / 2 >> 20, &p->cache_mb);
+        else if (IS("--budget")) cli_size(&a, arg, 1, SIZE_MAX, &p->budget);
         else if (IS("--gram")) {
             const char *v = cli_value(&a, arg);
             if (v && pt_gram_storage_parse(v, &p->gram_storage)) return cli_usage_error("train", "%s", pt_last_error());
@@ -230,7 +247,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     }
     /* --expand reuses --coef0 (poly), --gamma and --seed (rff) */
     p->expand.coef0 = p->coef0;
-    p->expand.gamma = p->gamma;
+    if (p->gamma > 0.0f) p->expand.gamma = p->gamma; /* a rule: the expansion's own default */
     p->expand.seed = p->seed;
     if (o->early_stop && !o->test) return cli_usage_error("train", "--early-stop needs --test FILE");
     if (o->checkpoint_every && !o->checkpoint)
@@ -359,6 +376,8 @@ static int load_init(const train_opts *o, const pt_dataset *ds, pt_train_params 
 typedef struct train_result {
     const train_opts *o;
     const pt_train_params *p;
+    float gamma_asked; /* p->gamma as given: a number or a rule (p->gamma: the number used) */
+    size_t n_support;  /* kernel models: support vectors (all classes) */
     const pt_train_report *rep;
     size_t n, d;
     pt_dataset_info data; /* the training data as read: layout, nnz, density, bytes */
@@ -368,6 +387,12 @@ typedef struct train_result {
     bool interrupted, stopped_early;
     const pt_run_bounds *b; /* --bounds, or NULL */
 } train_result;
+
+/* How gamma was chosen: "scale", "auto" or "given". */
+static const char *gamma_rule(float asked)
+{
+    return asked == PT_GAMMA_SCALE ? "scale" : asked == PT_GAMMA_AUTO ? "auto" : "given";
+}
 
 /* --json: one object on stdout. */
 static void print_json(const train_result *t)
@@ -395,6 +420,18 @@ static void print_json(const train_result *t)
     if (p->expand.kind != PT_EXPAND_NONE)
         json_int(&j, "expanded_d", (long long)pt_expand_dim(&p->expand, t->d));
     if (o->init) json_str(&j, "init", p->init_random ? "random" : o->init);
+    if (p->path == PT_PATH_KERNEL) {
+        json_str(&j, "kernel", pt_kernel_name(p->kernel));
+        if (p->kernel == PT_KERNEL_EXPR) json_str(&j, "kernel_expr", p->kernel_expr);
+        if (p->kernel == PT_KERNEL_POLY) json_int(&j, "degree", p->degree);
+        if (p->kernel == PT_KERNEL_POLY || p->kernel == PT_KERNEL_RBF) {
+            json_num(&j, "gamma", p->gamma);
+            json_str(&j, "gamma_rule", gamma_rule(t->gamma_asked));
+        }
+        if (p->kernel == PT_KERNEL_POLY) json_num(&j, "coef0", p->coef0);
+        if (p->budget) json_int(&j, "budget", (long long)p->budget);
+        json_int(&j, "support_vectors", (long long)t->n_support);
+    }
     json_int(&j, "epochs_run", rep->epochs_run);
     if (rep->epochs_before) json_int(&j, "epochs_before", rep->epochs_before);
     json_size_array(&j, "mistakes_per_epoch", rep->mistakes_per_epoch, (size_t)ran);
@@ -473,6 +510,16 @@ static void print_text(const train_result *t)
         printf("expansion: %zu random Fourier features, gamma %g, seed %llu (%s)\n",
                p->expand.rff_dim, (double)p->expand.gamma, (unsigned long long)p->expand.seed,
                p->path == PT_PATH_ONLINE ? "streamed" : "materialised");
+    if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_POLY)
+        printf("kernel: (gamma x.z + coef0)^%d, gamma %.6g (%s), coef0 %g\n", p->degree,
+               (double)p->gamma, gamma_rule(t->gamma_asked), (double)p->coef0);
+    else if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_RBF)
+        printf("kernel: exp(-gamma |x - z|^2), gamma %.6g (%s)\n", (double)p->gamma,
+               gamma_rule(t->gamma_asked));
+    else if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_EXPR)
+        printf("kernel: %s\n", p->kernel_expr);
+    if (p->path == PT_PATH_KERNEL && p->budget)
+        printf("support vectors: %zu (budget %zu, random removal)\n", t->n_support, p->budget);
     if (p->init_random)
         printf("started from random weights (uniform in [0, 1), seed %llu)\n",
                (unsigned long long)p->seed);
@@ -585,6 +632,13 @@ int cmd_train(int argc, char **argv)
         rc = cli_fail(held.error);
         goto out;
     }
+    /* the gamma the run used (a rule resolved from the data), as the model records it */
+    const float gamma_asked = p.gamma;
+    pt_train_params used;
+    pt_train_params_init(&used);
+    pt_model_get_params(m, &used);
+    p.gamma = used.gamma;
+    memcpy(p.kernel_expr, used.kernel_expr, sizeof p.kernel_expr);
     bool interrupted = s == PT_ERR_INTERRUPTED;
     char stop_msg[512];
     snprintf(stop_msg, sizeof stop_msg, "%s", interrupted ? cli_message(pt_last_error()) : "");
@@ -651,7 +705,11 @@ int cmd_train(int argc, char **argv)
         fprintf(stderr, "ptron: %s after training finished; the final model was written to %s\n",
                 got_signal == SIGTERM ? "SIGTERM" : "SIGINT", o.model);
 
-    train_result res = {.o = &o, .p = &p, .rep = &rep, .n = pt_dataset_n(ds),
+    pt_model_info mi;
+    pt_model_get_info(m, &mi);
+    train_result res = {.o = &o, .p = &p, .gamma_asked = gamma_asked, .n_support = mi.n_support,
+                        .rep = &rep,
+                        .n = pt_dataset_n(ds),
                         .d = pt_dataset_d(ds), .load_s = load_s, .ev = &ev, .held = &held,
                         .interrupted = interrupted, .stopped_early = stopped_early,
                         .b = want_bounds ? &b : NULL};

@@ -110,18 +110,27 @@ static const struct {
      "                           other (mistakes n/2 +- an epoch, 50% to 83% held out) until\n"
      "                           t nears 1/lambda. Mini-batches take n/B steps an epoch and\n"
      "                           the average of the iterates smooths what swing is left\n"
-     "  --kernel linear|poly|rbf kernel path's kernel (default linear)\n"
+     "  --kernel linear|poly|rbf|EXPR   kernel path's kernel (default linear), or an expression\n"
+     "                           by the notes' closure rules: linear, poly(degree=D,gamma=G,\n"
+     "                           coef0=C), rbf(gamma=G), geometric(degree=D,gamma=G) (the sum of\n"
+     "                           (G x.z)^k, k = 0..D), a number c > 0, E+E, E*E, normalize(E)\n"
+     "                           = K(x,z)/sqrt(K(x,x) K(z,z)); e.g. '2*rbf(gamma=0.5)+linear'\n"
      "  --degree K               poly degree (default 2)\n"
-     "  --gamma G                poly/rbf gamma (default 1)\n"
-     "  --coef0 C                poly constant (default 1)\n"
+     "  --gamma scale|auto|G     poly/rbf gamma (default scale: 1/(d Var(X)), as scikit-learn;\n"
+     "                           auto: 1/d); the model records the number used\n"
+     "  --coef0 C                poly constant >= 0 (default 1: every lower degree in the span)\n"
      "  --expand D|poly:D|rff:D  train on an explicit expansion, streamed row by row (online;\n"
      "                           the batch path materialises it within --mem-mb): all monomials\n"
      "                           of degree <= D scaled so phi(x).phi(z) = (C + x.z)^D with\n"
      "                           C = --coef0 (C(d + D, D) features), or D random Fourier features\n"
      "                           for exp(-G |x - z|^2) with G = --gamma, W and b from --seed;\n"
      "                           the model keeps the expansion and predict applies it\n"
-     "  --cache-mb M             Gram/row cache budget in MiB (default: half of RAM)\n"
+     "  --cache-mb M             Gram/row cache budget in MiB (default: the memory budget);\n"
+     "                           more than --mem-mb leaves is an error\n"
      "  --gram auto|full|rows    kernel storage (default auto)\n"
+     "  --budget N               kernel path: at most N support vectors (per class with more\n"
+     "                           classes); a mistake with the budget full first removes one\n"
+     "                           at random (Cavallanti, Cesa-Bianchi and Gentile)\n"
      "  --threads T              threads (default: all cores)\n"
      "  --isa auto|scalar|avx2|avx512|neon   SIMD kernels (default auto, or $PTRON_ISA)\n"
      "  --bounds                 print R and the margin of a reference separator w* in the\n"
@@ -227,6 +236,9 @@ static const struct {
     {"pt_train_params.coef0", "--coef0"},
     {"pt_train_params.cache_mb", "--cache-mb"},
     {"pt_train_params.gram_storage", "--gram"},
+    {"pt_train_params.budget", "--budget"},
+    {"pt_train_params.kernel_expr", "--kernel"},
+    {"PT_PATH_KERNEL", "kernel"},
     {"pt_train_params.multiclass", "--multiclass"},
     {"pt_train_params.expand", "--expand"},
     {"pt_train_params.expand.mem_budget_bytes", "--mem-mb"},

@@ -25,6 +25,7 @@
 #endif
 
 #include "gram.h"
+#include "kernel_expr.h"
 
 #define KC 128 /* features per block of the Gram micro-kernel */
 
@@ -38,7 +39,21 @@ void pt_kfun_from_params(pt_kfun *kf, const pt_train_params *p)
     kf->gamma = p->gamma;
     kf->coef0 = p->coef0;
     kf->add = p->bias ? 1.0f : 0.0f;
+    /* an expression the parameters' check let through parses (else it evaluates to 0) */
+    if (p->kernel == PT_KERNEL_EXPR && pt_kexpr_parse(p->kernel_expr, &kf->expr) != PT_OK)
+        kf->expr.n = 0;
 }
+
+/* Kernel expressions are evaluated by features/kernel_expr.c, the named kernels by the
+ * table's micro-kernels. */
+static void apply_kfun(const pt_gram_kernels *g, const pt_kfun *kf, const float *dot, float xn,
+                       const float *zn, float *out, size_t n)
+{
+    if (kf->kind == PT_KERNEL_EXPR) pt_kexpr_kfun(kf, dot, xn, zn, out, n);
+    else g->kfun(kf, dot, xn, zn, out, n);
+}
+
+static int needs_norms(pt_kernel kind) { return kind == PT_KERNEL_RBF || kind == PT_KERNEL_EXPR; }
 
 /* ================================================================================ tiles */
 
@@ -79,9 +94,13 @@ static void pending_store(pending *p, size_t count)
         const size_t ib = p->ib, jb = p->jb, gi = p->i0 + ib, gj = p->j0 + jb;
         const size_t nrow = min_sz(16, p->ni - ib), ncol = min_sz(16, p->nj - jb);
         float *Gt = p->diag && ib == jb ? NULL : p->G + gj * ldg + gi;
-        p->g->store(p->kf, p->C + ib * p->ldc + jb, p->ldc, norm ? norm + gi : NULL,
-                    norm ? norm + gj : NULL, nrow, ncol, p->G + gi * ldg + gj, Gt, ldg,
-                    p->stream && nrow == 16 && ncol == 16);
+        if (p->kf->kind == PT_KERNEL_EXPR)
+            pt_kexpr_store(p->kf, p->C + ib * p->ldc + jb, p->ldc, norm ? norm + gi : NULL,
+                           norm ? norm + gj : NULL, nrow, ncol, p->G + gi * ldg + gj, Gt, ldg);
+        else
+            p->g->store(p->kf, p->C + ib * p->ldc + jb, p->ldc, norm ? norm + gi : NULL,
+                        norm ? norm + gj : NULL, nrow, ncol, p->G + gi * ldg + gj, Gt, ldg,
+                        p->stream && nrow == 16 && ncol == 16);
     }
 }
 
@@ -153,7 +172,7 @@ size_t pt_gram_rows_bytes(size_t n, size_t d, pt_kernel kind)
 {
     size_t npad = round_up(n, 16), b;
     if (!pt_mul_ok(npad, d, &b) || !pt_mul_ok(b, sizeof(float), &b)) return SIZE_MAX;
-    if (kind == PT_KERNEL_RBF) b += npad * sizeof(float);
+    if (needs_norms(kind)) b += npad * sizeof(float);
     return b;
 }
 
@@ -204,7 +223,7 @@ pt_status pt_gram_rows_init(pt_gram_rows *r, const float *X, size_t n, size_t d,
     size_t bytes = pt_gram_rows_bytes(n, d, PT_KERNEL_LINEAR);
     if (bytes == SIZE_MAX) return pt_fail(PT_ERR_LIMIT, "packed rows: %zu x %zu overflows", n, d);
     if (!(r->P = pt_alloc(bytes, "packed kernel rows"))) return PT_ERR_NOMEM;
-    if (kind == PT_KERNEL_RBF && !(r->norm = pt_alloc(r->npad * sizeof(float), "squared norms"))) {
+    if (needs_norms(kind) && !(r->norm = pt_alloc(r->npad * sizeof(float), "squared norms"))) {
         pt_gram_rows_free(r);
         return PT_ERR_NOMEM;
     }
@@ -217,7 +236,7 @@ void pt_gram_rows_pack(pt_gram_rows *r, const float *X, size_t n, size_t d, size
 {
     rows_setup(r, X, n, d, stride);
     r->P = P;
-    r->norm = kind == PT_KERNEL_RBF ? norm : NULL;
+    r->norm = needs_norms(kind) ? norm : NULL;
     pack_rows(r, d_norm, k->gram, 1);
 }
 
@@ -286,7 +305,7 @@ void pt_gram_row(const pt_gram_rows *r, const pt_kfun *kf, const pt_kernels *k, 
         size_t p0 = (size_t)c * chunk, p1 = min_sz(npan, p0 + chunk);
         float *o = out + p0 * 16;
         g->row(r->P + p0 * d * 16, d, p1 - p0, x, o);
-        g->kfun(kf, o, xn, r->norm ? r->norm + p0 * 16 : NULL, o, (p1 - p0) * 16);
+        apply_kfun(g, kf, o, xn, r->norm ? r->norm + p0 * 16 : NULL, o, (p1 - p0) * 16);
         if (p1 * 16 > n)
             for (size_t j = n; j < p1 * 16; j++) out[j] = 0.0f;
         if (f) k->axpy(a, o, f + p0 * 16, min_sz(p1 * 16, n) - p0 * 16);
@@ -298,7 +317,7 @@ void pt_gram_kvec(const pt_gram_rows *r, const pt_kfun *kf, const pt_kernels *k,
 {
     const size_t npan = r->npad / 16;
     k->gram->row(r->P, r->d, npan, x, out);
-    k->gram->kfun(kf, out, xn, r->norm, out, npan * 16);
+    apply_kfun(k->gram, kf, out, xn, r->norm, out, npan * 16);
 }
 
 void pt_gram_block(const pt_gram_rows *a, size_t i0, size_t ni, const pt_gram_rows *b, size_t j0,
@@ -307,8 +326,8 @@ void pt_gram_block(const pt_gram_rows *a, size_t i0, size_t ni, const pt_gram_ro
     const size_t njc = round_up(nj, 16);
     tile_dots(k->gram, a, i0, ni, b, j0, nj, C, ldc, 0, NULL, 0);
     for (size_t i = 0; i < ni; i++)
-        k->gram->kfun(kf, C + i * ldc, a->norm ? a->norm[i0 + i] : 0.0f,
-                      b->norm ? b->norm + j0 : NULL, C + i * ldc, njc);
+        apply_kfun(k->gram, kf, C + i * ldc, a->norm ? a->norm[i0 + i] : 0.0f,
+                   b->norm ? b->norm + j0 : NULL, C + i * ldc, njc);
 }
 
 /* ========================================================================= sparse rows */
@@ -399,7 +418,13 @@ double pt_kfun_ref(const pt_kfun *kf, const float *x, const float *z, size_t d)
         dot += (double)x[k] * z[k];
         dist += ((double)x[k] - z[k]) * ((double)x[k] - z[k]);
     }
+    double xn = 0.0, zn = 0.0;
+    for (size_t k = 0; kf->kind == PT_KERNEL_EXPR && k < d; k++) {
+        xn += (double)x[k] * x[k];
+        zn += (double)z[k] * z[k];
+    }
     switch (kf->kind) {
+    case PT_KERNEL_EXPR: v = pt_kexpr_eval(&kf->expr, dot, xn, zn); break;
     case PT_KERNEL_POLY: v = pow((double)kf->gamma * dot + kf->coef0, kf->degree); break;
     case PT_KERNEL_RBF: v = exp(-(double)kf->gamma * dist); break;
     default: v = dot;

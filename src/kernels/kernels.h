@@ -20,11 +20,36 @@
 
 /* A kernel function of inner products v = x.z (the kernel path; features/gram.h states the
  * kernels, their accuracy and the rule that makes every ISA agree bit for bit). */
+/* A kernel expression (PT_KERNEL_EXPR; parsed, evaluated and printed by
+ * features/kernel_expr.c): a tree of nodes in an array, children before their parent, the
+ * root last. Every node is a function of x.z, |x|^2 and |z|^2. */
+#define PT_KEXPR_NODES 48
+typedef enum pt_kexpr_op {
+    PT_KX_LINEAR,    /* x.z */
+    PT_KX_POLY,      /* (a x.z + b)^degree */
+    PT_KX_RBF,       /* exp(-a |x - z|^2) */
+    PT_KX_GEOMETRIC, /* sum over k = 0..degree of (a x.z)^k: the notes' geometric series */
+    PT_KX_CONST,     /* a */
+    PT_KX_ADD,       /* l + r */
+    PT_KX_MUL,       /* l r */
+    PT_KX_NORMALIZE  /* l(x, z) / sqrt(l(x, x) l(z, z)) */
+} pt_kexpr_op;
+typedef struct pt_kexpr_node {
+    uint8_t op, l, r; /* l, r: children (indices into node) */
+    int degree;
+    float a, b;       /* gamma (a PT_GAMMA_ rule until resolved), coef0, the constant */
+} pt_kexpr_node;
+typedef struct pt_kexpr {
+    size_t n; /* nodes; the root is node[n - 1] */
+    pt_kexpr_node node[PT_KEXPR_NODES];
+} pt_kexpr;
+
 typedef struct pt_kfun {
     pt_kernel kind;
     int degree;
     float gamma, coef0;
     float add; /* 1 with the bias (K + 1), else 0 */
+    pt_kexpr expr; /* PT_KERNEL_EXPR */
 } pt_kfun;
 
 /*

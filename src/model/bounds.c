@@ -37,6 +37,8 @@
 
 #include "features/expand.h"
 #include "features/gram.h"
+#include "features/kernel_expr.h"
+#include "features/kernel_spec.h"
 #include "model.h"
 
 static int cmp_desc(const void *a, const void *b)
@@ -205,12 +207,22 @@ static pt_status kernel_margins(const pt_dataset *ds, const pt_model *ref, int b
     return s;
 }
 
-static bool same_kernel(const pt_train_params *a, const pt_train_params *b)
+/* a: a model's (gamma a number), b: the run's on ds (gamma maybe a rule). */
+static bool same_kernel(const pt_train_params *a, const pt_train_params *b, const pt_dataset *ds)
 {
     if (a->kernel != b->kernel) return false;
+    const float gb = pt_gamma_resolve(b->gamma, ds);
     switch (a->kernel) {
-    case PT_KERNEL_POLY: return a->degree == b->degree && a->gamma == b->gamma && a->coef0 == b->coef0;
-    case PT_KERNEL_RBF: return a->gamma == b->gamma;
+    case PT_KERNEL_POLY: return a->degree == b->degree && a->gamma == gb && a->coef0 == b->coef0;
+    case PT_KERNEL_RBF: return a->gamma == gb;
+    case PT_KERNEL_EXPR: {
+        pt_kexpr ea, eb;
+        if (pt_kexpr_parse(a->kernel_expr, &ea) != PT_OK ||
+            pt_kexpr_parse(b->kernel_expr, &eb) != PT_OK)
+            return false;
+        pt_kexpr_resolve(&eb, ds);
+        return pt_kexpr_same(&ea, &eb);
+    }
     default: return true;
     }
 }
@@ -287,11 +299,15 @@ pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
     else if (p->init || p->init_random)
         not_covered(out, "the run started from %s weights; the notes' bounds start from w = 0",
                     p->init ? "a model's" : "random");
+    else if (p->path == PT_PATH_KERNEL && p->budget && p->budget < ds->n)
+        not_covered(out, "the run kept at most %zu support vectors (pt_train_params.budget), "
+                         "removing others; the notes' bounds are for the perceptron that keeps "
+                         "every update", p->budget);
     else if (kernel_space && !ref_kernel)
         not_covered(out, "the run trains in the feature space of the %s kernel, where a linear w* "
                          "does not live: give a reference kernel model with the same kernel",
                     pt_kernel_name(p->kernel));
-    else if (ref_kernel && (p->path != PT_PATH_KERNEL || !same_kernel(&reference->params, p)))
+    else if (ref_kernel && (p->path != PT_PATH_KERNEL || !same_kernel(&reference->params, p, ds)))
         not_covered(out, "the reference is a kernel model whose feature space is not the run's "
                          "(another path or kernel)");
     else if (expanded && dw == ds->d)
@@ -302,7 +318,8 @@ pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
         out->covered = 1;
     /* R and gamma are measured where the reference lives in the run's space (or the input
      * space, for an uncovered run that trains there) */
-    bool measurable = ref_kernel ? p->path == PT_PATH_KERNEL && same_kernel(&reference->params, p)
+    bool measurable = ref_kernel ? p->path == PT_PATH_KERNEL &&
+                                       same_kernel(&reference->params, p, ds)
                                  : dw == space_d && !kernel_space;
     if (!measurable) return PT_OK;
 

@@ -69,6 +69,7 @@
 #include <unistd.h>
 
 #include "features/expand.h"
+#include "features/kernel_expr.h"
 #include "model.h"
 
 #define MODEL_VERSION 3 /* the newest version this ptron reads */
@@ -340,9 +341,23 @@ static void print_model(FILE *f, const pt_model *m)
             p->tol);
     fprintf(f, "average_iterates %d\nbatch_impl %s\n", p->average_iterates ? 1 : 0,
             pt_batch_impl_name(p->batch_impl));
-    fprintf(f, "kernel %s\ndegree %d\ngamma %.9g\ncoef0 %.9g\ncache_mb %zu\ngram_storage %s\n",
-            pt_kernel_name(p->kernel), p->degree, (double)p->gamma, (double)p->coef0, p->cache_mb,
+    /* gamma: the number a kernel run used, or a rule (models trained off the kernel path by
+     * hand-made parameters) by its name */
+    char gamma[32];
+    if (p->gamma == PT_GAMMA_SCALE || p->gamma == PT_GAMMA_AUTO)
+        snprintf(gamma, sizeof gamma, "%s", p->gamma == PT_GAMMA_SCALE ? "scale" : "auto");
+    else snprintf(gamma, sizeof gamma, "%.9g", (double)p->gamma);
+    fprintf(f, "kernel %s\ndegree %d\ngamma %s\ncoef0 %.9g\ncache_mb %zu\ngram_storage %s\n",
+            pt_kernel_name(p->kernel), p->degree, gamma, (double)p->coef0, p->cache_mb,
             pt_gram_storage_name(p->gram_storage));
+    if (p->budget) fprintf(f, "budget %zu\n", p->budget); /* optional: 0 without it */
+    if (p->kernel == PT_KERNEL_EXPR) { /* optional: the expression, canonical (no spaces) */
+        pt_kexpr e;
+        char canon[sizeof p->kernel_expr];
+        bool ok = pt_kexpr_parse(p->kernel_expr, &e) == PT_OK &&
+                  pt_kexpr_format(&e, canon, sizeof canon) == PT_OK;
+        fprintf(f, "kernel_expr %s\n", ok ? canon : "?");
+    }
     const pt_expand_params *ex = &p->expand;
     if (ex->kind != PT_EXPAND_NONE)
         fprintf(f, "expand %s degree %d coef0 %.9g rff_dim %zu gamma %.9g seed %" PRIu64
@@ -706,14 +721,16 @@ static pt_status parse_key(const parser *r, enum key k, char *line, fields *f)
         s = parse_enum(r, name, t, batch_impl_name, 3, &e);
         p->batch_impl = (pt_batch_impl)e;
         break;
-    case K_KERNEL: s = parse_enum(r, name, t, kernel_name, 3, &e); p->kernel = (pt_kernel)e; break;
+    case K_KERNEL: s = parse_enum(r, name, t, kernel_name, 4, &e); p->kernel = (pt_kernel)e; break;
     case K_DEGREE:
         if ((s = parse_int(r, name, t, INT32_MAX, &p->degree)) == PT_OK &&
             (p->degree < 1 || p->degree > 32))
             s = perr(r, "degree: %s is outside 1..32", t);
         break;
     case K_GAMMA:
-        if ((s = parse_f32(r, name, t, &p->gamma)) == PT_OK && !(p->gamma > 0.0f))
+        if (strcmp(t, "scale") == 0 || strcmp(t, "auto") == 0)
+            p->gamma = t[0] == 's' ? PT_GAMMA_SCALE : PT_GAMMA_AUTO;
+        else if ((s = parse_f32(r, name, t, &p->gamma)) == PT_OK && !(p->gamma > 0.0f))
             s = perr(r, "gamma: %s must be > 0", t);
         break;
     case K_COEF0: s = parse_f32(r, name, t, &p->coef0); break;
@@ -1368,6 +1385,14 @@ static pt_status check_header(const parser *r, const fields *f, const char *key)
                        f->epochs_run, p->epochs);
     if (p->schedule == PT_SCHEDULE_PEGASOS && !(p->lambda > 0.0f))
         return perr_at(r, f->at[K_SCHEDULE], "schedule pegasos: steps 1/(lambda t) need lambda > 0");
+    if ((p->kernel == PT_KERNEL_EXPR) != (p->kernel_expr[0] != 0))
+        return perr_at(r, f->at[K_KERNEL], "kernel %s: %s", pt_kernel_name(p->kernel),
+                       p->kernel_expr[0] ? "a 'kernel_expr' line belongs to kernel expr"
+                                         : "kernel expr needs its 'kernel_expr' line");
+    if (f->path == PT_PATH_KERNEL && p->kernel != PT_KERNEL_LINEAR &&
+        (p->gamma == PT_GAMMA_SCALE || p->gamma == PT_GAMMA_AUTO))
+        return perr_at(r, f->at[K_GAMMA], "gamma %s: a kernel model records the number its run "
+                       "used", p->gamma == PT_GAMMA_SCALE ? "scale" : "auto");
     if (f->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_POLY && p->coef0 < 0.0f)
         return perr_at(r, f->at[K_COEF0], "coef0 %g: (gamma x.z + c)^k is a kernel only for c >= 0",
                        (double)p->coef0);
@@ -1457,6 +1482,29 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
         if (strcmp(key, "expand") == 0) {
             if (f.p.expand.kind != PT_EXPAND_NONE) return perr(r, "key 'expand' given twice");
             PT_TRY(parse_expand(r, rest, &f));
+            continue;
+        }
+        if (strcmp(key, "kernel_expr") == 0) { /* optional (kernel expr) */
+            char *t = token(&rest);
+            pt_kexpr e;
+            if (f.p.kernel_expr[0]) return perr(r, "key 'kernel_expr' given twice");
+            if (!t || token(&rest) || strlen(t) >= sizeof f.p.kernel_expr)
+                return perr(r, "kernel_expr: expected one expression of at most %zu bytes",
+                            sizeof f.p.kernel_expr - 1);
+            if (pt_kexpr_parse(t, &e) != PT_OK) return perr(r, "%s", pt_last_error());
+            if (pt_kexpr_has_rule(&e))
+                return perr(r, "kernel_expr %s: a model records the gamma numbers its run used", t);
+            memcpy(f.p.kernel_expr, t, strlen(t) + 1);
+            continue;
+        }
+        if (strcmp(key, "budget") == 0) { /* optional (a kernel run's support vector budget) */
+            uint64_t u = 0;
+            char *t = token(&rest);
+            if (f.p.budget) return perr(r, "key 'budget' given twice");
+            if (!t || token(&rest)) return perr(r, "budget: expected one value");
+            PT_TRY(parse_u64(r, key, t, SIZE_MAX, &u));
+            if (u == 0) return perr(r, "budget: 0 is written as no 'budget' line");
+            f.p.budget = (size_t)u;
             continue;
         }
         if (strcmp(key, "names") == 0) {

@@ -53,6 +53,7 @@
 #endif
 
 #include "features/gram.h"
+#include "kernel_budget.h"
 #include "paths.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -557,6 +558,18 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
         size_t room = budget - fixed;
         cap = (cache_bytes < room ? cache_bytes : room) / row_bytes;
         if (cap > n) cap = n;
+        /* a --cache-mb the budget cannot honour is refused, never silently shrunk */
+        size_t want = cache_bytes / row_bytes < n ? cache_bytes / row_bytes : n;
+        if (p->cache_mb && want > cap)
+            return pt_fail(PT_ERR_LIMIT,
+                           "pt_train_params.cache_mb %zu asks for a kernel row cache of %zu rows "
+                           "(%.1f MiB), but the memory budget of %.1f MiB leaves %.1f MiB beside "
+                           "the kernel path's %.1f MiB of working memory: raise "
+                           "pt_train_params.mem_budget_bytes to %.0f MiB, or lower "
+                           "pt_train_params.cache_mb to %.0f",
+                           p->cache_mb, want, want * (double)row_bytes / MIB, budget / MIB,
+                           room / MIB, fixed / MIB, ceil((fixed + want * (double)row_bytes) / MIB),
+                           floor(room / MIB));
         if (s->storage == PT_GRAM_AUTO && gram_bytes > cache_bytes)
             pt_log(PT_LOG_WARN,
                    "kernel path: the %zu x %zu Gram matrix needs %.1f MiB, more than the %.1f MiB "
@@ -720,12 +733,22 @@ static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, cons
         .hint = "lower pt_train_params.degree, pt_train_params.gamma or pt_train_params.coef0, "
                 "or rescale the features",
         .snapshot = hook_model, .release = hook_release, .path = &hook};
+    size_t nsv = 0; /* support vectors (the budget's count) */
+    for (size_t i = 0; p->budget && i < n; i++) nsv += alpha[i] != 0;
     for (int epoch = first; epoch <= limit && !finished; epoch++) {
         for (; shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
         size_t mistakes = epoch == first ? carried : 0, before = mistakes;
         for (size_t t = epoch == first ? start : 0; t < n; t++) {
             size_t i = order[t];
             if (Y[i] * margin(s, i, f) <= tau) {
+                if (p->budget && !alpha[i] && nsv >= p->budget) {
+                    /* the budget is full: a random support vector leaves (kernel_budget.c) */
+                    size_t j = pt_budget_victim(alpha, n, nsv, p->seed, (uint64_t)steps);
+                    update(s, j, -(eta * Y[j]) * (float)alpha[j], f);
+                    alpha[j] = 0; /* (classic only: pt_train_params_check) */
+                    nsv--;
+                }
+                nsv += !alpha[i];
                 update(s, i, eta * Y[i], f);
                 alpha[i]++;
                 if (averaged) beta[i] += steps;
