@@ -153,14 +153,14 @@ class Dataset:
         if _is_sparse(X):
             self._wrap_csr(X)
             return
-            stride = in_place_stride(X)
-            if stride is None:
-                buf = empty(*X.shape)
-                np.copyto(buf, X, casting="unsafe")
-                self.copied = True
-            else:
-                buf = X
-                self.copied = False
+        stride = in_place_stride(X)
+        if stride is None:
+            buf = empty(*X.shape)
+            np.copyto(buf, X, casting="unsafe")
+            self.copied = True
+        else:
+            buf = X
+            self.copied = False
         n, d = buf.shape
         row_bytes = buf.strides[0] if n > 1 else stride_for(d) * 4
         self.matrix = buf
