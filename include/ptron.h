@@ -245,6 +245,11 @@ PT_API const float *pt_dataset_y(const pt_dataset *ds);
 PT_API pt_status pt_dataset_slice(const pt_dataset *ds, size_t start, size_t count,
                                   pt_dataset **out);
 
+/* A copy of the rows rows[0..count) (any order, repeats allowed), in ds's layout, with the same
+ * class table (a class may have no row in the copy) and the same generator truth. */
+PT_API pt_status pt_dataset_take(const pt_dataset *ds, const size_t *rows, size_t count,
+                                 pt_dataset **out);
+
 /* ----------------------------------------------------------------- sparse layout */
 
 PT_API pt_layout pt_dataset_layout(const pt_dataset *ds);
@@ -518,6 +523,19 @@ typedef struct pt_train_params {
      * field is kept in model files. */
     const pt_model *init;
     int init_random;
+    /* Class weights (NULL: every class weighs 1): class_weight_n weights, one a class of the
+     * data in class index order (pt_dataset_class_value), each finite and > 0; pt_train_check
+     * refuses another count. A row of class k counts class_weight[k] times as much: the online
+     * path's update is scaled by it (w += eta c y x; the decision to update is the same), the
+     * batch path's loss term and subgradient of the row are, and the kernel path's dual step
+     * (its coefficient becomes eta c y alpha). One-vs-rest weighs each row by its own class in
+     * every binary problem; the multiclass perceptron scales the update of a row of class k.
+     * The caller keeps the array alive during pt_train; models do not keep it (a resumed run
+     * is given it again). The online path then runs its sequential pass (the blocked pass and
+     * the whole-chunk kernel assume one step size). pt_class_weights builds the array from
+     * "balanced" or "LABEL:W,..." text. */
+    const float *class_weight;
+    size_t class_weight_n;
 } pt_train_params;
 
 /* Every field to its default (struct_size included): the only way to start a params struct. */
@@ -737,6 +755,41 @@ PT_API pt_status pt_predictions_write(const pt_model *m, const double *labels, s
  * line a row, the columns separated by one space (%.9g, C locale). Labels are written as the
  * predictions file writes them (the class name for text labels, else %.17g of the value). */
 PT_API pt_status pt_scores_write(const pt_model *m, const pt_dataset *ds, const char *path);
+
+/* Class weights for pt_train_params.class_weight from text: "balanced" (class k of n_k rows
+ * weighs n / (K n_k), as scikit-learn's, so every class weighs n / K in all), or
+ * comma-separated LABEL:W pairs (the label as the data writes it: a value, compared as a
+ * number, or a text label; classes not named weigh 1). out has pt_dataset_nclass(ds) floats.
+ * PT_ERR_INVALID, naming the pair, for a label the data does not have or a weight that is not
+ * a positive number. */
+PT_API pt_status pt_class_weights(const pt_dataset *ds, const char *spec, float *out);
+
+/* Stratified folds for k-fold cross-validation: fold[i] in 0..k-1 for each of the n rows. Each
+ * class's rows are shuffled from seed and dealt round the folds in turn (each class starting
+ * where the last stopped), so every fold holds floor or ceil of n_c / k rows of class c and
+ * the folds' sizes differ by at most one. The same seed gives the same folds on every machine.
+ * PT_ERR_INVALID unless 2 <= k <= n. */
+PT_API pt_status pt_cv_folds(const pt_dataset *ds, size_t k, uint64_t seed, int32_t *fold);
+
+/* One fold of a cross-validation: its rows, and the held-out accuracy of the model trained on
+ * the other folds. */
+typedef struct pt_cv_fold {
+    size_t n_train, n_test, correct;
+    double accuracy; /* correct / n_test */
+    int epochs_run;
+} pt_cv_fold;
+
+/* k-fold cross-validation of the run p on ds: the folds of pt_cv_folds(ds, k, seed), each
+ * trained on the other folds' rows (kept in row order, with the whole set's classes) by
+ * pt_train(p) and evaluated on its own; folds[0..k) get each fold's figures, *mean the mean of
+ * their accuracies, *std their sample standard deviation (over k - 1). The folds run in
+ * parallel on min(k, p->threads) threads (0: all cores), each fold's training on one thread,
+ * so each fold's model is what pt_train gives on its rows alone (the paths give the same model
+ * at any thread count). p's progress and epoch callbacks are not called; its stop token is
+ * honoured (PT_ERR_INTERRUPTED). resume and init are refused. A fold that fails fails the
+ * call, its message prefixed with the fold. */
+PT_API pt_status pt_cross_validate(const pt_dataset *ds, const pt_train_params *p, size_t k,
+                                   uint64_t seed, pt_cv_fold *folds, double *mean, double *std);
 
 /* ------------------------------------------------------------------------- bounds */
 

@@ -201,6 +201,9 @@ pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
                        "path; the %s path trains one-vs-rest (pt_train_params.multiclass "
                        "PT_MULTI_OVR)",
                        ds->nclass, pt_path_name(p->path));
+    if (p->class_weight && p->class_weight_n != ds->nclass)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.class_weight has %zu weights; the data "
+                       "has %zu classes", p->class_weight_n, ds->nclass);
     if (p->resume) PT_TRY(check_resume(ds, p));
     return check_init(ds, p);
 }

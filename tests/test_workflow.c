@@ -183,6 +183,233 @@ START_TEST(test_scores_file)
 }
 END_TEST
 
+/* n rows of d features with small dyadic values (k/8, |k| <= 8: every sum of a few epochs of
+ * updates is exact in float) and labels +-1, imbalanced (about 1 in 3 positive), as LIBSVM
+ * text; dup: the same with every row of class +1 written twice in a row. */
+static void dyadic_data(const char *path, const char *dup, size_t n, size_t d)
+{
+    FILE *f = fopen(path, "w"), *g = fopen(dup, "w");
+    ck_assert(f && g);
+    unsigned long long r = 12345;
+    for (size_t i = 0; i < n; i++) {
+        char line[512];
+        int at = 0;
+        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+        int y = (r >> 33) % 3 == 0 ? 1 : -1;
+        at += snprintf(line + at, sizeof line - (size_t)at, "%d", y);
+        for (size_t j = 0; j < d; j++) {
+            r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+            int k = (int)((r >> 33) % 17) - 8;
+            if (k) at += snprintf(line + at, sizeof line - (size_t)at, " %zu:%g", j + 1, k / 8.0);
+        }
+        fprintf(f, "%s\n", line);
+        fprintf(g, "%s\n", line);
+        if (y == 1) fprintf(g, "%s\n", line);
+    }
+    ck_assert(fclose(f) == 0 && fclose(g) == 0);
+}
+
+/* The scores file of MODEL on DATA, as text. */
+static char *scores_of(const char *model, const char *data)
+{
+    const char *scores = tu_path("cws", ".txt");
+    ok("predict %s %s --scores %s --quiet", model, data, scores);
+    char *s = tu_read_file(scores, NULL);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+/* Class weights: weight 2 on a class equals duplicating its rows on the online path without
+ * shuffling (a margin every row violates, so both runs update on the same rows: the weighted
+ * update 2 eta y x is the duplicate's two updates, exactly in these dyadic values); balanced
+ * is n / (K n_k); the weights change the model; the kernel path with the linear kernel still
+ * makes the online path's mistakes under weights; bad weights are usage errors. */
+START_TEST(test_class_weight)
+{
+    const char *data = keep(0, tu_path("cw", ".svm")), *dup = keep(1, tu_path("cwd", ".svm"));
+    const char *a = keep(2, tu_path("cwa", ".model")), *b = keep(3, tu_path("cwb", ".model"));
+    dyadic_data(data, dup, 60, 4);
+    const char *run_opts = "--margin 1000000 --epochs 3 --quiet";
+    ok("train %s -o %s %s --class-weight 1:2", data, a, run_opts);
+    ok("train %s -o %s %s", dup, b, run_opts);
+    char *sa = scores_of(a, data), *sb = scores_of(b, data);
+    ck_assert_str_eq(sa, sb);
+    free(sb);
+    ok("train %s -o %s %s", data, b, run_opts);
+    sb = scores_of(b, data);
+    ck_assert_str_ne(sa, sb); /* unweighted: another model */
+    free(sa);
+    free(sb);
+
+    /* balanced: n / (K n_k), by hand from the labels */
+    size_t pos = 0, n = 0;
+    char *text = tu_read_file(data, NULL);
+    for (char *line = text; *line; n++) {
+        pos += strncmp(line, "1 ", 2) == 0 || strncmp(line, "1\n", 2) == 0;
+        line = strchr(line, '\n') + 1;
+    }
+    free(text);
+    ck_assert(pos > 5 && pos < n - 5);
+    const char *paths[] = {"", "--path batch", "--path kernel"};
+    for (size_t i = 0; i < 3; i++) {
+        ok("train %s -o %s --class-weight balanced --epochs 4 %s --quiet", data, a, paths[i]);
+        ok("train %s -o %s --class-weight 1:%.9g,-1:%.9g --epochs 4 %s --quiet", data, b,
+           (double)n / (2.0 * (double)pos), (double)n / (2.0 * (double)(n - pos)), paths[i]);
+        sa = scores_of(a, data);
+        sb = scores_of(b, data);
+        ck_assert_msg(strcmp(sa, sb) == 0, "balanced is not n / (K n_k) %s", paths[i]);
+        free(sa);
+        free(sb);
+    }
+
+    /* the linear kernel makes the online path's mistakes, weighted too */
+    char *out, *err, *out2;
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --class-weight -1:3 --epochs 5 --json",
+                         data, a), 0);
+    free(err);
+    ck_assert_int_eq(run(&out2, &err, "train %s -o %s --class-weight -1:3 --epochs 5 --json "
+                                      "--path kernel", data, b), 0);
+    free(err);
+    const char *m1 = strstr(out, "\"mistakes_per_epoch\"");
+    const char *m2 = strstr(out2, "\"mistakes_per_epoch\"");
+    ck_assert(m1 && m2);
+    ck_assert_int_eq(strcspn(m1, "]"), strcspn(m2, "]"));
+    ck_assert_msg(strncmp(m1, m2, strcspn(m1, "]")) == 0, "%s vs %s", m1, m2);
+    free(out);
+    free(out2);
+
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --class-weight 7:2", data, a), 1);
+    HAS(err, "the data has no class '7'");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --class-weight 1:-2", data, a), 1);
+    HAS(err, "positive number");
+    free(out);
+    free(err);
+}
+END_TEST
+
+/* The numbers of a JSON array "key": [a, b, ...] into v (at most cap); returns how many. */
+static size_t json_array(const char *json, const char *key, double *v, size_t cap)
+{
+    char k[128];
+    snprintf(k, sizeof k, "\"%s\": [", key);
+    const char *at = strstr(json, k);
+    ck_assert_msg(at != NULL, "no %s in %s", k, json);
+    at += strlen(k);
+    size_t n = 0;
+    while (*at != ']') {
+        char *end;
+        ck_assert(n < cap);
+        v[n++] = strtod(at, &end);
+        ck_assert_ptr_ne(end, at);
+        at = end;
+        if (*at == ',') at++;
+    }
+    return n;
+}
+
+/* The folds are stratified (every fold floor or ceil of n_c / k rows of each class, sizes
+ * within one), the same for a seed and others for another seed. */
+START_TEST(test_cv_folds)
+{
+    const char *data = keep(0, tu_path("cvf", ".ptd"));
+    ok("gen blobs --n 1003 --d 3 --classes 3 --seed 5 -o %s", data);
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_dataset_read(data, NULL, &ds), PT_OK);
+    size_t n = pt_dataset_n(ds), K = pt_dataset_nclass(ds);
+    int32_t *f1 = malloc(n * sizeof *f1), *f2 = malloc(n * sizeof *f2);
+    for (size_t k = 2; k <= 7; k++) {
+        ck_assert_int_eq(pt_cv_folds(ds, k, 9, f1), PT_OK);
+        size_t count[8][3] = {{0}}, size[8] = {0}, nc[3] = {0};
+        for (size_t i = 0; i < n; i++) {
+            ck_assert(f1[i] >= 0 && (size_t)f1[i] < k);
+            count[f1[i]][pt_dataset_class(ds, i)]++;
+            size[f1[i]]++;
+            nc[pt_dataset_class(ds, i)]++;
+        }
+        for (size_t f = 0; f < k; f++) {
+            ck_assert(size[f] == n / k || size[f] == n / k + 1);
+            for (size_t c = 0; c < K; c++)
+                ck_assert_msg(count[f][c] == nc[c] / k || count[f][c] == nc[c] / k + 1,
+                              "k %zu fold %zu class %zu: %zu of %zu", k, f, c, count[f][c], nc[c]);
+        }
+        ck_assert_int_eq(pt_cv_folds(ds, k, 9, f2), PT_OK);
+        ck_assert_mem_eq(f1, f2, n * sizeof *f1);
+        ck_assert_int_eq(pt_cv_folds(ds, k, 10, f2), PT_OK);
+        ck_assert(memcmp(f1, f2, n * sizeof *f1) != 0);
+    }
+    ck_assert_int_eq(pt_cv_folds(ds, 1, 9, f1), PT_ERR_INVALID);
+    ck_assert_int_eq(pt_cv_folds(ds, n + 1, 9, f1), PT_ERR_INVALID);
+    free(f1);
+    free(f2);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* train --cv K: each fold's accuracy is what train and predict give by hand on the fold's
+ * files (the rows of pt_cv_folds, in row order), and the CV accuracy is their mean, on the
+ * online, batch and kernel paths, two classes and four. */
+START_TEST(test_cv_equals_by_hand)
+{
+    const char *sets[] = {keep(0, tu_path("cv2", ".svm")), keep(1, tu_path("cv4", ".svm"))};
+    ok("gen noisy --n 500 --d 4 --seed 6 -o %s", sets[0]);
+    ok("gen blobs --n 400 --d 3 --classes 4 --seed 6 -o %s", sets[1]);
+    const char *opts[] = {"--averaged --shuffle --seed 3", "--path batch --loss hinge --lambda "
+                          "0.001 --seed 3", "--path kernel --kernel rbf --epochs 4 --seed 3"};
+    const size_t k = 4;
+    for (size_t d = 0; d < 2; d++) {
+        pt_dataset *ds;
+        ck_assert_int_eq(pt_dataset_read(sets[d], NULL, &ds), PT_OK);
+        size_t n = pt_dataset_n(ds);
+        int32_t *fold = malloc(n * sizeof *fold);
+        ck_assert_int_eq(pt_cv_folds(ds, k, 3, fold), PT_OK);
+        pt_dataset_free(ds);
+        /* the fold files, line by line from the LIBSVM text */
+        char *text = tu_read_file(sets[d], NULL);
+        const char *trainf[4], *testf[4];
+        FILE *tr[4], *te[4];
+        for (size_t f = 0; f < k; f++) {
+            trainf[f] = keep(2 + (int)f, tu_path("cvtr", ".svm"));
+            testf[f] = keep(6 + (int)f, tu_path("cvte", ".svm"));
+            tr[f] = fopen(trainf[f], "w");
+            te[f] = fopen(testf[f], "w");
+            ck_assert(tr[f] && te[f]);
+        }
+        size_t i = 0;
+        for (char *line = text; *line; i++) {
+            char *nl = strchr(line, '\n');
+            for (size_t f = 0; f < k; f++)
+                fprintf((size_t)fold[i] == f ? te[f] : tr[f], "%.*s\n", (int)(nl - line), line);
+            line = nl + 1;
+        }
+        ck_assert_uint_eq(i, n);
+        for (size_t f = 0; f < k; f++) ck_assert(fclose(tr[f]) == 0 && fclose(te[f]) == 0);
+        free(text);
+        free(fold);
+        for (size_t o = 0; o < 3; o++) {
+            char *out, *err;
+            ck_assert_int_eq(run(&out, &err, "train %s --cv %zu %s --json", sets[d], k, opts[o]),
+                             0);
+            ck_assert_str_eq(err, "");
+            double acc[8], sum = 0.0;
+            ck_assert_uint_eq(json_array(out, "cv_accuracy", acc, 8), k);
+            const char *model = tu_path("cvm", ".model");
+            for (size_t f = 0; f < k; f++) {
+                ok("train %s -o %s %s --quiet", trainf[f], model, opts[o]);
+                double by_hand = accuracy(model, testf[f]);
+                ck_assert_msg(fabs(by_hand - acc[f]) < 1e-8, "%s %s fold %zu: cv %.9g, by hand "
+                              "%.9g", sets[d], opts[o], f + 1, acc[f], by_hand);
+                sum += by_hand;
+            }
+            ck_assert_double_eq_tol(json_number(out, "cv_mean_accuracy"), sum / (double)k, 1e-8);
+            free(out);
+            free(err);
+        }
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("workflow");
@@ -190,6 +417,9 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_batch_defaults_converge);
     tcase_add_test(tc, test_scores_file);
+    tcase_add_test(tc, test_class_weight);
+    tcase_add_test(tc, test_cv_folds);
+    tcase_add_test(tc, test_cv_equals_by_hand);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

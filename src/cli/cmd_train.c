@@ -22,7 +22,9 @@ static void on_signal(int sig)
 
 typedef struct train_opts {
     const char *file, *model, *format, *reference, *test, *checkpoint, *resume, *init;
+    const char *class_weight; /* --class-weight balanced|LABEL:W,... */
     size_t max_features;
+    size_t cv; /* --cv K: K-fold cross-validation, no model written */
     long early_stop, checkpoint_every;
     bool epochs_given, batch_size_given, last_iterate;
     bool json, quiet, bounds;
@@ -132,6 +134,8 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (IS("--checkpoint-every")) cli_int(&a, arg, 1, 1000000000, &o->checkpoint_every);
         else if (IS("--resume")) o->resume = cli_value(&a, arg);
         else if (IS("--init")) o->init = cli_value(&a, arg);
+        else if (IS("--class-weight")) o->class_weight = cli_value(&a, arg);
+        else if (IS("--cv")) cli_size(&a, arg, 2, 1000000, &o->cv);
         else if (IS("--pass")) {
             const char *v = cli_value(&a, arg);
             if (v && pt_online_pass_parse(v, &p->pass)) return cli_usage_error("train", "%s", pt_last_error());
@@ -216,6 +220,10 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     p->expand.gamma = p->gamma;
     p->expand.seed = p->seed;
     if (o->early_stop && !o->test) return cli_usage_error("train", "--early-stop needs --test FILE");
+    if (o->cv && (o->model || o->test || o->checkpoint || o->resume || o->init || o->bounds))
+        return cli_usage_error("train", "--cv K trains K models on the folds and writes none: "
+                               "-o, --test, --checkpoint, --resume, --init and --bounds do not "
+                               "apply");
     if (o->checkpoint_every && !o->checkpoint)
         return cli_usage_error("train", "--checkpoint-every needs --checkpoint FILE");
     /* --init random (a model file named "random": ./random) */
@@ -484,6 +492,66 @@ static void print_text(const train_result *t)
 }
 
 /* The exit status of a run stopped by a signal. */
+static int signal_status(void);
+
+/* --cv K: each fold's held-out accuracy, their mean and standard deviation; no model. */
+static int cross_validate(const train_opts *o, const pt_dataset *ds, const pt_train_params *p)
+{
+    pt_cv_fold *folds = calloc(o->cv, sizeof *folds);
+    if (!folds) return cli_fail(PT_ERR_NOMEM);
+    double mean = 0.0, sd = 0.0;
+    pt_status s = pt_cross_validate(ds, p, o->cv, p->seed, folds, &mean, &sd);
+    int rc = EXIT_OK;
+    if (s == PT_ERR_INTERRUPTED || got_signal) {
+        fprintf(stderr, "ptron: cross-validation interrupted; nothing written\n");
+        rc = signal_status();
+    } else if (s != PT_OK) {
+        rc = cli_fail(s);
+    } else if (o->json) {
+        double *acc = malloc(o->cv * sizeof *acc);
+        size_t *counts = malloc(2 * o->cv * sizeof *counts);
+        if (!acc || !counts) {
+            free(acc);
+            free(counts);
+            free(folds);
+            return cli_fail(PT_ERR_NOMEM);
+        }
+        for (size_t f = 0; f < o->cv; f++) {
+            acc[f] = folds[f].accuracy;
+            counts[f] = folds[f].n_test;
+            counts[o->cv + f] = folds[f].correct;
+        }
+        json_out j;
+        json_begin(&j, stdout);
+        json_str(&j, "path", pt_path_name(p->path));
+        json_str(&j, "variant", pt_variant_name(p->variant));
+        json_int(&j, "n", (long long)pt_dataset_n(ds));
+        json_int(&j, "d", (long long)pt_dataset_d(ds));
+        json_int(&j, "cv_folds", (long long)o->cv);
+        json_int(&j, "cv_seed", (long long)p->seed);
+        json_double_array(&j, "cv_accuracy", acc, o->cv);
+        json_size_array(&j, "cv_test_rows", counts, o->cv);
+        json_size_array(&j, "cv_correct", counts + o->cv, o->cv);
+        json_num(&j, "cv_mean_accuracy", mean);
+        json_num(&j, "cv_std_accuracy", sd);
+        json_end(&j);
+        free(acc);
+        free(counts);
+    } else if (!o->quiet) {
+        printf("%zu-fold cross-validation (stratified, seed %llu), %s path (%s):\n", o->cv,
+               (unsigned long long)p->seed, pt_path_name(p->path), pt_variant_name(p->variant));
+        for (size_t f = 0; f < o->cv; f++)
+            printf("  fold %zu: held-out accuracy %.4g%% (%zu/%zu), trained on %zu rows, %d "
+                   "epoch%s\n", f + 1, 100.0 * folds[f].accuracy, folds[f].correct,
+                   folds[f].n_test, folds[f].n_train, folds[f].epochs_run,
+                   folds[f].epochs_run == 1 ? "" : "s");
+        printf("Cross Validation Accuracy = %.4g%% +- %.2g%% (mean +- standard deviation over "
+               "%zu folds)\n", 100.0 * mean, 100.0 * sd, o->cv);
+    }
+    free(folds);
+    return rc;
+}
+
 static int signal_status(void) { return got_signal == SIGTERM ? EXIT_SIGTERM : EXIT_SIGINT; }
 
 int cmd_train(int argc, char **argv)
@@ -517,6 +585,7 @@ int cmd_train(int argc, char **argv)
     heldout held = {.patience = o.early_stop, .checkpoint = o.checkpoint,
                     .every = o.checkpoint_every ? o.checkpoint_every : 1};
     pt_model *resume = NULL, *reference = NULL, *init = NULL;
+    float *class_weight = NULL;
     bool want_bounds = false;
     double load_s = 0.0;
     pt_status s = cli_read_dataset(o.file, o.format, o.max_features, &ds, &load_s);
@@ -526,6 +595,19 @@ int cmd_train(int argc, char **argv)
     }
 
     if (o.resume && (rc = load_resume(&o, &p, &resume)) != EXIT_OK) goto out;
+    if (o.class_weight) {
+        /* after --resume: a model does not keep the weights, so they are given again */
+        if (!(class_weight = malloc(pt_dataset_nclass(ds) * sizeof *class_weight))) {
+            rc = cli_fail(PT_ERR_NOMEM);
+            goto out;
+        }
+        if (pt_class_weights(ds, o.class_weight, class_weight) != PT_OK) {
+            rc = cli_usage_error("train", "--class-weight: %s", pt_last_error());
+            goto out;
+        }
+        p.class_weight = class_weight;
+        p.class_weight_n = pt_dataset_nclass(ds);
+    }
     if (o.init && !p.init_random && (rc = load_init(&o, ds, &p, &init)) != EXIT_OK) goto out;
     if (o.bounds && (rc = bounds_reference(ds, &p, &o, &reference, &want_bounds)) != EXIT_OK)
         goto out;
@@ -535,6 +617,10 @@ int cmd_train(int argc, char **argv)
             rc = cli_fail(s);
             goto out;
         }
+    }
+    if (o.cv) {
+        rc = cross_validate(&o, ds, &p);
+        goto out;
     }
     if (o.test || o.checkpoint) {
         p.epoch_hook = on_epoch;
@@ -657,5 +743,6 @@ out:;
     pt_model_free(m);
     pt_dataset_free(ds);
     free(default_model);
+    free(class_weight);
     return rc;
 }

@@ -60,10 +60,22 @@ static const struct {
      "                           ahead of the walk (same model, bit for bit; slower than\n"
      "                           sequential while mistakes are dense; default auto: blocked\n"
      "                           once mistakes are rare)\n"
-     "  --seed S                 seed for --shuffle and mini-batch order (default 1)\n"
+     "  --seed S                 seed for --shuffle, mini-batch order and --cv's folds\n"
+     "                           (default 1)\n"
      "  --no-bias                no constant-1 coordinate (default: bias on)\n"
      "  --multiclass ovr|direct  more than two classes: one-vs-rest (any path, default) or the\n"
      "                           multiclass perceptron (online path)\n"
+     "  --class-weight balanced|LABEL:W,...   weigh the classes (any path): a row of a class\n"
+     "                           of weight W counts W times (online: its update is W eta y x;\n"
+     "                           batch: its loss term; kernel: its dual step). balanced: n / (K\n"
+     "                           n_k) for class k of n_k rows; LABEL:W pairs name classes by\n"
+     "                           label (the others weigh 1). Not kept in the model: give it\n"
+     "                           again with --resume\n"
+     "  --cv K                   K-fold cross-validation instead of a model: stratified folds\n"
+     "                           from --seed, each trained with these options (any path) on\n"
+     "                           the other folds, in parallel (--threads folds at once, one\n"
+     "                           thread each); prints each fold's held-out accuracy and their\n"
+     "                           mean +- standard deviation (--json: cv_accuracy, ...)\n"
      "  --test FILE              evaluate held-out data after each epoch\n"
      "  --early-stop N           with --test: stop when held-out accuracy has not improved for\n"
      "                           N epochs and keep the best epoch's model (a final model: it\n"
@@ -215,6 +227,7 @@ static const struct {
     {"pt_train_params.average_iterates", "--average-iterates"},
     {"pt_train_params.init", "--init MODEL"},
     {"pt_train_params.init_random", "--init random"},
+    {"pt_train_params.class_weight", "--class-weight"},
     {"pt_train_params.resume", "--resume"},
     {"pt_read_options.max_features", "--max-features"},
     {"pt_read_options.csv_delimiter", "--delimiter"},

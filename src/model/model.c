@@ -65,6 +65,8 @@ void pt_model_set_meta(pt_model *m, const pt_dataset *ds, const pt_train_params 
     m->params.stop = NULL;
     m->params.resume = NULL; /* the caller's models: never kept past the call */
     m->params.init = NULL;
+    m->params.class_weight = NULL; /* the caller's array */
+    m->params.class_weight_n = 0;
 }
 
 /* ------------------------------------------------------------------------- warm start */

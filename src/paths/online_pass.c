@@ -27,6 +27,8 @@ void online_pass_init(online_pass *ps, const pt_train_params *p, int threads,
     *ps = (online_pass){.mode = p->pass, .threads = threads, .n = ds->n, .mapped = mapped,
                         .big = ds->n * len * sizeof(float) >= AUTO_MIN_BYTES,
                         .blocked_below = SIZE_MAX};
+    /* class weights: one step size a sample, which only the sequential pass takes */
+    if (p->class_weight) ps->mode = PT_PASS_SEQUENTIAL;
     if (ps->mode == PT_PASS_AUTO && threads >= 2 && !mapped && ps->big) {
         /* start the thread team now, not in the first blocked epoch (whose time auto judges) */
 #pragma omp parallel num_threads(threads)
@@ -61,7 +63,7 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
     size_t count = *mistakes, t = *t_io;
     const float *Y = ds->y;
     pt_status s = PT_OK;
-    if (!order && !map && !o->averaged && !o->voted) {
+    if (!order && !map && !o->averaged && !o->voted && !o->cw) {
         /* The plain pass: the whole loop in the kernel, a chunk of rows a call (a chunk is
          * well under a millisecond, so an interrupt is still seen at once). */
         const size_t chunk = 8192;
@@ -82,6 +84,7 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
     for (; t < ds->n; t++) {
         const float *x = row(ds, order, t);
         float y = Y[order ? order[t] : t];
+        online_weigh(o, ds, order ? order[t] : t);
         if (order && t + PREFETCH_AHEAD < ds->n) prefetch_row(row(ds, order, t + PREFETCH_AHEAD), ds->stride);
         if (map) {
             map->map(map->ctx, x, mapped);

@@ -64,6 +64,8 @@ typedef struct batch_run {
     int threads;
     size_t d, len;
     const float *X, *Y;
+    const int32_t *C;     /* the rows' classes, for the class weights cw (NULL: none) */
+    const float *cw;
     float *w;
     float b;
     float *part;          /* one X^T g accumulator of len floats per chunk */
@@ -99,10 +101,12 @@ static size_t chunk_rows(size_t rows, size_t len)
     return (rows + nch - 1) / nch;
 }
 
-/* The loss subgradient at margin m for label y; counts into e. */
-static inline float subgradient(pt_loss loss, float m, float y, pt_batch_eval *e)
+/* The loss subgradient at margin m for label y, of a row of weight c (its loss term counts
+ * c times); counts into e. */
+static inline float subgradient(pt_loss loss, float m, float y, float c, pt_batch_eval *e)
 {
     float ym = y * m, g;
+    const double before = e->loss;
     e->mistakes += ym <= 0.0f;
     switch (loss) {
     case PT_LOSS_HINGE:
@@ -118,6 +122,10 @@ static inline float subgradient(pt_loss loss, float m, float y, pt_batch_eval *e
         if (g != 0.0f) e->loss -= (double)ym;
         break;
     }
+    if (c != 1.0f) {
+        e->loss += ((double)c - 1.0) * (e->loss - before);
+        g *= c;
+    }
     e->active += g != 0.0f;
     e->gsum += g;
     return g;
@@ -132,8 +140,8 @@ static void add_eval(pt_batch_eval *to, const pt_batch_eval *e)
 }
 
 /* Fused pass over rows of one chunk: acc = sum g_i x_i, in row order. */
-static void fused_chunk(const batch_run *run, const float *X, const float *Y, size_t rows,
-                        float *acc, pt_batch_eval *ev)
+static void fused_chunk(const batch_run *run, const float *X, const float *Y, const int32_t *C,
+                        size_t rows, float *acc, pt_batch_eval *ev)
 {
     const pt_kernels *k = run->k;
     const size_t len = run->len;
@@ -148,7 +156,8 @@ static void fused_chunk(const batch_run *run, const float *X, const float *Y, si
         if (i + ahead < rows)
             for (size_t j = 0; j < len; j += PT_ALIGN_FLOATS)
                 __builtin_prefetch(x + ahead * len + j, 0, 3);
-        float g = subgradient(loss, k->dot(run->w, x, len) + bb, Y[i], &e);
+        float g = subgradient(loss, k->dot(run->w, x, len) + bb, Y[i],
+                              run->cw ? run->cw[C[i]] : 1.0f, &e);
         if (g != 0.0f) k->axpy(g, x, acc, len);
     }
     *ev = e;
@@ -179,7 +188,8 @@ static const float *pass_fused(batch_run *run, size_t r0, size_t rows, pt_batch_
     if (run->threads > 1 && nch > 1)
     for (long c = 0; c < (long)nch; c++) {
         size_t i0 = (size_t)c * cr, m = rows - i0 < cr ? rows - i0 : cr;
-        fused_chunk(run, X + i0 * len, Y + i0, m, run->part + (size_t)c * len, &run->cst[c]);
+        fused_chunk(run, X + i0 * len, Y + i0, run->C + r0 + i0, m, run->part + (size_t)c * len,
+                    &run->cst[c]);
     }
     reduce_parts(run, nch);
     memset(ev, 0, sizeof *ev);
@@ -189,8 +199,8 @@ static const float *pass_fused(batch_run *run, size_t r0, size_t rows, pt_batch_
 
 /* GEMV on the rows of one chunk, on the calling thread: m = X w, g in place of m, then
  * acc = X^T g (len floats, zero past d). */
-static void gemv_chunk(const batch_run *run, const float *X, const float *Y, size_t rows,
-                       float *mg, float *acc, pt_batch_eval *ev)
+static void gemv_chunk(const batch_run *run, const float *X, const float *Y, const int32_t *C,
+                       size_t rows, float *mg, float *acc, pt_batch_eval *ev)
 {
     const size_t len = run->len;
     const float bb = run->p->bias ? run->b : 0.0f;
@@ -198,7 +208,8 @@ static void gemv_chunk(const batch_run *run, const float *X, const float *Y, siz
     pt_batch_eval e = {0};
     cblas_sgemv(CblasRowMajor, CblasNoTrans, (blasint)rows, (blasint)run->d, 1.0f, X,
                 (blasint)len, run->w, 1, 0.0f, mg, 1);
-    for (size_t i = 0; i < rows; i++) mg[i] = subgradient(loss, mg[i] + bb, Y[i], &e);
+    for (size_t i = 0; i < rows; i++)
+        mg[i] = subgradient(loss, mg[i] + bb, Y[i], run->cw ? run->cw[C[i]] : 1.0f, &e);
     if (e.active == 0)
         memset(acc, 0, run->d * sizeof(float)); /* a zero gradient needs no pass */
     else
@@ -218,8 +229,8 @@ static const float *pass_gemv(batch_run *run, size_t r0, size_t rows, pt_batch_e
 #pragma omp parallel for num_threads(run->threads) schedule(dynamic, 1) if (run->threads > 1)
     for (long c = 0; c < (long)nch; c++) {
         size_t i0 = (size_t)c * cr, m = rows - i0 < cr ? rows - i0 : cr;
-        gemv_chunk(run, X + i0 * len, Y + i0, m, run->mg + i0, run->part + (size_t)c * len,
-                   &run->cst[c]);
+        gemv_chunk(run, X + i0 * len, Y + i0, run->C + r0 + i0, m, run->mg + i0,
+                   run->part + (size_t)c * len, &run->cst[c]);
     }
     reduce_parts(run, nch);
     memset(ev, 0, sizeof *ev);
@@ -287,6 +298,8 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
     run->len = ds->stride;
     run->X = ds->X;
     run->Y = ds->y;
+    run->C = ds->cls;
+    run->cw = p->class_weight;
     run->w = w;
     const size_t len = run->len;
     const size_t nch = (max_rows + chunk_rows(max_rows, len) - 1) / chunk_rows(max_rows, len);

@@ -363,7 +363,8 @@ static pt_status make_model(const pt_dataset *ds, const pt_train_params *p, cons
         memset(row + ds->d, 0, (stride - ds->d) * sizeof(float));
         double c = (double)alpha[i];
         if (beta && steps > 0) c -= beta[i] / steps;
-        m->coef[s++] = (float)((double)p->eta * ds->y[i] * c);
+        double eta = p->class_weight ? (double)p->eta * p->class_weight[ds->cls[i]] : p->eta;
+        m->coef[s++] = (float)(eta * ds->y[i] * c);
     }
     *out = m;
     return PT_OK;
@@ -601,7 +602,8 @@ static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, cons
         for (size_t t = epoch == first ? start : 0; t < n; t++) {
             size_t i = order[t];
             if (Y[i] * margin(s, i, f) <= tau) {
-                update(s, i, eta * Y[i], f);
+                update(s, i, (p->class_weight ? eta * p->class_weight[view->cls[i]] : eta) * Y[i],
+                       f);
                 alpha[i]++;
                 if (averaged) beta[i] += steps;
                 mistakes++;
