@@ -370,6 +370,44 @@ PT_API pt_status pt_expand_params_set(pt_expand_params *p, const char *name, con
 PT_API pt_status pt_expand_params_get(const pt_expand_params *p, const char *name, char *buf,
                                       size_t cap);
 
+/* ------------------------------------------------------------------------- scaling */
+
+/* Feature scaling, as svm-scale: per feature j, x'_j = (x_j - offset_j) factor_j, fitted on a
+ * dataset: PT_SCALE_RANGE to [-1, 1] (offset (max + min) / 2, factor 2 / (max - min)),
+ * PT_SCALE_RANGE01 to [0, 1] (offset min, factor 1 / (max - min)), PT_SCALE_STANDARDIZE to mean
+ * 0 and standard deviation 1 (over n). A constant feature gets factor 0. */
+typedef enum pt_scale_kind {
+    PT_SCALE_NONE = 0,
+    PT_SCALE_RANGE = 1,      /* "-1,1" */
+    PT_SCALE_RANGE01 = 2,    /* "0,1" */
+    PT_SCALE_STANDARDIZE = 3 /* "standardize" */
+} pt_scale_kind;
+
+PT_API const char *pt_scale_kind_name(pt_scale_kind k); /* "none", "-1,1", "0,1", "standardize" */
+PT_API pt_status pt_scale_kind_parse(const char *name, pt_scale_kind *out);
+
+typedef struct pt_scaling pt_scaling;
+
+/* Fit a scaling of every feature of ds (either layout; kind not PT_SCALE_NONE). */
+PT_API pt_status pt_scaling_fit(const pt_dataset *ds, pt_scale_kind kind, pt_scaling **out);
+PT_API void pt_scaling_free(pt_scaling *s);
+/* A dense copy of ds with its features scaled (a sparse ds is made dense first, refused with
+ * PT_ERR_LIMIT over mem_budget_bytes, 0: half of RAM): the scaling's d features scaled (those
+ * ds lacks are 0 before scaling), features past the scaling's d left as they are; labels and
+ * classes kept. */
+PT_API pt_status pt_scaling_apply(const pt_scaling *s, const pt_dataset *ds,
+                                  size_t mem_budget_bytes, pt_dataset **out);
+/* The parameters as text (ptron scale --save-params): "ptron-scale 1", "kind K", "d D", then
+ * one line a feature "OFFSET FACTOR" (%.17g, C locale: offsets and factors are doubles, and
+ * each value is computed in double, so a range's ends map to -1, 0 and 1 exactly); the file
+ * is replaced whole or not at all. Loading checks every line and names the file and line of
+ * what it refuses. */
+PT_API pt_status pt_scaling_save(const pt_scaling *s, const char *path);
+/* Its kind and d, and its d offsets and factors (read-only, valid until pt_scaling_free). */
+PT_API pt_scale_kind pt_scaling_get(const pt_scaling *s, size_t *d, const double **offset,
+                                    const double **factor);
+PT_API pt_status pt_scaling_load(const char *path, pt_scaling **out);
+
 /* ------------------------------------------------------------------------ training */
 
 typedef enum pt_path { PT_PATH_ONLINE = 0, PT_PATH_BATCH = 1, PT_PATH_KERNEL = 2 } pt_path;
@@ -536,6 +574,11 @@ typedef struct pt_train_params {
      * "balanced" or "LABEL:W,..." text. */
     const float *class_weight;
     size_t class_weight_n;
+    /* Feature scaling (PT_SCALE_NONE by default): pt_train fits it on the training data (see
+     * pt_scaling_fit), trains on the scaled rows, and the model keeps it (a version 3 model
+     * file), so that scoring scales raw rows first: predict takes the data as it was given.
+     * The epoch hook's models keep it too. */
+    pt_scale_kind scale;
 } pt_train_params;
 
 /* Every field to its default (struct_size included): the only way to start a params struct. */
@@ -688,6 +731,8 @@ PT_API void pt_model_get_info(const pt_model *m, pt_model_info *info);
 PT_API double pt_model_class_value(const pt_model *m, size_t k);
 /* The text label of class k for a model trained on text labels, else NULL. */
 PT_API const char *pt_model_class_name(const pt_model *m, size_t k);
+/* The scaling the model applies to the rows it scores (pt_train_params.scale), or NULL. */
+PT_API const pt_scaling *pt_model_scaling(const pt_model *m);
 /* Linear models: w (d floats) and bias b. NULL for kernel models. */
 PT_API const float *pt_model_weights(const pt_model *m, float *bias);
 /* Linear models of more than two classes: class k's weights (d floats) and bias. NULL for

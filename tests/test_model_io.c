@@ -329,9 +329,9 @@ START_TEST(newer_version)
     pt_model *m = hand_linear(3);
     size_t len;
     char *t = model_text(m, &len);
-    const char *p = edit(t, "ptron-model 1\n", "ptron-model 3\n");
-    ASSERT_ERR(load(p), PT_ERR_VERSION, "version 3");
-    ck_assert(has(pt_last_error(), "version 2") && has(pt_last_error(), p));
+    const char *p = edit(t, "ptron-model 1\n", "ptron-model 4\n");
+    ASSERT_ERR(load(p), PT_ERR_VERSION, "version 4");
+    ck_assert(has(pt_last_error(), "version 3") && has(pt_last_error(), p));
     free(t);
     pt_model_free(m);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/common.h" /* pt_checksum, to edit a model as a person who knows the format would */
 #include "testutil.h"
 
 #define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "'%s' not in: %s", (sub), (s))
@@ -410,6 +411,193 @@ START_TEST(test_cv_equals_by_hand)
 }
 END_TEST
 
+/* CSV rows "label,x1,...,xd" of a noisy two-class set whose features have ranges orders of
+ * magnitude apart (x2 a thousand times, x3 a hundredth and shifted by 5). */
+static void uneven_csv(const char *path, size_t n, unsigned seed)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    unsigned long long r = seed;
+    for (size_t i = 0; i < n; i++) {
+        double x[4], s = 0.0, w[4] = {0.5, -0.3, 0.8, 0.1};
+        for (int j = 0; j < 4; j++) {
+            r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+            x[j] = (double)(r >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+            s += w[j] * x[j];
+        }
+        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+        int y = (s >= 0) != ((r >> 33) % 10 == 0) ? 1 : -1;
+        fprintf(f, "%d,%.6g,%.6g,%.6g,%.6g\n", y, x[0], 1000.0 * x[1], 5.0 + 0.01 * x[2], x[3]);
+    }
+    ck_assert(fclose(f) == 0);
+}
+
+/* The smallest and largest value of column j (1-based features) of a CSV of numbers. */
+static void column_range(const char *path, int j, double *lo, double *hi)
+{
+    char *text = tu_read_file(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (char *line = text; *line;) {
+        char *at = line;
+        for (int c = 0; c < j; c++) at = strchr(at, ',') + 1;
+        double v = strtod(at, NULL);
+        if (v < *lo) *lo = v;
+        if (v > *hi) *hi = v;
+        line = strchr(line, '\n') + 1;
+    }
+    free(text);
+}
+
+/* ptron scale: every feature to [-1, 1] (its ends reached) or [0, 1]; the saved parameters
+ * scale the data again to the same bytes; info warns about the uneven ranges and not about
+ * the scaled ones. */
+START_TEST(test_scale_round_trip)
+{
+    const char *raw = keep(0, tu_path("scr", ".csv")), *s1 = keep(1, tu_path("sc1", ".csv"));
+    const char *s2 = keep(2, tu_path("sc2", ".csv")), *par = keep(3, tu_path("scp", ".txt"));
+    uneven_csv(raw, 500, 7);
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "info %s", raw), 0);
+    HAS(err, "feature ranges differ by");
+    free(out);
+    free(err);
+    const char *ranges[] = {"-1,1", "0,1"};
+    for (int r = 0; r < 2; r++) {
+        ok("scale %s -o %s --range %s --save-params %s", raw, s1, ranges[r], par);
+        for (int j = 1; j <= 4; j++) {
+            double lo, hi;
+            column_range(s1, j, &lo, &hi);
+            ck_assert_double_eq_tol(lo, r == 0 ? -1.0 : 0.0, 1e-6);
+            ck_assert_double_eq_tol(hi, 1.0, 1e-6);
+        }
+        ok("scale %s -o %s --params %s", raw, s2, par);
+        char *a = tu_read_file(s1, NULL), *b = tu_read_file(s2, NULL);
+        ck_assert_str_eq(a, b);
+        free(a);
+        free(b);
+    }
+    ck_assert_int_eq(run(&out, &err, "info %s", s1), 0);
+    ck_assert_msg(strstr(err, "feature ranges differ") == NULL, "%s", err);
+    free(out);
+    free(err);
+    ok("scale %s -o %s --standardize", raw, s1);
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_dataset_read(s1, NULL, &ds), PT_OK);
+    for (size_t j = 0; j < 4; j++) {
+        double sum = 0.0, sq = 0.0;
+        for (size_t i = 0; i < 500; i++) sum += pt_dataset_row_const(ds, i)[j];
+        for (size_t i = 0; i < 500; i++) {
+            double e = pt_dataset_row_const(ds, i)[j] - sum / 500.0;
+            sq += e * e;
+        }
+        ck_assert_double_eq_tol(sum / 500.0, 0.0, 1e-5);
+        ck_assert_double_eq_tol(sqrt(sq / 500.0), 1.0, 1e-5);
+    }
+    pt_dataset_free(ds);
+    ck_assert_int_eq(run(&out, &err, "scale %s -o %s --range 2,3", raw, s1), 1);
+    free(out);
+    free(err);
+    const char *bad = tu_write_file("scb", ".txt", "ptron-scale 1\nkind 0,1\nd 2\n1 x\n");
+    ck_assert_int_eq(run(&out, &err, "scale %s -o %s --params %s", raw, s1, bad), 2);
+    HAS(err, ":4: expected 'OFFSET FACTOR'");
+    free(out);
+    free(err);
+}
+END_TEST
+
+/* train --scale: the model keeps the scaling (a version 3 file) and predicts raw data with the
+ * scores the plain model trained on the pre-scaled data gives on pre-scaled data, on every
+ * path; the held-out accuracy on the uneven data improves; --cv fits each fold's own. */
+START_TEST(test_scale_in_model)
+{
+    const char *raw = keep(0, tu_path("smr", ".csv")), *rawt = keep(1, tu_path("smt", ".csv"));
+    const char *s = keep(2, tu_path("sms", ".csv")), *st = keep(3, tu_path("smst", ".csv"));
+    const char *par = keep(4, tu_path("smp", ".txt"));
+    const char *a = keep(5, tu_path("sma", ".model")), *b = keep(6, tu_path("smb", ".model"));
+    uneven_csv(raw, 800, 11);
+    uneven_csv(rawt, 400, 12);
+    const char *kinds[] = {"-1,1", "0,1", "standardize"};
+    const char *paths[] = {"--averaged --shuffle", "--path batch", "--path kernel --kernel rbf"};
+    for (int k = 0; k < 3; k++) {
+        ok("scale %s -o %s --save-params %s %s%s", raw, s, par,
+           k == 2 ? "--standardize" : "--range ", k == 2 ? "" : kinds[k]);
+        ok("scale %s -o %s --params %s", rawt, st, par);
+        for (int p = 0; p < 3; p++) {
+            ok("train %s -o %s --scale %s %s --quiet", raw, a, kinds[k], paths[p]);
+            ok("train %s -o %s %s --quiet", s, b, paths[p]);
+            char *sa = scores_of(a, rawt), *sb = scores_of(b, st);
+            ck_assert_msg(strcmp(sa, sb) == 0, "--scale %s %s: scores differ", kinds[k],
+                          paths[p]);
+            free(sa);
+            free(sb);
+        }
+    }
+    char *text = tu_read_file(a, NULL);
+    ck_assert(strncmp(text, "ptron-model 3\n", 14) == 0);
+    HAS(text, "\nscale standardize 4 ");
+    free(text);
+    ok("train %s -o %s --averaged --shuffle --quiet", raw, b);
+    text = tu_read_file(b, NULL);
+    ck_assert(strncmp(text, "ptron-model 1\n", 14) == 0); /* no scaling: the old version */
+    free(text);
+    double plain = accuracy(b, rawt);
+    ok("train %s -o %s --averaged --shuffle --scale -1,1 --quiet", raw, a);
+    double scaled = accuracy(a, rawt);
+    ck_assert_msg(scaled > plain + 0.05, "scaled %g, plain %g", scaled, plain);
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "info %s", a), 0);
+    HAS(out, "scales the features it scores (-1,1)");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s --cv 3 --scale -1,1 --averaged --json", raw), 0);
+    ck_assert(json_number(out, "cv_mean_accuracy") > plain + 0.05);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --scale 2,3", raw, a), 1);
+    HAS(err, "unknown scaling");
+    free(out);
+    free(err);
+}
+END_TEST
+
+/* A model's text edited (from -> to) with its checksum made right again; loading it fails with
+ * a message holding want. */
+static void load_edited(const char *text, const char *from, const char *to, const char *want)
+{
+    const char *at = strstr(text, from), *ck = strstr(text, "checksum ");
+    ck_assert(at && ck);
+    size_t body = (size_t)(ck - text), k = (size_t)(at - text);
+    char *out = malloc(strlen(text) + strlen(to) + 64);
+    memcpy(out, text, k);
+    strcpy(out + k, to);
+    memcpy(out + k + strlen(to), at + strlen(from), body - k - strlen(from));
+    size_t nb = body - strlen(from) + strlen(to);
+    snprintf(out + nb, 64, "checksum %016llx\n", (unsigned long long)pt_checksum(out, nb));
+    const char *p = tu_write_file("edited", ".model", out);
+    free(out);
+    pt_model *m = NULL;
+    ck_assert_int_eq(pt_model_load(p, &m), PT_ERR_PARSE);
+    ck_assert_ptr_null(m);
+    ck_assert_msg(strstr(pt_last_error(), want) != NULL, "'%s' not in %s", want, pt_last_error());
+}
+
+/* The model file's scale line is checked: only in version 3, of the model's features. */
+START_TEST(test_scale_model_file)
+{
+    const char *raw = keep(0, tu_path("smf", ".csv")), *a = keep(1, tu_path("smf", ".model"));
+    uneven_csv(raw, 100, 13);
+    ok("train %s -o %s --scale 0,1 --quiet", raw, a);
+    char *text = tu_read_file(a, NULL);
+    load_edited(text, "ptron-model 3\n", "ptron-model 2\n", ":");
+    load_edited(text, "ptron-model 3\n", "ptron-model 2\n", "scale: a version 3 key");
+    load_edited(text, "scale 0,1 4 ", "scale 0,1 3 ", "scale: expected 6 values, found more");
+    load_edited(text, "scale 0,1 4 ", "scale 2,3 4 ", "scale: kind must be");
+    free(text);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("workflow");
@@ -420,6 +608,9 @@ int main(void)
     tcase_add_test(tc, test_class_weight);
     tcase_add_test(tc, test_cv_folds);
     tcase_add_test(tc, test_cv_equals_by_hand);
+    tcase_add_test(tc, test_scale_round_trip);
+    tcase_add_test(tc, test_scale_in_model);
+    tcase_add_test(tc, test_scale_model_file);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

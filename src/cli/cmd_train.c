@@ -136,6 +136,11 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (IS("--init")) o->init = cli_value(&a, arg);
         else if (IS("--class-weight")) o->class_weight = cli_value(&a, arg);
         else if (IS("--cv")) cli_size(&a, arg, 2, 1000000, &o->cv);
+        else if (IS("--scale")) {
+            const char *v = cli_value(&a, arg);
+            if (v && pt_scale_kind_parse(v, &p->scale))
+                return cli_usage_error("train", "%s", pt_last_error());
+        }
         else if (IS("--pass")) {
             const char *v = cli_value(&a, arg);
             if (v && pt_online_pass_parse(v, &p->pass)) return cli_usage_error("train", "%s", pt_last_error());
@@ -386,6 +391,8 @@ static void print_json(const train_result *t)
     if (p->expand.kind != PT_EXPAND_NONE)
         json_int(&j, "expanded_d", (long long)pt_expand_dim(&p->expand, t->d));
     if (o->init) json_str(&j, "init", p->init_random ? "random" : o->init);
+    if (p->scale != PT_SCALE_NONE) json_str(&j, "scale", pt_scale_kind_name(p->scale));
+    if (o->class_weight) json_str(&j, "class_weight", o->class_weight);
     json_int(&j, "epochs_run", rep->epochs_run);
     if (rep->epochs_before) json_int(&j, "epochs_before", rep->epochs_before);
     json_size_array(&j, "mistakes_per_epoch", rep->mistakes_per_epoch, (size_t)ran);
@@ -464,6 +471,10 @@ static void print_text(const train_result *t)
         printf("expansion: %zu random Fourier features, gamma %g, seed %llu (%s)\n",
                p->expand.rff_dim, (double)p->expand.gamma, (unsigned long long)p->expand.seed,
                p->path == PT_PATH_ONLINE ? "streamed" : "materialised");
+    if (p->scale != PT_SCALE_NONE)
+        printf("features scaled (%s), the scaling kept in the model\n",
+               pt_scale_kind_name(p->scale));
+    if (o->class_weight) printf("class weights %s\n", o->class_weight);
     if (p->init_random)
         printf("started from random weights (uniform in [0, 1), seed %llu)\n",
                (unsigned long long)p->seed);

@@ -266,6 +266,9 @@ pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
     else if (p->init || p->init_random)
         not_covered(out, "the run started from %s weights; the notes' bounds start from w = 0",
                     p->init ? "a model's" : "random");
+    else if (p->scale != PT_SCALE_NONE)
+        not_covered(out, "the run trains on scaled features (pt_train_params.scale), where R and "
+                         "the reference's margin are not those of the data as given");
     else if (p->class_weight)
         not_covered(out, "the run weighs its classes (pt_train_params.class_weight); the notes' "
                          "bounds are for one step size eta");

@@ -126,6 +126,11 @@ pt_model *pt_model_clone(const pt_model *m)
     c->nstates = 0;
     c->label_names = NULL;
     c->sub = NULL;
+    c->scale = NULL;
+    if (m->scale && !(c->scale = pt_scaling_clone(m->scale))) {
+        pt_model_free(c);
+        return NULL;
+    }
     if (m->sub) {
         if (!(c->sub = calloc(m->nclass, sizeof *c->sub))) {
             pt_model_free(c);
@@ -221,8 +226,11 @@ void pt_model_free(pt_model *m)
     pt_free(m->w);
     pt_free(m->sv);
     pt_free(m->coef);
+    pt_scaling_free(m->scale);
     free(m);
 }
+
+const pt_scaling *pt_model_scaling(const pt_model *m) { return m->scale; }
 
 void pt_model_get_info(const pt_model *m, pt_model_info *info)
 {
