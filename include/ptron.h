@@ -836,6 +836,15 @@ typedef struct pt_cv_fold {
 PT_API pt_status pt_cross_validate(const pt_dataset *ds, const pt_train_params *p, size_t k,
                                    uint64_t seed, pt_cv_fold *folds, double *mean, double *std);
 
+/* The small grid of the options that matter on p's path (ptron train --search), a point at a
+ * time: sets point i's options in *p (start each from the same base parameters) and writes
+ * them as command-line options into desc (cap bytes); returns 0 past the last point.
+ * Online: --margin 0, 0.1, 1 x --epochs 10, 30 x classic and averaged (12 points). Batch: the
+ * hinge loss at --lambda 1e-5 .. 1e-2 x the pegasos and invsqrt schedules, then the
+ * perceptron loss (9). Kernel: rbf at --gamma 0.1, 1, 10, poly of degree 2 and 3, linear, x
+ * classic and averaged (12). */
+PT_API int pt_search_point(pt_train_params *p, size_t i, char *desc, size_t cap);
+
 /* ------------------------------------------------------------------------- bounds */
 
 typedef struct pt_bounds {

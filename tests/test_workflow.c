@@ -598,6 +598,57 @@ START_TEST(test_scale_model_file)
 }
 END_TEST
 
+/* train --search: every row of the grid is the --cv run of its options, and the best is the
+ * row of highest mean (the first of equals), on each path. */
+START_TEST(test_search)
+{
+    const char *data = keep(0, tu_path("se", ".svm"));
+    ok("gen noisy --n 300 --d 4 --seed 9 -o %s", data);
+    const char *paths[] = {"", "--path batch", "--path kernel"};
+    const size_t points[] = {12, 9, 12};
+    for (int p = 0; p < 3; p++) {
+        char *out, *err;
+        ck_assert_int_eq(run(&out, &err, "train %s --search --cv 3 %s --json", data, paths[p]),
+                         0);
+        ck_assert_str_eq(err, "");
+        const char *at = strstr(out, "\"grid\": {");
+        ck_assert_ptr_nonnull(at);
+        at += strlen("\"grid\": {");
+        size_t rows = 0;
+        double best = -1.0;
+        char best_opts[256] = "";
+        while (*at == '"') {
+            const char *end = strchr(at + 1, '"');
+            char opts[256];
+            snprintf(opts, sizeof opts, "%.*s", (int)(end - at - 1), at + 1);
+            double mean = strtod(end + 4, NULL); /* '": [' */
+            if (mean > best) {
+                best = mean;
+                snprintf(best_opts, sizeof best_opts, "%s", opts);
+            }
+            if (rows % 4 == 0) { /* a few rows against --cv by hand */
+                char *o2, *e2;
+                ck_assert_int_eq(run(&o2, &e2, "train %s --cv 3 %s %s --json", data, paths[p],
+                                     opts), 0);
+                ck_assert_double_eq_tol(json_number(o2, "cv_mean_accuracy"), mean, 1e-8);
+                free(o2);
+                free(e2);
+            }
+            rows++;
+            at = strchr(end, ']') + 1;
+            if (*at == ',') at += 2;
+        }
+        ck_assert_uint_eq(rows, points[p]);
+        char want[300];
+        snprintf(want, sizeof want, "\"best\": \"%s\"", best_opts);
+        HAS(out, want);
+        ck_assert_double_eq_tol(json_number(out, "best_cv_mean_accuracy"), best, 1e-9);
+        free(out);
+        free(err);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("workflow");
@@ -611,6 +662,7 @@ int main(void)
     tcase_add_test(tc, test_scale_round_trip);
     tcase_add_test(tc, test_scale_in_model);
     tcase_add_test(tc, test_scale_model_file);
+    tcase_add_test(tc, test_search);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

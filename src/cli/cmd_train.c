@@ -26,7 +26,7 @@ typedef struct train_opts {
     size_t max_features;
     size_t cv; /* --cv K: K-fold cross-validation, no model written */
     long early_stop, checkpoint_every;
-    bool epochs_given, batch_size_given, last_iterate;
+    bool epochs_given, batch_size_given, last_iterate, search;
     bool json, quiet, bounds;
 } train_opts;
 
@@ -136,6 +136,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (IS("--init")) o->init = cli_value(&a, arg);
         else if (IS("--class-weight")) o->class_weight = cli_value(&a, arg);
         else if (IS("--cv")) cli_size(&a, arg, 2, 1000000, &o->cv);
+        else if (IS("--search")) o->search = true;
         else if (IS("--scale")) {
             const char *v = cli_value(&a, arg);
             if (v && pt_scale_kind_parse(v, &p->scale))
@@ -225,10 +226,12 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     p->expand.gamma = p->gamma;
     p->expand.seed = p->seed;
     if (o->early_stop && !o->test) return cli_usage_error("train", "--early-stop needs --test FILE");
-    if (o->cv && (o->model || o->test || o->checkpoint || o->resume || o->init || o->bounds))
-        return cli_usage_error("train", "--cv K trains K models on the folds and writes none: "
-                               "-o, --test, --checkpoint, --resume, --init and --bounds do not "
-                               "apply");
+    if ((o->cv || o->search) &&
+        (o->model || o->test || o->checkpoint || o->resume || o->init || o->bounds))
+        return cli_usage_error("train", "%s trains models on the folds and writes none: -o, "
+                               "--test, --checkpoint, --resume, --init and --bounds do not apply",
+                               o->search ? "--search" : "--cv K");
+    if (o->search && !o->cv) o->cv = 5;
     if (o->checkpoint_every && !o->checkpoint)
         return cli_usage_error("train", "--checkpoint-every needs --checkpoint FILE");
     /* --init random (a model file named "random": ./random) */
@@ -505,6 +508,71 @@ static void print_text(const train_result *t)
 /* The exit status of a run stopped by a signal. */
 static int signal_status(void);
 
+/* --search: K-fold cross-validation (--cv K, default 5) at each point of the path's grid, a
+ * table and the best point; no model. */
+static int search(const train_opts *o, const pt_dataset *ds, const pt_train_params *base)
+{
+    pt_cv_fold *folds = calloc(o->cv, sizeof *folds);
+    if (!folds) return cli_fail(PT_ERR_NOMEM);
+    char desc[256], best_desc[256] = "";
+    double best = -1.0, best_sd = 0.0;
+    json_out j;
+    if (o->json) {
+        json_begin(&j, stdout);
+        json_str(&j, "path", pt_path_name(base->path));
+        json_int(&j, "n", (long long)pt_dataset_n(ds));
+        json_int(&j, "cv_folds", (long long)o->cv);
+        json_int(&j, "cv_seed", (long long)base->seed);
+        json_object_begin(&j, "grid");
+    } else if (!o->quiet) {
+        printf("search on the %s path, %zu-fold cross-validation (stratified, seed %llu):\n",
+               pt_path_name(base->path), o->cv, (unsigned long long)base->seed);
+        printf("  %-52s %s\n", "options", "CV accuracy (mean +- std)");
+    }
+    int rc = EXIT_OK;
+    pt_train_params p = *base;
+    for (size_t i = 0; pt_search_point(&p, i, desc, sizeof desc); i++, p = *base) {
+        double mean = 0.0, sd = 0.0;
+        pt_status s = pt_train_params_check(&p);
+        if (s == PT_OK) s = pt_cross_validate(ds, &p, o->cv, p.seed, folds, &mean, &sd);
+        if (s == PT_ERR_INTERRUPTED || got_signal) {
+            fprintf(stderr, "ptron: search interrupted; nothing written\n");
+            rc = signal_status();
+            break;
+        }
+        if (s != PT_OK) {
+            fprintf(stderr, "ptron: %s: %s\n", desc, cli_message(pt_last_error()));
+            rc = cli_exit_status(s);
+            break;
+        }
+        if (mean > best) {
+            best = mean;
+            best_sd = sd;
+            snprintf(best_desc, sizeof best_desc, "%s", desc);
+        }
+        if (o->json) {
+            double v[2] = {mean, sd};
+            json_double_array(&j, desc, v, 2);
+        } else if (!o->quiet) {
+            printf("  %-52s %.4g%% +- %.2g%%\n", desc, 100.0 * mean, 100.0 * sd);
+        }
+    }
+    if (o->json) {
+        json_object_end(&j);
+        if (rc == EXIT_OK) {
+            json_str(&j, "best", best_desc);
+            json_num(&j, "best_cv_mean_accuracy", best);
+            json_num(&j, "best_cv_std_accuracy", best_sd);
+        }
+        json_end(&j);
+    } else if (!o->quiet && rc == EXIT_OK) {
+        printf("best: %s (CV accuracy %.4g%% +- %.2g%%)\n", best_desc, 100.0 * best,
+               100.0 * best_sd);
+    }
+    free(folds);
+    return rc;
+}
+
 /* --cv K: each fold's held-out accuracy, their mean and standard deviation; no model. */
 static int cross_validate(const train_opts *o, const pt_dataset *ds, const pt_train_params *p)
 {
@@ -628,6 +696,10 @@ int cmd_train(int argc, char **argv)
             rc = cli_fail(s);
             goto out;
         }
+    }
+    if (o.search) {
+        rc = search(&o, ds, &p);
+        goto out;
     }
     if (o.cv) {
         rc = cross_validate(&o, ds, &p);
