@@ -263,6 +263,11 @@ PT_API const float *pt_dataset_y(const pt_dataset *ds);
 PT_API pt_status pt_dataset_slice(const pt_dataset *ds, size_t start, size_t count,
                                   pt_dataset **out);
 
+/* A copy of the rows rows[0..count) (any order, repeats allowed), in ds's layout, with the same
+ * class table (a class may have no row in the copy) and the same generator truth. */
+PT_API pt_status pt_dataset_take(const pt_dataset *ds, const size_t *rows, size_t count,
+                                 pt_dataset **out);
+
 /* ----------------------------------------------------------------- sparse layout */
 
 PT_API pt_layout pt_dataset_layout(const pt_dataset *ds);
@@ -382,6 +387,44 @@ PT_API const char *pt_expand_params_key(size_t i);
 PT_API pt_status pt_expand_params_set(pt_expand_params *p, const char *name, const char *value);
 PT_API pt_status pt_expand_params_get(const pt_expand_params *p, const char *name, char *buf,
                                       size_t cap);
+
+/* ------------------------------------------------------------------------- scaling */
+
+/* Feature scaling, as svm-scale: per feature j, x'_j = (x_j - offset_j) factor_j, fitted on a
+ * dataset: PT_SCALE_RANGE to [-1, 1] (offset (max + min) / 2, factor 2 / (max - min)),
+ * PT_SCALE_RANGE01 to [0, 1] (offset min, factor 1 / (max - min)), PT_SCALE_STANDARDIZE to mean
+ * 0 and standard deviation 1 (over n). A constant feature gets factor 0. */
+typedef enum pt_scale_kind {
+    PT_SCALE_NONE = 0,
+    PT_SCALE_RANGE = 1,      /* "-1,1" */
+    PT_SCALE_RANGE01 = 2,    /* "0,1" */
+    PT_SCALE_STANDARDIZE = 3 /* "standardize" */
+} pt_scale_kind;
+
+PT_API const char *pt_scale_kind_name(pt_scale_kind k); /* "none", "-1,1", "0,1", "standardize" */
+PT_API pt_status pt_scale_kind_parse(const char *name, pt_scale_kind *out);
+
+typedef struct pt_scaling pt_scaling;
+
+/* Fit a scaling of every feature of ds (either layout; kind not PT_SCALE_NONE). */
+PT_API pt_status pt_scaling_fit(const pt_dataset *ds, pt_scale_kind kind, pt_scaling **out);
+PT_API void pt_scaling_free(pt_scaling *s);
+/* A dense copy of ds with its features scaled (a sparse ds is made dense first, refused with
+ * PT_ERR_LIMIT over mem_budget_bytes, 0: half of RAM): the scaling's d features scaled (those
+ * ds lacks are 0 before scaling), features past the scaling's d left as they are; labels and
+ * classes kept. */
+PT_API pt_status pt_scaling_apply(const pt_scaling *s, const pt_dataset *ds,
+                                  size_t mem_budget_bytes, pt_dataset **out);
+/* The parameters as text (ptron scale --save-params): "ptron-scale 1", "kind K", "d D", then
+ * one line a feature "OFFSET FACTOR" (%.17g, C locale: offsets and factors are doubles, and
+ * each value is computed in double, so a range's ends map to -1, 0 and 1 exactly); the file
+ * is replaced whole or not at all. Loading checks every line and names the file and line of
+ * what it refuses. */
+PT_API pt_status pt_scaling_save(const pt_scaling *s, const char *path);
+/* Its kind and d, and its d offsets and factors (read-only, valid until pt_scaling_free). */
+PT_API pt_scale_kind pt_scaling_get(const pt_scaling *s, size_t *d, const double **offset,
+                                    const double **factor);
+PT_API pt_status pt_scaling_load(const char *path, pt_scaling **out);
 
 /* ------------------------------------------------------------------------ training */
 
@@ -577,6 +620,24 @@ typedef struct pt_train_params {
      * field is kept in model files. */
     const pt_model *init;
     int init_random;
+    /* Class weights (NULL: every class weighs 1): class_weight_n weights, one a class of the
+     * data in class index order (pt_dataset_class_value), each finite and > 0; pt_train_check
+     * refuses another count. A row of class k counts class_weight[k] times as much: the online
+     * path's update is scaled by it (w += eta c y x; the decision to update is the same), the
+     * batch path's loss term and subgradient of the row are, and the kernel path's dual step
+     * (its coefficient becomes eta c y alpha). One-vs-rest weighs each row by its own class in
+     * every binary problem; the multiclass perceptron scales the update of a row of class k.
+     * The caller keeps the array alive during pt_train; models do not keep it (a resumed run
+     * is given it again). The online path then runs its sequential pass (the blocked pass and
+     * the whole-chunk kernel assume one step size). pt_class_weights builds the array from
+     * "balanced" or "LABEL:W,..." text. */
+    const float *class_weight;
+    size_t class_weight_n;
+    /* Feature scaling (PT_SCALE_NONE by default): pt_train fits it on the training data (see
+     * pt_scaling_fit), trains on the scaled rows, and the model keeps it (a version 3 model
+     * file), so that scoring scales raw rows first: predict takes the data as it was given.
+     * The epoch hook's models keep it too. */
+    pt_scale_kind scale;
 } pt_train_params;
 
 /* Every field to its default (struct_size included): the only way to start a params struct. */
@@ -729,6 +790,8 @@ PT_API void pt_model_get_info(const pt_model *m, pt_model_info *info);
 PT_API double pt_model_class_value(const pt_model *m, size_t k);
 /* The text label of class k for a model trained on text labels, else NULL. */
 PT_API const char *pt_model_class_name(const pt_model *m, size_t k);
+/* The scaling the model applies to the rows it scores (pt_train_params.scale), or NULL. */
+PT_API const pt_scaling *pt_model_scaling(const pt_model *m);
 /* Linear models: w (d floats) and bias b. NULL for kernel models. */
 PT_API const float *pt_model_weights(const pt_model *m, float *bias);
 /* Linear models of more than two classes: class k's weights (d floats) and bias. NULL for
@@ -796,6 +859,50 @@ PT_API pt_status pt_predictions_write(const pt_model *m, const double *labels, s
  * line a row, the columns separated by one space (%.9g, C locale). Labels are written as the
  * predictions file writes them (the class name for text labels, else %.17g of the value). */
 PT_API pt_status pt_scores_write(const pt_model *m, const pt_dataset *ds, const char *path);
+
+/* Class weights for pt_train_params.class_weight from text: "balanced" (class k of n_k rows
+ * weighs n / (K n_k), as scikit-learn's, so every class weighs n / K in all), or
+ * comma-separated LABEL:W pairs (the label as the data writes it: a value, compared as a
+ * number, or a text label; classes not named weigh 1). out has pt_dataset_nclass(ds) floats.
+ * PT_ERR_INVALID, naming the pair, for a label the data does not have or a weight that is not
+ * a positive number. */
+PT_API pt_status pt_class_weights(const pt_dataset *ds, const char *spec, float *out);
+
+/* Stratified folds for k-fold cross-validation: fold[i] in 0..k-1 for each of the n rows. Each
+ * class's rows are shuffled from seed and dealt round the folds in turn (each class starting
+ * where the last stopped), so every fold holds floor or ceil of n_c / k rows of class c and
+ * the folds' sizes differ by at most one. The same seed gives the same folds on every machine.
+ * PT_ERR_INVALID unless 2 <= k <= n. */
+PT_API pt_status pt_cv_folds(const pt_dataset *ds, size_t k, uint64_t seed, int32_t *fold);
+
+/* One fold of a cross-validation: its rows, and the held-out accuracy of the model trained on
+ * the other folds. */
+typedef struct pt_cv_fold {
+    size_t n_train, n_test, correct;
+    double accuracy; /* correct / n_test */
+    int epochs_run;
+} pt_cv_fold;
+
+/* k-fold cross-validation of the run p on ds: the folds of pt_cv_folds(ds, k, seed), each
+ * trained on the other folds' rows (kept in row order, with the whole set's classes) by
+ * pt_train(p) and evaluated on its own; folds[0..k) get each fold's figures, *mean the mean of
+ * their accuracies, *std their sample standard deviation (over k - 1). The folds run in
+ * parallel on min(k, p->threads) threads (0: all cores), each fold's training on one thread,
+ * so each fold's model is what pt_train gives on its rows alone (the paths give the same model
+ * at any thread count). p's progress and epoch callbacks are not called; its stop token is
+ * honoured (PT_ERR_INTERRUPTED). resume and init are refused. A fold that fails fails the
+ * call, its message prefixed with the fold. */
+PT_API pt_status pt_cross_validate(const pt_dataset *ds, const pt_train_params *p, size_t k,
+                                   uint64_t seed, pt_cv_fold *folds, double *mean, double *std);
+
+/* The small grid of the options that matter on p's path (ptron train --search), a point at a
+ * time: sets point i's options in *p (start each from the same base parameters) and writes
+ * them as command-line options into desc (cap bytes); returns 0 past the last point.
+ * Online: --margin 0, 0.1, 1 x --epochs 10, 30 x classic and averaged (12 points). Batch: the
+ * hinge loss at --lambda 1e-5 .. 1e-2 x the pegasos and invsqrt schedules, then the
+ * perceptron loss (9). Kernel: rbf at --gamma 0.1, 1, 10, poly of degree 2 and 3, linear, x
+ * classic and averaged (12). */
+PT_API int pt_search_point(pt_train_params *p, size_t i, char *desc, size_t cap);
 
 /* ------------------------------------------------------------------------- bounds */
 

@@ -227,12 +227,72 @@ pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
                        "path; the %s path trains one-vs-rest (pt_train_params.multiclass "
                        "PT_MULTI_OVR)",
                        ds->nclass, pt_path_name(p->path));
+    if (p->class_weight && p->class_weight_n != ds->nclass)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.class_weight has %zu weights; the data "
+                       "has %zu classes", p->class_weight_n, ds->nclass);
     if (p->resume) PT_TRY(check_resume(ds, p));
     return check_init(ds, p);
 }
 
+/* Training on scaled features: the epoch hook's models carry the run's scaling while the hook
+ * sees them, so that what it evaluates or saves scores raw rows as the final model will. */
+typedef struct scaled_hook {
+    pt_scaling *scale;
+    pt_epoch_fn hook;
+    void *user;
+} scaled_hook;
+
+static int scaled_epoch(const pt_model *m, int epoch, size_t mistakes, void *user)
+{
+    const scaled_hook *h = user;
+    pt_model *mm = (pt_model *)m; /* the path's snapshot, lent for the call */
+    mm->scale = h->scale;
+    int r = h->hook(m, epoch, mistakes, h->user);
+    mm->scale = NULL;
+    return r;
+}
+
+static pt_status train_dispatch(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
+                                pt_train_report *report);
+
 pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
                    pt_train_report *report)
+{
+    if (p->scale == PT_SCALE_NONE || pt_train_params_check(p) != PT_OK)
+        return train_dispatch(ds, p, model, report);
+    /* fit the scaling on the training rows, train on the scaled copy, keep it in the model */
+    pt_clear_error();
+    *model = NULL;
+    if (report) memset(report, 0, sizeof *report);
+    pt_scaling *sc = NULL;
+    pt_dataset *scaled = NULL;
+    PT_TRY(pt_require_dense(ds, "training"));
+    pt_status s = pt_scaling_fit(ds, p->scale, &sc);
+    if (s == PT_OK) s = pt_scaling_apply(sc, ds, p->mem_budget_bytes, &scaled);
+    if (s != PT_OK) {
+        pt_scaling_free(sc);
+        return s;
+    }
+    pt_train_params q = *p;
+    scaled_hook h = {sc, p->epoch_hook, p->epoch_user};
+    if (p->epoch_hook) {
+        q.epoch_hook = scaled_epoch;
+        q.epoch_user = &h;
+    }
+    s = train_dispatch(scaled, &q, model, report);
+    if (*model) {
+        (*model)->params.epoch_hook = NULL;
+        (*model)->params.epoch_user = NULL;
+        (*model)->scale = sc;
+        sc = NULL;
+    }
+    pt_scaling_free(sc);
+    pt_dataset_free(scaled);
+    return s;
+}
+
+static pt_status train_dispatch(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
+                                pt_train_report *report)
 {
     pt_clear_error();
     *model = NULL;

@@ -20,6 +20,7 @@ int cmd_train(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_expand(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_scale(int argc, char **argv);
 
 /* Usage text of a subcommand (NULL for the overview); false (and the overview) when cmd is
  * no subcommand. f NULL prints nothing: whether cmd has a usage text. */

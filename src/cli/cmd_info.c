@@ -14,6 +14,33 @@ static bool is_model_file(const char *path)
     return got == 11 && memcmp(head, "ptron-model", 11) == 0;
 }
 
+/* Features whose ranges (max - min) differ by this factor or more get a warning: a perceptron
+ * takes steps of the same size in every coordinate, so the wide features dominate. */
+#define RANGE_RATIO_WARN 1000.0
+
+/* Warn on stderr when the features' ranges differ by orders of magnitude. */
+static void warn_ranges(const pt_dataset *ds)
+{
+    pt_scaling *sc;
+    if (pt_dataset_n(ds) < 2 || pt_scaling_fit(ds, PT_SCALE_RANGE01, &sc) != PT_OK) return;
+    size_t d, lo = SIZE_MAX, hi = SIZE_MAX;
+    const double *off, *fac;
+    pt_scaling_get(sc, &d, &off, &fac);
+    /* factor 1 / (max - min); 0 for a constant feature */
+    for (size_t j = 0; j < d; j++) {
+        if (fac[j] <= 0.0f) continue;
+        if (lo == SIZE_MAX || fac[j] > fac[lo]) lo = j; /* the narrowest range */
+        if (hi == SIZE_MAX || fac[j] < fac[hi]) hi = j; /* the widest */
+    }
+    if (lo != SIZE_MAX && fac[lo] / fac[hi] >= RANGE_RATIO_WARN)
+        fprintf(stderr, "ptron: warning: feature ranges differ by %.3g times: feature %zu spans "
+                        "[%g, %g], feature %zu [%g, %g]; scale them (ptron scale, or ptron train "
+                        "--scale -1,1) or the wide features dominate\n",
+                fac[lo] / fac[hi], hi + 1, off[hi], off[hi] + 1.0 / fac[hi], lo + 1, off[lo],
+                off[lo] + 1.0 / fac[lo]);
+    pt_scaling_free(sc);
+}
+
 static int info_model(const char *path, bool json)
 {
     pt_model *m;
@@ -46,6 +73,9 @@ static int info_model(const char *path, bool json)
         if (labels) json_double_array(&j, "labels", labels, mi.nclass);
         free(labels);
         if (mi.nclass > 2) json_str(&j, "multiclass", pt_multiclass_name(mi.multiclass));
+        if (pt_model_scaling(m))
+            json_str(&j, "scale",
+                     pt_scale_kind_name(pt_scaling_get(pt_model_scaling(m), NULL, NULL, NULL)));
         json_int(&j, "epochs_run", mi.epochs_run);
         json_bool(&j, "resumable", mi.resumable);
         if (mi.resumable) {
@@ -74,6 +104,9 @@ static int info_model(const char *path, bool json)
             printf("  kernel %s, %zu support vectors\n",
                    mi.kernel == PT_KERNEL_EXPR ? mp.kernel_expr : pt_kernel_name(mi.kernel),
                    mi.n_support);
+        if (pt_model_scaling(m))
+            printf("  scales the features it scores (%s): predict takes raw data\n",
+                   pt_scale_kind_name(pt_scaling_get(pt_model_scaling(m), NULL, NULL, NULL)));
         printf("  trained %d epochs\n", mi.epochs_run);
         if (mi.resumable) {
             /* an interrupted run or a checkpoint */
@@ -138,6 +171,7 @@ int cmd_info(int argc, char **argv)
     }
     for (size_t i = 0; i < in.n; i++) counts[pt_dataset_class(ds, i)]++;
     for (size_t c = 0; c < k; c++) values[c] = pt_dataset_class_value(ds, c);
+    warn_ranges(ds);
     if (json) {
         json_out j;
         json_begin(&j, stdout);

@@ -22,9 +22,11 @@ static void on_signal(int sig)
 
 typedef struct train_opts {
     const char *file, *model, *format, *reference, *test, *checkpoint, *resume, *init;
+    const char *class_weight; /* --class-weight balanced|LABEL:W,... */
     size_t max_features;
+    size_t cv; /* --cv K: K-fold cross-validation, no model written */
     long early_stop, checkpoint_every;
-    bool epochs_given, batch_size_given, last_iterate;
+    bool epochs_given, batch_size_given, last_iterate, search;
     bool json, quiet, bounds;
 } train_opts;
 
@@ -132,6 +134,14 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (IS("--checkpoint-every")) cli_int(&a, arg, 1, 1000000000, &o->checkpoint_every);
         else if (IS("--resume")) o->resume = cli_value(&a, arg);
         else if (IS("--init")) o->init = cli_value(&a, arg);
+        else if (IS("--class-weight")) o->class_weight = cli_value(&a, arg);
+        else if (IS("--cv")) cli_size(&a, arg, 2, 1000000, &o->cv);
+        else if (IS("--search")) o->search = true;
+        else if (IS("--scale")) {
+            const char *v = cli_value(&a, arg);
+            if (v && pt_scale_kind_parse(v, &p->scale))
+                return cli_usage_error("train", "%s", pt_last_error());
+        }
         else if (IS("--pass")) {
             const char *v = cli_value(&a, arg);
             if (v && pt_online_pass_parse(v, &p->pass)) return cli_usage_error("train", "%s", pt_last_error());
@@ -250,6 +260,12 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     if (p->gamma > 0.0f) p->expand.gamma = p->gamma; /* a rule: the expansion's own default */
     p->expand.seed = p->seed;
     if (o->early_stop && !o->test) return cli_usage_error("train", "--early-stop needs --test FILE");
+    if ((o->cv || o->search) &&
+        (o->model || o->test || o->checkpoint || o->resume || o->init || o->bounds))
+        return cli_usage_error("train", "%s trains models on the folds and writes none: -o, "
+                               "--test, --checkpoint, --resume, --init and --bounds do not apply",
+                               o->search ? "--search" : "--cv K");
+    if (o->search && !o->cv) o->cv = 5;
     if (o->checkpoint_every && !o->checkpoint)
         return cli_usage_error("train", "--checkpoint-every needs --checkpoint FILE");
     /* --init random (a model file named "random": ./random) */
@@ -432,6 +448,8 @@ static void print_json(const train_result *t)
         if (p->budget) json_int(&j, "budget", (long long)p->budget);
         json_int(&j, "support_vectors", (long long)t->n_support);
     }
+    if (p->scale != PT_SCALE_NONE) json_str(&j, "scale", pt_scale_kind_name(p->scale));
+    if (o->class_weight) json_str(&j, "class_weight", o->class_weight);
     json_int(&j, "epochs_run", rep->epochs_run);
     if (rep->epochs_before) json_int(&j, "epochs_before", rep->epochs_before);
     json_size_array(&j, "mistakes_per_epoch", rep->mistakes_per_epoch, (size_t)ran);
@@ -520,6 +538,10 @@ static void print_text(const train_result *t)
         printf("kernel: %s\n", p->kernel_expr);
     if (p->path == PT_PATH_KERNEL && p->budget)
         printf("support vectors: %zu (budget %zu, random removal)\n", t->n_support, p->budget);
+    if (p->scale != PT_SCALE_NONE)
+        printf("features scaled (%s), the scaling kept in the model\n",
+               pt_scale_kind_name(p->scale));
+    if (o->class_weight) printf("class weights %s\n", o->class_weight);
     if (p->init_random)
         printf("started from random weights (uniform in [0, 1), seed %llu)\n",
                (unsigned long long)p->seed);
@@ -548,6 +570,131 @@ static void print_text(const train_result *t)
 }
 
 /* The exit status of a run stopped by a signal. */
+static int signal_status(void);
+
+/* --search: K-fold cross-validation (--cv K, default 5) at each point of the path's grid, a
+ * table and the best point; no model. */
+static int search(const train_opts *o, const pt_dataset *ds, const pt_train_params *base)
+{
+    pt_cv_fold *folds = calloc(o->cv, sizeof *folds);
+    if (!folds) return cli_fail(PT_ERR_NOMEM);
+    char desc[256], best_desc[256] = "";
+    double best = -1.0, best_sd = 0.0;
+    json_out j;
+    if (o->json) {
+        json_begin(&j, stdout);
+        json_str(&j, "path", pt_path_name(base->path));
+        json_int(&j, "n", (long long)pt_dataset_n(ds));
+        json_int(&j, "cv_folds", (long long)o->cv);
+        json_int(&j, "cv_seed", (long long)base->seed);
+        json_object_begin(&j, "grid");
+    } else if (!o->quiet) {
+        printf("search on the %s path, %zu-fold cross-validation (stratified, seed %llu):\n",
+               pt_path_name(base->path), o->cv, (unsigned long long)base->seed);
+        printf("  %-52s %s\n", "options", "CV accuracy (mean +- std)");
+    }
+    int rc = EXIT_OK;
+    pt_train_params p = *base;
+    for (size_t i = 0; pt_search_point(&p, i, desc, sizeof desc); i++, p = *base) {
+        double mean = 0.0, sd = 0.0;
+        pt_status s = pt_train_params_check(&p);
+        if (s == PT_OK) s = pt_cross_validate(ds, &p, o->cv, p.seed, folds, &mean, &sd);
+        if (s == PT_ERR_INTERRUPTED || got_signal) {
+            fprintf(stderr, "ptron: search interrupted; nothing written\n");
+            rc = signal_status();
+            break;
+        }
+        if (s != PT_OK) {
+            fprintf(stderr, "ptron: %s: %s\n", desc, cli_message(pt_last_error()));
+            rc = cli_exit_status(s);
+            break;
+        }
+        if (mean > best) {
+            best = mean;
+            best_sd = sd;
+            snprintf(best_desc, sizeof best_desc, "%s", desc);
+        }
+        if (o->json) {
+            double v[2] = {mean, sd};
+            json_double_array(&j, desc, v, 2);
+        } else if (!o->quiet) {
+            printf("  %-52s %.4g%% +- %.2g%%\n", desc, 100.0 * mean, 100.0 * sd);
+        }
+    }
+    if (o->json) {
+        json_object_end(&j);
+        if (rc == EXIT_OK) {
+            json_str(&j, "best", best_desc);
+            json_num(&j, "best_cv_mean_accuracy", best);
+            json_num(&j, "best_cv_std_accuracy", best_sd);
+        }
+        json_end(&j);
+    } else if (!o->quiet && rc == EXIT_OK) {
+        printf("best: %s (CV accuracy %.4g%% +- %.2g%%)\n", best_desc, 100.0 * best,
+               100.0 * best_sd);
+    }
+    free(folds);
+    return rc;
+}
+
+/* --cv K: each fold's held-out accuracy, their mean and standard deviation; no model. */
+static int cross_validate(const train_opts *o, const pt_dataset *ds, const pt_train_params *p)
+{
+    pt_cv_fold *folds = calloc(o->cv, sizeof *folds);
+    if (!folds) return cli_fail(PT_ERR_NOMEM);
+    double mean = 0.0, sd = 0.0;
+    pt_status s = pt_cross_validate(ds, p, o->cv, p->seed, folds, &mean, &sd);
+    int rc = EXIT_OK;
+    if (s == PT_ERR_INTERRUPTED || got_signal) {
+        fprintf(stderr, "ptron: cross-validation interrupted; nothing written\n");
+        rc = signal_status();
+    } else if (s != PT_OK) {
+        rc = cli_fail(s);
+    } else if (o->json) {
+        double *acc = malloc(o->cv * sizeof *acc);
+        size_t *counts = malloc(2 * o->cv * sizeof *counts);
+        if (!acc || !counts) {
+            free(acc);
+            free(counts);
+            free(folds);
+            return cli_fail(PT_ERR_NOMEM);
+        }
+        for (size_t f = 0; f < o->cv; f++) {
+            acc[f] = folds[f].accuracy;
+            counts[f] = folds[f].n_test;
+            counts[o->cv + f] = folds[f].correct;
+        }
+        json_out j;
+        json_begin(&j, stdout);
+        json_str(&j, "path", pt_path_name(p->path));
+        json_str(&j, "variant", pt_variant_name(p->variant));
+        json_int(&j, "n", (long long)pt_dataset_n(ds));
+        json_int(&j, "d", (long long)pt_dataset_d(ds));
+        json_int(&j, "cv_folds", (long long)o->cv);
+        json_int(&j, "cv_seed", (long long)p->seed);
+        json_double_array(&j, "cv_accuracy", acc, o->cv);
+        json_size_array(&j, "cv_test_rows", counts, o->cv);
+        json_size_array(&j, "cv_correct", counts + o->cv, o->cv);
+        json_num(&j, "cv_mean_accuracy", mean);
+        json_num(&j, "cv_std_accuracy", sd);
+        json_end(&j);
+        free(acc);
+        free(counts);
+    } else if (!o->quiet) {
+        printf("%zu-fold cross-validation (stratified, seed %llu), %s path (%s):\n", o->cv,
+               (unsigned long long)p->seed, pt_path_name(p->path), pt_variant_name(p->variant));
+        for (size_t f = 0; f < o->cv; f++)
+            printf("  fold %zu: held-out accuracy %.4g%% (%zu/%zu), trained on %zu rows, %d "
+                   "epoch%s\n", f + 1, 100.0 * folds[f].accuracy, folds[f].correct,
+                   folds[f].n_test, folds[f].n_train, folds[f].epochs_run,
+                   folds[f].epochs_run == 1 ? "" : "s");
+        printf("Cross Validation Accuracy = %.4g%% +- %.2g%% (mean +- standard deviation over "
+               "%zu folds)\n", 100.0 * mean, 100.0 * sd, o->cv);
+    }
+    free(folds);
+    return rc;
+}
+
 static int signal_status(void) { return got_signal == SIGTERM ? EXIT_SIGTERM : EXIT_SIGINT; }
 
 int cmd_train(int argc, char **argv)
@@ -581,6 +728,7 @@ int cmd_train(int argc, char **argv)
     heldout held = {.patience = o.early_stop, .checkpoint = o.checkpoint,
                     .every = o.checkpoint_every ? o.checkpoint_every : 1};
     pt_model *resume = NULL, *reference = NULL, *init = NULL;
+    float *class_weight = NULL;
     bool want_bounds = false;
     double load_s = 0.0;
     pt_status s = cli_read_dataset(o.file, o.format, o.max_features, &ds, &load_s);
@@ -590,6 +738,19 @@ int cmd_train(int argc, char **argv)
     }
 
     if (o.resume && (rc = load_resume(&o, &p, &resume)) != EXIT_OK) goto out;
+    if (o.class_weight) {
+        /* after --resume: a model does not keep the weights, so they are given again */
+        if (!(class_weight = malloc(pt_dataset_nclass(ds) * sizeof *class_weight))) {
+            rc = cli_fail(PT_ERR_NOMEM);
+            goto out;
+        }
+        if (pt_class_weights(ds, o.class_weight, class_weight) != PT_OK) {
+            rc = cli_usage_error("train", "--class-weight: %s", pt_last_error());
+            goto out;
+        }
+        p.class_weight = class_weight;
+        p.class_weight_n = pt_dataset_nclass(ds);
+    }
     if (o.init && !p.init_random && (rc = load_init(&o, ds, &p, &init)) != EXIT_OK) goto out;
     if (o.bounds && (rc = bounds_reference(ds, &p, &o, &reference, &want_bounds)) != EXIT_OK)
         goto out;
@@ -599,6 +760,14 @@ int cmd_train(int argc, char **argv)
             rc = cli_fail(s);
             goto out;
         }
+    }
+    if (o.search) {
+        rc = search(&o, ds, &p);
+        goto out;
+    }
+    if (o.cv) {
+        rc = cross_validate(&o, ds, &p);
+        goto out;
     }
     if (o.test || o.checkpoint) {
         p.epoch_hook = on_epoch;
@@ -732,5 +901,6 @@ out:;
     pt_model_free(m);
     pt_dataset_free(ds);
     free(default_model);
+    free(class_weight);
     return rc;
 }

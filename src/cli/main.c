@@ -46,7 +46,7 @@ static const struct {
 } commands[] = {
     {"gen", cmd_gen},     {"info", cmd_info},       {"convert", cmd_convert},
     {"train", cmd_train}, {"predict", cmd_predict}, {"expand", cmd_expand},
-    {"bench", cmd_bench},
+    {"bench", cmd_bench},   {"scale", cmd_scale},
 };
 
 /* "ptron: unknown command 'X' (did you mean Y?)" and the overview on stderr. */

@@ -69,10 +69,29 @@ static const struct {
      "                           ahead of the walk (same model, bit for bit; slower than\n"
      "                           sequential while mistakes are dense; default auto: blocked\n"
      "                           once mistakes are rare)\n"
-     "  --seed S                 seed for --shuffle and mini-batch order (default 1)\n"
+     "  --seed S                 seed for --shuffle, mini-batch order and --cv's folds\n"
+     "                           (default 1)\n"
      "  --no-bias                no constant-1 coordinate (default: bias on)\n"
      "  --multiclass ovr|direct  more than two classes: one-vs-rest (any path, default) or the\n"
      "                           multiclass perceptron (online path)\n"
+     "  --class-weight balanced|LABEL:W,...   weigh the classes (any path): a row of a class\n"
+     "                           of weight W counts W times (online: its update is W eta y x;\n"
+     "                           batch: its loss term; kernel: its dual step). balanced: n / (K\n"
+     "                           n_k) for class k of n_k rows; LABEL:W pairs name classes by\n"
+     "                           label (the others weigh 1). Not kept in the model: give it\n"
+     "                           again with --resume\n"
+     "  --scale -1,1|0,1|standardize   scale the features (fitted on FILE, as ptron scale)\n"
+     "                           and keep the scaling in the model: predict takes raw data\n"
+     "  --cv K                   K-fold cross-validation instead of a model: stratified folds\n"
+     "                           from --seed, each trained with these options (any path) on\n"
+     "                           the other folds, in parallel (--threads folds at once, one\n"
+     "                           thread each); prints each fold's held-out accuracy and their\n"
+     "                           mean +- standard deviation (--json: cv_accuracy, ...)\n"
+     "  --search                 cross-validate (--cv K, default 5) a small grid of the\n"
+     "                           options that matter on the path (online: --margin, --epochs,\n"
+     "                           --averaged; batch: --loss, --lambda, --schedule; kernel:\n"
+     "                           --kernel, --gamma, --degree, --averaged), the other options as\n"
+     "                           given; prints the table and the best (--json: grid, best)\n"
      "  --test FILE              evaluate held-out data after each epoch\n"
      "  --early-stop N           with --test: stop when held-out accuracy has not improved for\n"
      "                           N epochs and keep the best epoch's model (a final model: it\n"
@@ -196,6 +215,18 @@ static const struct {
      "                    help train)\n"
      "  The output dimension and bytes are printed before any work; a refusal names both and\n"
      "  exits 2. To train without materialising, use ptron train --expand.\n"},
+    {"scale",
+     "usage: ptron scale DATA -o OUT [--range -1,1|0,1 | --standardize] [--save-params P]\n"
+     "                   [--params P] [--to F] [--format F] [--delimiter C] [--layout L]\n"
+     "                   [--mem-mb M]\n"
+     "  scale every feature, as svm-scale: x' = (x - offset) factor, the output dense\n"
+     "  --range -1,1|0,1  min-max to [-1, 1] (default) or [0, 1]\n"
+     "  --standardize     mean 0, standard deviation 1 (over the rows)\n"
+     "  --save-params P   write the offsets and factors fitted on DATA to P\n"
+     "  --params P        apply the parameters in P (fitted on training data) instead of\n"
+     "                    fitting: scale held-out data as the training data was\n"
+     "  A constant feature scales to 0. To keep the scaling in a model, so that predict takes\n"
+     "  raw data, use ptron train --scale.\n"},
     {"bench",
      "usage: ptron bench DATA [--paths online,batch,kernel] [--epochs E] [--threads T]\n"
      "                   [--isa I] [--kernel K] [--gamma G] [--format F] [--delimiter C]\n"
@@ -245,6 +276,8 @@ static const struct {
     {"pt_train_params.average_iterates", "--average-iterates"},
     {"pt_train_params.init", "--init MODEL"},
     {"pt_train_params.init_random", "--init random"},
+    {"pt_train_params.class_weight", "--class-weight"},
+    {"pt_train_params.scale", "--scale"},
     {"pt_train_params.resume", "--resume"},
     {"pt_read_options.max_features", "--max-features"},
     {"pt_read_options.csv_delimiter", "--delimiter"},
@@ -332,6 +365,7 @@ bool cli_usage(FILE *f, const char *cmd)
           "  train FILE [MODEL]      train a perceptron (online, batch or kernel path)\n"
           "  predict MODEL FILE      predict and report accuracy\n"
           "  expand FILE -o OUT      polynomial or random Fourier feature expansion\n"
+          "  scale DATA -o OUT       scale features to [-1, 1], [0, 1] or standardise them\n"
           "  bench DATA              time every training path on DATA, end to end\n"
           "  help [COMMAND]          this text, or every option of COMMAND\n"
           "  --version               print the version\n"

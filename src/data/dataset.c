@@ -468,6 +468,49 @@ pt_status pt_dataset_slice(const pt_dataset *ds, size_t start, size_t count, pt_
     return PT_OK;
 }
 
+pt_status pt_dataset_take(const pt_dataset *ds, const size_t *rows, size_t count,
+                          pt_dataset **out)
+{
+    pt_clear_error();
+    *out = NULL;
+    for (size_t i = 0; i < count; i++)
+        if (rows[i] >= ds->n)
+            return pt_fail(PT_ERR_INVALID, "row %zu is outside the dataset's %zu rows",
+                           rows[i] + 1, ds->n);
+    pt_dataset *s;
+    if (ds->layout == PT_LAYOUT_SPARSE) {
+        size_t nnz = 0;
+        for (size_t i = 0; i < count; i++)
+            nnz += (size_t)(ds->rowptr[rows[i] + 1] - ds->rowptr[rows[i]]);
+        if (!(s = pt_dataset_alloc_sparse(count, ds->d, nnz))) return PT_ERR_NOMEM;
+        s->rowptr[0] = 0;
+        for (size_t i = 0; i < count; i++) {
+            uint64_t a = ds->rowptr[rows[i]], len = ds->rowptr[rows[i] + 1] - a;
+            memcpy(s->col + s->rowptr[i], ds->col + a, (size_t)len * sizeof(uint32_t));
+            memcpy(s->val + s->rowptr[i], ds->val + a, (size_t)len * sizeof(float));
+            s->rowptr[i + 1] = s->rowptr[i] + len;
+        }
+    } else {
+        if (!(s = pt_dataset_alloc(count, ds->d))) return PT_ERR_NOMEM;
+        for (size_t i = 0; i < count; i++)
+            memcpy(s->X + i * ds->stride, ds->X + rows[i] * ds->stride,
+                   ds->stride * sizeof(float));
+    }
+    /* the class table, truth and kind as a slice's; then each row's own class and label */
+    pt_status st = pt_dataset_copy_meta(s, ds, 0);
+    for (size_t i = 0; st == PT_OK && i < count; i++) {
+        s->cls[i] = ds->cls[rows[i]];
+        if (ds->y) s->y[i] = ds->y[rows[i]];
+    }
+    if (st == PT_OK) st = pt_dataset_count_nnz(s, "take");
+    if (st != PT_OK) {
+        pt_dataset_free(s);
+        return st;
+    }
+    *out = s;
+    return PT_OK;
+}
+
 void pt_dataset_binary_view(const pt_dataset *ds, size_t k, float *y, pt_dataset *view)
 {
     *view = *ds;

@@ -303,6 +303,12 @@ pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
         not_covered(out, "the run kept at most %zu support vectors (pt_train_params.budget), "
                          "removing others; the notes' bounds are for the perceptron that keeps "
                          "every update", p->budget);
+    else if (p->scale != PT_SCALE_NONE)
+        not_covered(out, "the run trains on scaled features (pt_train_params.scale), where R and "
+                         "the reference's margin are not those of the data as given");
+    else if (p->class_weight)
+        not_covered(out, "the run weighs its classes (pt_train_params.class_weight); the notes' "
+                         "bounds are for one step size eta");
     else if (kernel_space && !ref_kernel)
         not_covered(out, "the run trains in the feature space of the %s kernel, where a linear w* "
                          "does not live: give a reference kernel model with the same kernel",

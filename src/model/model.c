@@ -65,6 +65,8 @@ void pt_model_set_meta(pt_model *m, const pt_dataset *ds, const pt_train_params 
     m->params.stop = NULL;
     m->params.resume = NULL; /* the caller's models: never kept past the call */
     m->params.init = NULL;
+    m->params.class_weight = NULL; /* the caller's array */
+    m->params.class_weight_n = 0;
 }
 
 /* ------------------------------------------------------------------------- warm start */
@@ -126,6 +128,11 @@ pt_model *pt_model_clone(const pt_model *m)
     c->nstates = 0;
     c->label_names = NULL;
     c->sub = NULL;
+    c->scale = NULL;
+    if (m->scale && !(c->scale = pt_scaling_clone(m->scale))) {
+        pt_model_free(c);
+        return NULL;
+    }
     if (m->sub) {
         if (!(c->sub = calloc(m->nclass, sizeof *c->sub))) {
             pt_model_free(c);
@@ -230,8 +237,11 @@ void pt_model_free(pt_model *m)
     pt_free(m->sv_col);
     pt_free(m->sv_val);
     pt_free(m->coef);
+    pt_scaling_free(m->scale);
     free(m);
 }
+
+const pt_scaling *pt_model_scaling(const pt_model *m) { return m->scale; }
 
 void pt_model_get_info(const pt_model *m, pt_model_info *info)
 {

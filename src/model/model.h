@@ -6,6 +6,7 @@
 #define PT_MODEL_H
 
 #include "data/data.h"
+#include "features/scale.h"
 #include "kernels/kernels.h"
 
 /* ---------------------------------------------------------- run states (train_state.c) */
@@ -117,6 +118,9 @@ struct pt_model {
     /* trained on a feature expansion (params.expand.kind != NONE): d is the expanded
      * dimension, expand_d_in the input features it expands; scoring expands each row */
     size_t expand_d_in;
+    /* trained on scaled features (params.scale != NONE): the scaling, applied to the rows it
+     * scores before anything else (owned) */
+    pt_scaling *scale;
     /* interrupted runs, epoch snapshots and checkpoints: where each problem's run stands
      * (one state, or one per class for one-vs-rest); NULL in a final model */
     pt_train_state **states;
@@ -155,6 +159,12 @@ pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float 
 /* pt_model_class_scores without the feature-count warning (callers scoring in blocks warn
  * once themselves). */
 pt_status pt_class_scores(const pt_model *m, const pt_dataset *ds, float *out);
+/* The rows a model scores: ds itself, or for a model trained on scaled features (m->scale) a
+ * scaled copy in *tmp (free it with pt_dataset_free; NULL when there is none). */
+pt_status pt_model_scaled(const pt_model *m, const pt_dataset *ds, const pt_dataset **use,
+                          pt_dataset **tmp);
+/* pt_model_scores on rows already scaled (no scaling, no error cleared). */
+pt_status pt_model_scores_raw(const pt_model *m, const pt_dataset *ds, float *scores);
 /* The warning that the data's features past the model's d are ignored (none if
  * data_d <= model_d). */
 void pt_warn_extra_features(size_t model_d, size_t data_d);

@@ -1,7 +1,7 @@
 /*
  * Model files: a text format a person can read (in the spirit of LIBLINEAR's), with a
  * checksum. Version 1, and version 2 or 3 for what needs it (ovr_votes and run states: 2;
- * sparse support vectors: 3); a reader of a version reads every older file:
+ * sparse support vectors and the scale line: 3); a reader of a version reads every older file:
  *
  *   ptron-model 1
  *   path online              online | batch | kernel
@@ -40,6 +40,11 @@
  *   checksum 0123456789abcdef    pt_checksum (XXH3-64) of every byte before this line
  *
  * A kernel one-vs-rest model has "ovr_kernel" and each class's "n_sv" block in turn.
+ *
+ * Version 3 adds one optional header line, for a model trained on scaled features
+ * (pt_train_params.scale), written only then (so that every other model keeps its version):
+ *   scale -1,1 3 0.5 2 0 1 -1 0.25   the kind, d_in, then d_in pairs OFFSET FACTOR (%.17g);
+ *                                    scoring scales each row's first d_in features first
  *
  * Version 2 also adds, after the weights, where the run stands when it is not finished (the
  * run-state blocks of print_state). A model with neither is written as version 1, so a final
@@ -319,7 +324,7 @@ static void print_model(FILE *f, const pt_model *m)
     /* version 2 only where the file needs it (voted one-vs-rest, a run in progress), so that
      * older ptron still reads the others */
     fprintf(f, "%s %d\n", MODEL_MAGIC,
-            has_sparse_sv(m) ? 3 : has_ovr_votes(m) || m->nstates ? 2 : 1);
+            has_sparse_sv(m) || m->scale ? 3 : has_ovr_votes(m) || m->nstates ? 2 : 1);
     fprintf(f, "path %s\nvariant %s\nbias %d\nd %zu\nnclass %zu\nlabels",
             pt_path_name(m->path), pt_variant_name(m->variant), m->bias ? 1 : 0, m->d, m->nclass);
     for (size_t c = 0; c < m->nclass; c++) fprintf(f, " %.17g", pt_model_class_value(m, c));
@@ -363,6 +368,12 @@ static void print_model(FILE *f, const pt_model *m)
         fprintf(f, "expand %s degree %d coef0 %.9g rff_dim %zu gamma %.9g seed %" PRIu64
                 " d_in %zu\n", ex->kind == PT_EXPAND_POLY ? "poly" : "rff", ex->degree,
                 (double)ex->coef0, ex->rff_dim, (double)ex->gamma, ex->seed, m->expand_d_in);
+    if (m->scale) {
+        fprintf(f, "scale %s %zu", pt_scale_kind_name(m->scale->kind), m->scale->d);
+        for (size_t j = 0; j < m->scale->d; j++)
+            fprintf(f, " %.17g %.17g", m->scale->offset[j], m->scale->factor[j]);
+        fputc('\n', f);
+    }
     fprintf(f, "epochs_run %d\nb %.9g\n", m->epochs_run, (double)m->b);
     if (m->W) {
         size_t stride = pt_stride_for(m->d);
@@ -631,6 +642,7 @@ typedef struct fields {
     int epochs_run;
     float b;
     uint64_t expand_d_in; /* the optional 'expand' line (p.expand.kind NONE without it) */
+    pt_scaling *scale;    /* the optional 'scale' line (version 3), or NULL */
     /* the line of each key, of 'names' and of 'votes' (0: absent), for checks after them */
     size_t at[NKEYS], at_names, at_votes;
 } fields;
@@ -1329,6 +1341,36 @@ static pt_status parse_expand(const parser *r, char *line, fields *f)
 
 static pt_status parse_fields(parser *r, fields *f, pt_model **out);
 
+/* The optional line "scale KIND D_IN OFFSET FACTOR ..." (version 3). */
+static pt_status parse_scale(const parser *r, char *line, fields *f)
+{
+    if (r->version < 3) return perr(r, "scale: a version 3 key in a version %d file", r->version);
+    char *kind = token(&line), *dt = kind ? token(&line) : NULL;
+    pt_scale_kind k;
+    if (!kind || pt_scale_kind_parse(kind, &k) != PT_OK || k == PT_SCALE_NONE)
+        return perr(r, "scale: kind must be -1,1, 0,1 or standardize (got '%s')",
+                    kind ? kind : "");
+    uint64_t d = 0;
+    if (!dt) return perr(r, "scale: expected the features after the kind");
+    PT_TRY(parse_u64(r, "scale d_in", dt, MAX_MODEL_D, &d));
+    double *off = malloc((d ? d : 1) * sizeof *off), *fac = malloc((d ? d : 1) * sizeof *fac);
+    pt_status s = off && fac ? PT_OK : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a scaling",
+                                               r->path);
+    for (size_t j = 0; s == PT_OK && j < 2 * d; j++) {
+        char *t = token(&line);
+        if (!t) s = perr(r, "scale: expected %" PRIu64 " values, found %zu", 2 * d, j);
+        else s = parse_f64(r, "scale value", t, j % 2 ? &fac[j / 2] : &off[j / 2]);
+    }
+    if (s == PT_OK && token(&line)) s = perr(r, "scale: expected %" PRIu64 " values, found more",
+                                             2 * d);
+    if (s == PT_OK && pt_scaling_make(k, (size_t)d, off, fac, &f->scale) != PT_OK)
+        s = perr(r, "scale: %s", pt_last_error());
+    if (s == PT_OK) f->p.scale = k;
+    free(off);
+    free(fac);
+    return s;
+}
+
 /* "names": nclass percent-encoded class names (after "nclass"). */
 static pt_status parse_names(const parser *r, char *line, fields *f)
 {
@@ -1439,6 +1481,7 @@ static pt_status parse_body(parser *r, pt_model **out)
     pt_status s = parse_fields(r, &f, out);
     free(f.labels);
     pt_names_free(f.names, (size_t)f.nclass);
+    pt_scaling_free(f.scale);
     return s;
 }
 
@@ -1478,6 +1521,11 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
                 : multi ? parse_multiclass(r, &f, &m)
                         : parse_kernel(r, &f, rest, &m);
             break;
+        }
+        if (strcmp(key, "scale") == 0) {
+            if (f.scale) return perr(r, "key 'scale' given twice");
+            PT_TRY(parse_scale(r, rest, &f));
+            continue;
         }
         if (strcmp(key, "expand") == 0) {
             if (f.p.expand.kind != PT_EXPAND_NONE) return perr(r, "key 'expand' given twice");
@@ -1544,6 +1592,12 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
             s = perr(r, "expand: it gives %zu features from d_in %" PRIu64 ", but d is %" PRIu64,
                      dim, f.expand_d_in, f.d);
     }
+    if (s == PT_OK && f.scale) {
+        uint64_t d_in = f.p.expand.kind != PT_EXPAND_NONE ? f.expand_d_in : f.d;
+        if (f.scale->d != d_in)
+            s = perr(r, "scale: it scales %zu features, the model takes %" PRIu64, f.scale->d,
+                     d_in);
+    }
     if (s == PT_OK) s = check_votes(r, &f, m);
     if (s != PT_OK) {
         pt_model_free(m);
@@ -1569,6 +1623,8 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
     m->epochs_run = f.epochs_run;
     m->b = f.b;
     m->expand_d_in = (size_t)f.expand_d_in;
+    m->scale = f.scale;
+    f.scale = NULL;
     *out = m;
     return PT_OK;
 #undef f

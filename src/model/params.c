@@ -157,6 +157,14 @@ pt_status pt_train_params_check(const pt_train_params *p)
         return pt_fail(PT_ERR_INVALID, "the kernel path cannot start from given weights "
                        "(pt_train_params.init): its model is the dual coefficients of the samples it "
                        "corrected, from alpha = 0; warm start the online or batch path");
+    if ((int)p->scale < 0 || p->scale > PT_SCALE_STANDARDIZE)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.scale is not a scaling kind (got %d)",
+                       (int)p->scale);
+    if (p->class_weight)
+        for (size_t k = 0; k < p->class_weight_n; k++)
+            if (!(p->class_weight[k] > 0.0f) || !isfinite(p->class_weight[k]))
+                return pt_fail(PT_ERR_INVALID, "pt_train_params.class_weight[%zu] must be a "
+                               "positive number (got %g)", k, (double)p->class_weight[k]);
     if ((p->init || p->init_random) && p->resume)
         return pt_fail(PT_ERR_INVALID, "a resumed run (pt_train_params.resume) continues its own "
                        "weights: pt_train_params.init does not apply");

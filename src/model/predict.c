@@ -10,7 +10,20 @@
 #define CLASS_SCORE_BLOCK_BYTES ((size_t)64 << 20)
 
 /* Predicted class index of every row. */
+static pt_status predict_raw(const pt_model *m, const pt_dataset *ds, int32_t *pred);
+
+/* Predicted class index of every row: the model's scaling first, if it has one. */
 static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_t *pred)
+{
+    const pt_dataset *use;
+    pt_dataset *tmp;
+    PT_TRY(pt_model_scaled(m, ds, &use, &tmp));
+    pt_status s = predict_raw(m, use, pred);
+    pt_dataset_free(tmp);
+    return s;
+}
+
+static pt_status predict_raw(const pt_model *m, const pt_dataset *ds, int32_t *pred)
 {
     size_t K = m->nclass, n = ds->n;
     size_t rows = K > 2 ? CLASS_SCORE_BLOCK_BYTES / sizeof(float) / K : n;
@@ -18,7 +31,7 @@ static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_
     float *s = pt_alloc(rows * (K > 2 ? K : 1) * sizeof(float), "scores");
     if (!s) return PT_ERR_NOMEM;
     if (K > 2) pt_warn_extra_features(m->d, ds->d);
-    pt_status st = K > 2 ? PT_OK : pt_model_scores(m, ds, s);
+    pt_status st = K > 2 ? PT_OK : pt_model_scores_raw(m, ds, s);
     /* sigma(0) = +1 */
     for (size_t i = 0; K == 2 && st == PT_OK && i < n; i++) pred[i] = pt_sign_positive(s[i]);
     for (size_t i0 = 0; K > 2 && st == PT_OK && i0 < n; i0 += rows) {

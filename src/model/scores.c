@@ -318,9 +318,30 @@ pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float 
 
 static pt_status binary_scores(const pt_model *m, const pt_dataset *ds, float *scores);
 
+pt_status pt_model_scaled(const pt_model *m, const pt_dataset *ds, const pt_dataset **use,
+                          pt_dataset **tmp)
+{
+    *tmp = NULL;
+    *use = ds;
+    if (!m->scale) return PT_OK;
+    PT_TRY(pt_scaling_apply(m->scale, ds, 0, tmp));
+    *use = *tmp;
+    return PT_OK;
+}
+
 pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores)
 {
     pt_clear_error();
+    const pt_dataset *use;
+    pt_dataset *tmp;
+    PT_TRY(pt_model_scaled(m, ds, &use, &tmp));
+    pt_status s = pt_model_scores_raw(m, use, scores);
+    pt_dataset_free(tmp);
+    return s;
+}
+
+pt_status pt_model_scores_raw(const pt_model *m, const pt_dataset *ds, float *scores)
+{
     if (m->nclass > 2)
         return pt_fail(PT_ERR_INVALID, "a %zu-class model has one score per class: use "
                                        "pt_model_class_scores", m->nclass);
@@ -407,6 +428,11 @@ pt_status pt_class_scores(const pt_model *m, const pt_dataset *ds, float *out)
 pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *out)
 {
     pt_clear_error();
-    pt_warn_extra_features(m->d, ds->d);
-    return pt_class_scores(m, ds, out);
+    const pt_dataset *use;
+    pt_dataset *tmp;
+    PT_TRY(pt_model_scaled(m, ds, &use, &tmp));
+    pt_warn_extra_features(m->d, use->d);
+    pt_status s = pt_class_scores(m, use, out);
+    pt_dataset_free(tmp);
+    return s;
 }

@@ -145,6 +145,8 @@ static void class_model_meta(pt_model *mc, const pt_train_params *p)
     mc->params.stop = NULL;
     mc->params.resume = NULL;
     mc->params.init = NULL;
+    mc->params.class_weight = NULL;
+    mc->params.class_weight_n = 0;
 }
 
 /* One-vs-rest on the linear paths: K binary problems, in rounds (every class up to epoch E,

@@ -24,7 +24,17 @@ typedef struct online {
     pt_status vote_error; /* set by online_push_vote: it ends the run, as a stop would */
     char vote_msg[512]; /* its message: the interrupt that stops the epoch overwrites the last error */
     const pt_stop *stop; /* the call's (pt_train_params.stop) */
+    /* class weights (pt_train_params.class_weight, NULL: none): sample i steps with eta0 times
+     * cw[cls[i]], set into eta before its visit */
+    const float *cw;
+    float eta0;
 } online;
+
+/* The step size of row i: eta, scaled by its class's weight when there are class weights. */
+static inline void online_weigh(online *o, const pt_dataset *ds, size_t i)
+{
+    if (o->cw) o->eta = o->eta0 * o->cw[ds->cls[i]];
+}
 
 /* What to change when the online path's weights become non-finite (pt_epoch_end's message). */
 #define ONLINE_NONFINITE_HINT "lower pt_train_params.eta or rescale the features"

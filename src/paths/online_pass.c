@@ -29,6 +29,8 @@ void online_pass_init(online_pass *ps, const pt_train_params *p, int threads,
                                     ? pt_sparse_bytes(ds->n, ds->nnz)
                                     : ds->n * len * sizeof(float)) >= AUTO_MIN_BYTES,
                         .blocked_below = SIZE_MAX};
+    /* class weights: one step size a sample, which only the sequential pass takes */
+    if (p->class_weight) ps->mode = PT_PASS_SEQUENTIAL;
     if (ps->mode == PT_PASS_AUTO && threads >= 2 && !mapped && ps->big) {
         /* start the thread team now, not in the first blocked epoch (whose time auto judges) */
 #pragma omp parallel num_threads(threads)
@@ -63,7 +65,7 @@ static pt_status epoch_sparse(online *o, const pt_dataset *ds, const uint32_t *o
     const float *Y = ds->y;
     const pt_sparse_kernels *sk = o->k->sparse;
     pt_status s = PT_OK;
-    if (!order && !o->averaged && !o->voted) {
+    if (!order && !o->averaged && !o->voted && !o->cw) {
         const size_t chunk = 8192;
         while (t < ds->n) {
             size_t rows = ds->n - t < chunk ? ds->n - t : chunk;
@@ -85,6 +87,7 @@ static pt_status epoch_sparse(online *o, const pt_dataset *ds, const uint32_t *o
         const float *val;
         size_t nnz = sparse_row(ds, order, t, &idx, &val);
         float y = Y[order ? order[t] : t];
+        online_weigh(o, ds, order ? order[t] : t);
         if (order) prefetch_sparse_ahead(ds, order, t);
         if (!o->averaged && !o->voted) {
             float sc;
@@ -113,7 +116,7 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
     size_t count = *mistakes, t = *t_io;
     const float *Y = ds->y;
     pt_status s = PT_OK;
-    if (!order && !map && !o->averaged && !o->voted) {
+    if (!order && !map && !o->averaged && !o->voted && !o->cw) {
         /* The plain pass: the whole loop in the kernel, a chunk of rows a call (a chunk is
          * well under a millisecond, so an interrupt is still seen at once). */
         const size_t chunk = 8192;
@@ -134,6 +137,7 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
     for (; t < ds->n; t++) {
         const float *x = row(ds, order, t);
         float y = Y[order ? order[t] : t];
+        online_weigh(o, ds, order ? order[t] : t);
         if (order && t + PREFETCH_AHEAD < ds->n) prefetch_row(row(ds, order, t + PREFETCH_AHEAD), ds->stride);
         if (map) {
             map->map(map->ctx, x, mapped);

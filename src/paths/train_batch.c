@@ -71,6 +71,8 @@ typedef struct batch_run {
     size_t d, len;
     const float *X, *Y;
     const pt_dataset *ds; /* the rows when sparse (X is then NULL) */
+    const int32_t *C;     /* the rows' classes, for the class weights cw (NULL: none) */
+    const float *cw;
     float *w;
     float b;
     float *part;          /* one X^T g accumulator of len floats per chunk */
@@ -122,10 +124,12 @@ static size_t sparse_chunks(const batch_run *run, size_t r0, size_t rows)
     return nch < 1 ? 1 : nch;
 }
 
-/* The loss subgradient at margin m for label y; counts into e. */
-static inline float subgradient(pt_loss loss, float m, float y, pt_batch_eval *e)
+/* The loss subgradient at margin m for label y, of a row of weight c (its loss term counts
+ * c times); counts into e. */
+static inline float subgradient(pt_loss loss, float m, float y, float c, pt_batch_eval *e)
 {
     float ym = y * m, g;
+    const double before = e->loss;
     e->mistakes += ym <= 0.0f;
     switch (loss) {
     case PT_LOSS_HINGE:
@@ -141,6 +145,10 @@ static inline float subgradient(pt_loss loss, float m, float y, pt_batch_eval *e
         if (g != 0.0f) e->loss -= (double)ym;
         break;
     }
+    if (c != 1.0f) {
+        e->loss += ((double)c - 1.0) * (e->loss - before);
+        g *= c;
+    }
     e->active += g != 0.0f;
     e->gsum += g;
     return g;
@@ -155,8 +163,8 @@ static void add_eval(pt_batch_eval *to, const pt_batch_eval *e)
 }
 
 /* Fused pass over rows of one chunk: acc = sum g_i x_i, in row order. */
-static void fused_chunk(const batch_run *run, const float *X, const float *Y, size_t rows,
-                        float *acc, pt_batch_eval *ev)
+static void fused_chunk(const batch_run *run, const float *X, const float *Y, const int32_t *C,
+                        size_t rows, float *acc, pt_batch_eval *ev)
 {
     const pt_kernels *k = run->k;
     const size_t len = run->len;
@@ -171,7 +179,8 @@ static void fused_chunk(const batch_run *run, const float *X, const float *Y, si
         if (i + ahead < rows)
             for (size_t j = 0; j < len; j += PT_ALIGN_FLOATS)
                 __builtin_prefetch(x + ahead * len + j, 0, 3);
-        float g = subgradient(loss, k->dot(run->w, x, len) + bb, Y[i], &e);
+        float g = subgradient(loss, k->dot(run->w, x, len) + bb, Y[i],
+                              run->cw ? run->cw[C[i]] : 1.0f, &e);
         if (g != 0.0f) k->axpy(g, x, acc, len);
     }
     *ev = e;
@@ -193,7 +202,8 @@ static void sparse_chunk(const batch_run *run, size_t r0, size_t rows, float *ac
     memset(acc, 0, run->len * sizeof *acc);
     for (size_t i = r0; i < r0 + rows; i++) {
         size_t a = (size_t)rp[i], nz = (size_t)(rp[i + 1] - a);
-        float g = subgradient(loss, sk->dot(run->w, col + a, val + a, nz) + bb, Y[i], &e);
+        float g = subgradient(loss, sk->dot(run->w, col + a, val + a, nz) + bb, Y[i],
+                              run->cw ? run->cw[run->C[i]] : 1.0f, &e);
         if (g != 0.0f) sk->axpy(g, col + a, val + a, nz, acc);
     }
     *ev = e;
@@ -224,7 +234,8 @@ static const float *pass_fused(batch_run *run, size_t r0, size_t rows, pt_batch_
     if (run->threads > 1 && nch > 1)
     for (long c = 0; c < (long)nch; c++) {
         size_t i0 = (size_t)c * cr, m = rows - i0 < cr ? rows - i0 : cr;
-        fused_chunk(run, X + i0 * len, Y + i0, m, run->part + (size_t)c * len, &run->cst[c]);
+        fused_chunk(run, X + i0 * len, Y + i0, run->C + r0 + i0, m, run->part + (size_t)c * len,
+                    &run->cst[c]);
     }
     reduce_parts(run, nch);
     memset(ev, 0, sizeof *ev);
@@ -260,8 +271,8 @@ static const float *pass_sparse(batch_run *run, size_t r0, size_t rows, pt_batch
 
 /* GEMV on the rows of one chunk, on the calling thread: m = X w, g in place of m, then
  * acc = X^T g (len floats, zero past d). */
-static void gemv_chunk(const batch_run *run, const float *X, const float *Y, size_t rows,
-                       float *mg, float *acc, pt_batch_eval *ev)
+static void gemv_chunk(const batch_run *run, const float *X, const float *Y, const int32_t *C,
+                       size_t rows, float *mg, float *acc, pt_batch_eval *ev)
 {
     const size_t len = run->len;
     const float bb = run->p->bias ? run->b : 0.0f;
@@ -269,7 +280,8 @@ static void gemv_chunk(const batch_run *run, const float *X, const float *Y, siz
     pt_batch_eval e = {0};
     cblas_sgemv(CblasRowMajor, CblasNoTrans, (blasint)rows, (blasint)run->d, 1.0f, X,
                 (blasint)len, run->w, 1, 0.0f, mg, 1);
-    for (size_t i = 0; i < rows; i++) mg[i] = subgradient(loss, mg[i] + bb, Y[i], &e);
+    for (size_t i = 0; i < rows; i++)
+        mg[i] = subgradient(loss, mg[i] + bb, Y[i], run->cw ? run->cw[C[i]] : 1.0f, &e);
     if (e.active == 0)
         memset(acc, 0, run->d * sizeof(float)); /* a zero gradient needs no pass */
     else
@@ -289,8 +301,8 @@ static const float *pass_gemv(batch_run *run, size_t r0, size_t rows, pt_batch_e
 #pragma omp parallel for num_threads(run->threads) schedule(dynamic, 1) if (run->threads > 1)
     for (long c = 0; c < (long)nch; c++) {
         size_t i0 = (size_t)c * cr, m = rows - i0 < cr ? rows - i0 : cr;
-        gemv_chunk(run, X + i0 * len, Y + i0, m, run->mg + i0, run->part + (size_t)c * len,
-                   &run->cst[c]);
+        gemv_chunk(run, X + i0 * len, Y + i0, run->C + r0 + i0, m, run->mg + i0,
+                   run->part + (size_t)c * len, &run->cst[c]);
     }
     reduce_parts(run, nch);
     memset(ev, 0, sizeof *ev);
@@ -359,6 +371,8 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
     run->len = ds->stride;
     run->X = ds->X;
     run->Y = ds->y;
+    run->C = ds->cls;
+    run->cw = p->class_weight;
     run->w = w;
     const size_t len = run->len;
     size_t nch = (max_rows + chunk_rows(max_rows, len) - 1) / chunk_rows(max_rows, len);

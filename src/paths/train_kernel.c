@@ -382,7 +382,8 @@ static float sv_coef(const pt_dataset *ds, const pt_train_params *p, const uint3
 {
     double c = (double)alpha[i];
     if (beta && steps > 0) c -= beta[i] / steps;
-    return (float)((double)p->eta * ds->y[i] * c);
+    double eta = p->class_weight ? (double)p->eta * p->class_weight[ds->cls[i]] : p->eta;
+    return (float)(eta * ds->y[i] * c);
 }
 
 /* A kernel model of sparse rows keeps its support vectors sparse (CSR, as the data). */
@@ -741,15 +742,17 @@ static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, cons
         for (size_t t = epoch == first ? start : 0; t < n; t++) {
             size_t i = order[t];
             if (Y[i] * margin(s, i, f) <= tau) {
+                const float *cw = p->class_weight;
                 if (p->budget && !alpha[i] && nsv >= p->budget) {
                     /* the budget is full: a random support vector leaves (kernel_budget.c) */
                     size_t j = pt_budget_victim(alpha, n, nsv, p->seed, (uint64_t)steps);
-                    update(s, j, -(eta * Y[j]) * (float)alpha[j], f);
+                    const float eta_j = cw ? eta * cw[view->cls[j]] : eta;
+                    update(s, j, -(eta_j * Y[j]) * (float)alpha[j], f);
                     alpha[j] = 0; /* (classic only: pt_train_params_check) */
                     nsv--;
                 }
                 nsv += !alpha[i];
-                update(s, i, eta * Y[i], f);
+                update(s, i, (cw ? eta * cw[view->cls[i]] : eta) * Y[i], f);
                 alpha[i]++;
                 if (averaged) beta[i] += steps;
                 mistakes++;

@@ -88,6 +88,8 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         .w = m->w,
         .stop = p->stop,
         .b = m->b, /* 0, or a warm start's */
+        .cw = p->class_weight,
+        .eta0 = p->eta,
     };
     size_t row_bytes = (map ? pt_stride_for(map->d_out) : ds->stride) * sizeof(float) + 2 * sizeof(float);
     o.max_vectors = p->mem_budget_bytes / row_bytes;
@@ -320,6 +322,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
                 if (order) prefetch_sparse_ahead(ds, order, t);
                 for (size_t a = 0; a < nactive; a++) {
                     online *oc = &o[active[a]];
+                    if (p->class_weight) oc->eta = p->eta * p->class_weight[cls];
                     float y = cls == (int32_t)(c0 + active[a]) ? 1.0f : -1.0f, sc;
                     pr[active[a]].mistakes +=
                         !oc->averaged ? (size_t)k->sparse->step(oc->w, &oc->b, idx, val, nnz, y,
@@ -332,6 +335,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
             for (size_t a = 0; !sparse && a < nactive; a++) {
                 size_t c = active[a];
                 float y = cls == (int32_t)(c0 + c) ? 1.0f : -1.0f, sc;
+                if (p->class_weight) o[c].eta = p->eta * p->class_weight[cls];
                 if (!o[c].averaged)
                     pr[c].mistakes += (size_t)k->step(o[c].w, &o[c].b, x, len, y, o[c].tau, o[c].eta,
                                                       o[c].bias, &sc);
