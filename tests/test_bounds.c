@@ -206,6 +206,27 @@ START_TEST(test_sparse_bounds)
             ck_assert(ra.separable == rb.separable);
         }
         pt_model_free(m);
+        /* a kernel reference (the kernel path on the sparse rows): R from K(x, x), the same as
+         * on the dense copy; gamma from the kernel scores, equal to their rounding */
+        if (!noisy) {
+            pt_train_params kp;
+            pt_train_params_init(&kp);
+            kp.path = PT_PATH_KERNEL;
+            kp.kernel = PT_KERNEL_POLY;
+            kp.degree = 2;
+            kp.gamma = 1.0f;
+            kp.epochs = 3;
+            pt_model *km;
+            ck_assert_msg(pt_train(sp, &kp, &km, NULL) == PT_OK, "%s", pt_last_error());
+            pt_run_bounds ka, kb;
+            ck_assert_msg(pt_bounds_for_run(sp, &kp, km, 3, &ka) == PT_OK, "%s",
+                          pt_last_error());
+            ck_assert_int_eq(pt_bounds_for_run(dn, &kp, km, 3, &kb), PT_OK);
+            ck_assert_str_eq(ka.space, "kernel");
+            ck_assert(ka.covered && kb.covered && ka.R == kb.R && ka.R > 1.0);
+            ck_assert_double_eq_tol(ka.gamma, kb.gamma, 1e-4 * fabs(kb.gamma));
+            pt_model_free(km);
+        }
         free(w);
         pt_dataset_free(sp);
         pt_dataset_free(dn);

@@ -169,13 +169,12 @@ static void not_covered(pt_run_bounds *out, const char *fmt, ...)
     out->covered = 0;
 }
 
-/* Margins of a kernel model w* = sum_j coef_j phi(sv_j) over the rows of ds, in the feature
- * space of this run (its bias: the constant coordinate of K + 1, or none): R^2 = max K(x, x)
- * (+ 1), |w*|^2 = sum_j coef_j f(sv_j). */
+/* Margins of a kernel model w* = sum_j coef_j phi(sv_j) over the rows of ds (either layout), in
+ * the feature space of this run (its bias: the constant coordinate of K + 1, or none):
+ * R^2 = max K(x, x) (+ 1), |w*|^2 = sum_j coef_j f(sv_j). */
 static pt_status kernel_margins(const pt_dataset *ds, const pt_model *ref, int bias, double *R2_out,
                                 double *m)
 {
-    PT_TRY(pt_require_dense(ds, "the bounds of a kernel reference"));
     pt_model in_run_space = *ref; /* read only: the same vectors, the run's constant coordinate */
     in_run_space.bias = bias;
     in_run_space.params.bias = bias;
@@ -196,8 +195,12 @@ static pt_status kernel_margins(const pt_dataset *ds, const pt_model *ref, int b
     if (s == PT_OK) {
         double R2 = 0.0, wn = sqrt(wn2);
         for (size_t i = 0; i < n; i++) {
-            const float *x = ds->X + i * ds->stride;
-            double r2 = pt_kfun_ref(&kf, x, x, ds->d) + (bias ? 1.0 : 0.0);
+            /* K(x, x) of a sparse row from its values alone: the same sums (the zeros add
+             * nothing, and x - x is 0 wherever x is) */
+            const uint32_t *col;
+            const float *x = ds->X ? ds->X + i * ds->stride : NULL;
+            size_t len = ds->layout == PT_LAYOUT_SPARSE ? pt_csr_row(ds, i, &col, &x) : ds->d;
+            double r2 = pt_kfun_ref(&kf, x, x, len) + (bias ? 1.0 : 0.0);
             if (r2 > R2) R2 = r2;
             m[i] = ds->y[i] * (double)f[i] / wn;
         }
