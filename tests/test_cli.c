@@ -1006,6 +1006,15 @@ START_TEST(test_sparse_train_predict)
         free(out);
         free(err);
     }
+    /* the batch and kernel paths train on sparse rows too (sparse-batch-kernel) */
+    const char *sparse_paths[] = {"--path batch", "--path kernel"};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(run(&out, &err, "train %s -o %s %s --epochs 2 --json", svm, model,
+                             sparse_paths[i]), 0);
+        HAS(out, "\"layout\": \"sparse\"");
+        free(out);
+        free(err);
+    }
     /* refused where rows are read dense only */
     ck_assert_int_eq(run(&out, &err, "train %s -o %s --expand 2", svm, model), 2);
     HAS(err, "dense layout only");
