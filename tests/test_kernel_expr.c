@@ -254,6 +254,45 @@ START_TEST(test_identities)
 }
 END_TEST
 
+/* Sparse rows (CSR) evaluate the expression too: the same mistakes as their dense copy, on
+ * both storages, and predictions that agree; two different expressions differ. */
+START_TEST(test_sparse_rows)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_CIRCLE;
+    g.n = 400;
+    g.d = 3;
+    pt_dataset *ds, *sp;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    ck_assert_int_eq(pt_dataset_convert(ds, PT_LAYOUT_SPARSE, 0, &sp), PT_OK);
+    const char *list[] = {"normalize(poly(degree=2,gamma=1,coef0=1))", "2*rbf(gamma=0.7)+linear",
+                          "rbf(gamma=0.5)*poly(degree=2,gamma=1,coef0=1)"};
+    size_t first_updates = 0;
+    for (size_t q = 0; q < sizeof list / sizeof list[0]; q++)
+        for (int st = 1; st <= 2; st++) {
+            run a = train_expr(ds, list[q], (pt_gram_storage)st, 1);
+            run b = train_expr(sp, list[q], (pt_gram_storage)st, 1);
+            same_mistakes(&a, &b, list[q]);
+            if (q == 0) first_updates = a.updates;
+            else ck_assert_uint_ne(a.updates, first_updates); /* not one kernel for all */
+            double *pa = malloc(ds->n * sizeof *pa), *pb = malloc(ds->n * sizeof *pb);
+            ck_assert_int_eq(pt_model_predict(a.m, ds, pa), PT_OK);
+            ck_assert_int_eq(pt_model_predict(b.m, sp, pb), PT_OK);
+            size_t agree = 0;
+            for (size_t i = 0; i < ds->n; i++) agree += pa[i] == pb[i];
+            ck_assert_msg(agree >= ds->n - 2, "%s: %zu of %zu predictions agree", list[q], agree,
+                          ds->n);
+            free(pa);
+            free(pb);
+            pt_model_free(a.m);
+            pt_model_free(b.m);
+        }
+    pt_dataset_free(sp);
+    pt_dataset_free(ds);
+}
+END_TEST
+
 /* The model records the expression with gamma resolved; the file round-trips; predictions
  * evaluate the expression; multiclass one-vs-rest too. */
 START_TEST(test_model_file)
@@ -341,6 +380,7 @@ int main(void)
     tcase_add_test(tc, test_parse_and_refusals);
     tcase_add_test(tc, test_against_direct);
     tcase_add_test(tc, test_identities);
+    tcase_add_test(tc, test_sparse_rows);
     tcase_add_test(tc, test_model_file);
     tcase_add_test(tc, test_cli);
     suite_add_tcase(s, tc);

@@ -404,7 +404,7 @@ void pt_gram_csc_kvec(const pt_gram_csc *t, const pt_kfun *kf, const pt_kernels 
             out[t->row[z]] += p;
         }
     }
-    k->gram->kfun(kf, out, xn, zn, out, n16);
+    apply_kfun(k->gram, kf, out, xn, zn, out, n16);
     for (size_t j = n; j < n16; j++) out[j] = 0.0f;
     if (f) k->axpy(a, out, f, n);
 }

@@ -198,20 +198,22 @@ static pt_status sparse_kernel_scores(const pt_model *m, const pt_dataset *ds, c
                                       const pt_kernels *k, float *scores)
 {
     const size_t n = ds->n, nsv = m->n_sv, d = m->d, npad = pt_round_up(nsv, 16);
-    const bool rbf = kf->kind == PT_KERNEL_RBF, sparse = ds->layout == PT_LAYOUT_SPARSE;
+    /* the squared norms enter RBF and kernel expressions (normalize, rbf terms) */
+    const bool norms = kf->kind == PT_KERNEL_RBF || kf->kind == PT_KERNEL_EXPR;
+    const bool sparse = ds->layout == PT_LAYOUT_SPARSE;
     const size_t dx = d < ds->d ? d : ds->d; /* a dense row's columns read */
     sv_csr c;
     pt_gram_csc t = {0};
     pt_status st = sv_csr_get(m, &c);
     if (st == PT_OK) st = pt_gram_csc_init(&t, c.ptr, c.col, c.val, nsv, d);
-    float *zn = st == PT_OK && rbf ? pt_alloc(npad * sizeof(float), "squared norms") : NULL;
-    if (st == PT_OK && rbf && !zn) st = PT_ERR_NOMEM;
+    float *zn = st == PT_OK && norms ? pt_alloc(npad * sizeof(float), "squared norms") : NULL;
+    if (st == PT_OK && norms && !zn) st = PT_ERR_NOMEM;
     if (st != PT_OK) {
         pt_gram_csc_free(&t);
         sv_csr_free(&c);
         return st;
     }
-    if (rbf) pt_gram_sparse_norms(c.ptr, c.val, nsv, k, zn);
+    if (norms) pt_gram_sparse_norms(c.ptr, c.val, nsv, k, zn);
     const int threads = pt_threads_resolve(0);
     int failed = 0;
 #pragma omp parallel num_threads(threads) if (n * (size_t)c.ptr[nsv] > 65536) reduction(| : failed)
@@ -240,7 +242,7 @@ static pt_status sparse_kernel_scores(const pt_model *m, const pt_dataset *ds, c
                 col = gcol;
                 val = gval;
             }
-            float xn = rbf ? k->dot(val, val, nz) : 0.0f;
+            float xn = norms ? k->dot(val, val, nz) : 0.0f;
             pt_gram_csc_kvec(&t, kf, k, col, val, nz, xn, zn, out, 0.0f, NULL);
             double acc = 0.0;
             for (size_t j0 = 0; j0 < nsv; j0 += PRED_SV)

@@ -484,7 +484,7 @@ static pt_status sparse_setup(kstate *s, const pt_train_params *p, size_t gram_b
                n, n, gram_bytes / MIB, cache_bytes / MIB);
     PT_TRY(dual_alloc(dv, n, s->ld, p->variant == PT_VARIANT_AVERAGED));
     PT_TRY(pt_gram_csc_init(&s->csc, ds->rowptr, ds->col, ds->val, n, ds->d));
-    if (p->kernel == PT_KERNEL_RBF) {
+    if (p->kernel == PT_KERNEL_RBF || p->kernel == PT_KERNEL_EXPR) { /* norms in the kernel */
         if (!(s->snorm_all = pt_alloc(s->ld * sizeof(float), "squared norms"))) return PT_ERR_NOMEM;
         pt_gram_sparse_norms(ds->rowptr, ds->val, n, s->k, s->snorm_all);
     }
