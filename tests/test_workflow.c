@@ -649,6 +649,79 @@ START_TEST(test_search)
 }
 END_TEST
 
+/* The numbers of a file after its header line (at most cap). */
+static size_t read_column(const char *path, double *v, size_t cap)
+{
+    char *text = tu_read_file(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(text[0], '#');
+    size_t n = 0;
+    for (char *at = strchr(text, '\n') + 1; *at; n++) {
+        char *end;
+        ck_assert(n < cap);
+        v[n] = strtod(at, &end);
+        ck_assert_ptr_ne(end, at);
+        at = end + 1;
+    }
+    free(text);
+    return n;
+}
+
+/* train --proba, predict --proba: probabilities in (0, 1), increasing with the score (A < 0),
+ * kept in the model file; on held-out data their log loss beats the base rate's; refused for
+ * more than two classes and for a model trained without them. */
+START_TEST(test_proba)
+{
+    const char *data = keep(0, tu_path("pb", ".svm")), *test = keep(1, tu_path("pbt", ".svm"));
+    const char *model = keep(2, tu_path("pb", ".model")), *pr = keep(3, tu_path("pr", ".txt"));
+    const char *sc = keep(4, tu_path("psc", ".txt")), *lab = keep(5, tu_path("pl", ".txt"));
+    ok("gen noisy --n 2000 --d 8 --noise 0.1 --seed 4 -o %s --test-out %s --test-n 1000", data,
+       test);
+    const char *paths[] = {"--averaged --shuffle", "--path batch", "--path kernel --kernel rbf"};
+    static double p[1000], f[1000];
+    for (int k = 0; k < 3; k++) {
+        ok("train %s -o %s %s --proba --quiet", data, model, paths[k]);
+        char *text = tu_read_file(model, NULL);
+        HAS(text, "\nplatt -");
+        free(text);
+        ok("predict %s %s --proba %s --scores %s -o %s --quiet", model, test, pr, sc, lab);
+        ck_assert_uint_eq(read_column(pr, p, 1000), 1000);
+        ck_assert_uint_eq(read_column(sc, f, 1000), 1000);
+        char *labels = tu_read_file(test, NULL);
+        double loss = 0.0, base = 0.0, pos = 0.0;
+        char *line = labels;
+        for (size_t i = 0; i < 1000; i++) {
+            ck_assert(p[i] > 0.0 && p[i] < 1.0);
+            for (size_t j = 0; j < 1000; j++)
+                if (f[j] < f[i]) ck_assert_msg(p[j] <= p[i], "not increasing in the score");
+            int y = strtol(line, NULL, 10) > 0;
+            pos += y;
+            loss -= log(y ? p[i] : 1.0 - p[i]);
+            line = strchr(line, '\n') + 1;
+        }
+        for (char *l2 = labels; *l2; l2 = strchr(l2, '\n') + 1) {
+            double q = pos / 1000.0;
+            base -= log(strtol(l2, NULL, 10) > 0 ? q : 1.0 - q);
+        }
+        free(labels);
+        ck_assert_msg(loss < 0.8 * base, "%s: log loss %g, the base rate's %g", paths[k], loss,
+                      base);
+    }
+    char *out, *err;
+    const char *four = tu_path("pb4", ".svm");
+    ok("gen blobs --n 200 --d 2 --classes 4 -o %s", four);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --proba", four, model), 2);
+    HAS(err, "for two classes");
+    free(out);
+    free(err);
+    ok("train %s -o %s --quiet", data, model);
+    ck_assert_int_eq(run(&out, &err, "predict %s %s --proba %s", model, test, pr), 2);
+    HAS(err, "has no probabilities");
+    free(out);
+    free(err);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("workflow");
@@ -663,6 +736,7 @@ int main(void)
     tcase_add_test(tc, test_scale_in_model);
     tcase_add_test(tc, test_scale_model_file);
     tcase_add_test(tc, test_search);
+    tcase_add_test(tc, test_proba);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
