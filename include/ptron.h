@@ -897,9 +897,10 @@ typedef struct pt_cv_fold {
  * their accuracies, *std their sample standard deviation (over k - 1). The folds run in
  * parallel on min(k, p->threads) threads (0: all cores), each fold's training on one thread,
  * so each fold's model is what pt_train gives on its rows alone (the paths give the same model
- * at any thread count). p's progress and epoch callbacks are not called; its stop token is
- * honoured (PT_ERR_INTERRUPTED). resume and init are refused. A fold that fails fails the
- * call, its message prefixed with the fold. */
+ * at any thread count); the folds running at once share p's memory budgets (mem_budget_bytes
+ * and cache_mb, each divided by their number). p's progress and epoch callbacks are not
+ * called; its stop token is honoured (PT_ERR_INTERRUPTED). resume and init are refused. A fold
+ * that fails fails the call, its message prefixed with the fold. */
 PT_API pt_status pt_cross_validate(const pt_dataset *ds, const pt_train_params *p, size_t k,
                                    uint64_t seed, pt_cv_fold *folds, double *mean, double *std);
 
