@@ -55,6 +55,8 @@ static double json_number(const char *json, const char *key)
     return strtod(at + strlen(k), NULL);
 }
 
+static size_t json_array(const char *json, const char *key, double *v, size_t cap);
+
 /* Held-out accuracy of MODEL on DATA, by predict --json. */
 static double accuracy(const char *model, const char *data)
 {
@@ -278,6 +280,23 @@ START_TEST(test_class_weight)
     ck_assert_msg(strncmp(m1, m2, strcspn(m1, "]")) == 0, "%s vs %s", m1, m2);
     free(out);
     free(out2);
+
+    /* more than two classes: a heavier class is recalled more, one-vs-rest and direct alike */
+    const char *three = keep(4, tu_path("cw3", ".svm"));
+    ok("gen blobs --n 600 --d 3 --classes 3 --seed 2 -o %s", three);
+    const char *multi[] = {"", "--multiclass direct", "--path batch", "--path kernel"};
+    for (size_t i = 0; i < 4; i++) {
+        double r[2][3];
+        for (int w = 0; w < 2; w++) {
+            ok("train %s -o %s %s %s --quiet", three, a, multi[i], w ? "--class-weight 0:5" : "");
+            ck_assert_int_eq(run(&out, &err, "predict %s %s --json", a, three), 0);
+            ck_assert_uint_eq(json_array(out, "recall", r[w], 3), 3);
+            free(out);
+            free(err);
+        }
+        ck_assert_msg(r[1][0] > r[0][0], "%s: recall of class 0 %g weighted, %g not", multi[i],
+                      r[1][0], r[0][0]);
+    }
 
     ck_assert_int_eq(run(&out, &err, "train %s -o %s --class-weight 7:2", data, a), 1);
     HAS(err, "the data has no class '7'");
@@ -559,6 +578,16 @@ START_TEST(test_scale_in_model)
     HAS(err, "unknown scaling");
     free(out);
     free(err);
+    /* --cv, --search and --proba: what does not apply is a usage error */
+    const char *bad[] = {"--cv 3 -o %s", "--search -o %s", "--cv 3 --proba --quiet %.0s"};
+    for (int i = 0; i < 3; i++) {
+        char opts[256];
+        snprintf(opts, sizeof opts, bad[i], a);
+        ck_assert_int_eq(run(&out, &err, "train %s %s", raw, opts), 1);
+        HAS(err, "write");
+        free(out);
+        free(err);
+    }
 }
 END_TEST
 
