@@ -6,9 +6,6 @@
 
 #include "cli.h"
 
-/* The batch path's mini-batch size when --batch-size is not given. */
-#define CLI_BATCH_SIZE 256
-
 /* SIGINT and SIGTERM request a stop of the run's token: one that comes before training
  * starts stops it at once, one that comes after is seen once the model is saved. */
 static volatile sig_atomic_t got_signal;
