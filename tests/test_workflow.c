@@ -553,6 +553,22 @@ START_TEST(test_scale_in_model)
             free(sb);
         }
     }
+    /* more than two classes: one-vs-rest (voted too), the multiclass perceptron, kernels */
+    const char *three = keep(7, tu_path("sm3", ".csv"));
+    const char *three_s = keep(8, tu_path("sm3s", ".csv"));
+    ok("gen blobs --n 300 --d 3 --classes 3 --seed 2 -o %s", three);
+    ok("scale %s -o %s --standardize", three, three_s);
+    const char *multi[] = {"--voted", "--multiclass direct", "--path batch",
+                           "--path kernel --kernel rbf"};
+    for (int p = 0; p < 4; p++) {
+        ok("train %s -o %s --scale standardize %s --quiet", three, a, multi[p]);
+        ok("train %s -o %s %s --quiet", three_s, b, multi[p]);
+        char *sa = scores_of(a, three), *sb = scores_of(b, three_s);
+        ck_assert_msg(strcmp(sa, sb) == 0, "three classes, %s: scores differ", multi[p]);
+        free(sa);
+        free(sb);
+    }
+    ok("train %s -o %s --scale standardize --quiet", raw, a);
     char *text = tu_read_file(a, NULL);
     ck_assert(strncmp(text, "ptron-model 3\n", 14) == 0);
     HAS(text, "\nscale standardize 4 ");
