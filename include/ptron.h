@@ -811,6 +811,14 @@ PT_API pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float 
  * row-major; the prediction is the first class of highest score). PT_ERR_UNSUPPORTED for a
  * binary model (use pt_model_scores). */
 PT_API pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *out);
+/* Two-class models: probabilities by Platt scaling, P(+1 class | x) = 1 / (1 + exp(A f(x) + B))
+ * with f the score. pt_model_set_platt sets A and B (finite; PT_ERR_INVALID for a model of
+ * more classes), kept in the model file (version 3); pt_model_platt gives them (0 when the
+ * model has none); pt_model_proba writes each row's probability of the +1 class into p (n
+ * doubles), PT_ERR_UNSUPPORTED without A and B. pt_platt_fit (below) fits them. */
+PT_API pt_status pt_model_set_platt(pt_model *m, double a, double b);
+PT_API int pt_model_platt(const pt_model *m, double *a, double *b);
+PT_API pt_status pt_model_proba(const pt_model *m, const pt_dataset *ds, double *p);
 /* The predicted class index (0..nclass-1, as pt_model_class_value numbers them) of every row,
  * by the convention of pt_model_predict below. */
 PT_API pt_status pt_model_predict_class(const pt_model *m, const pt_dataset *ds, int32_t *cls);
@@ -889,11 +897,23 @@ typedef struct pt_cv_fold {
  * their accuracies, *std their sample standard deviation (over k - 1). The folds run in
  * parallel on min(k, p->threads) threads (0: all cores), each fold's training on one thread,
  * so each fold's model is what pt_train gives on its rows alone (the paths give the same model
- * at any thread count). p's progress and epoch callbacks are not called; its stop token is
- * honoured (PT_ERR_INTERRUPTED). resume and init are refused. A fold that fails fails the
- * call, its message prefixed with the fold. */
+ * at any thread count); the folds running at once share p's memory budgets (mem_budget_bytes
+ * and cache_mb, each divided by their number). p's progress and epoch callbacks are not
+ * called; its stop token is honoured (PT_ERR_INTERRUPTED). resume and init are refused. A fold
+ * that fails fails the call, its message prefixed with the fold. */
 PT_API pt_status pt_cross_validate(const pt_dataset *ds, const pt_train_params *p, size_t k,
                                    uint64_t seed, pt_cv_fold *folds, double *mean, double *std);
+
+/* Platt's A and B for a two-class run p on ds, fitted to decision values the models never
+ * trained on: each row's from the model pt_train(p) gives on the other folds of
+ * pt_cv_folds(ds, k, seed), with Platt's targets (N+ + 1)/(N+ + 2) and 1/(N- + 2) and the
+ * Newton method of Lin, Lin and Weng (as libsvm). PT_ERR_LABELS for more than two classes. Set
+ * them on the model trained on all of ds with pt_model_set_platt. */
+PT_API pt_status pt_platt_fit(const pt_dataset *ds, const pt_train_params *p, size_t k,
+                              uint64_t seed, double *A, double *B);
+/* Each row's probability of the +1 class (pt_model_proba) to path, one a line (%.9g), after a
+ * header line '#' and the +1 class; replaced whole or not at all. */
+PT_API pt_status pt_proba_write(const pt_model *m, const pt_dataset *ds, const char *path);
 
 /* The small grid of the options that matter on p's path (ptron train --search), a point at a
  * time: sets point i's options in *p (start each from the same base parameters) and writes

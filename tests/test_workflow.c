@@ -55,6 +55,8 @@ static double json_number(const char *json, const char *key)
     return strtod(at + strlen(k), NULL);
 }
 
+static size_t json_array(const char *json, const char *key, double *v, size_t cap);
+
 /* Held-out accuracy of MODEL on DATA, by predict --json. */
 static double accuracy(const char *model, const char *data)
 {
@@ -278,6 +280,23 @@ START_TEST(test_class_weight)
     ck_assert_msg(strncmp(m1, m2, strcspn(m1, "]")) == 0, "%s vs %s", m1, m2);
     free(out);
     free(out2);
+
+    /* more than two classes: a heavier class is recalled more, one-vs-rest and direct alike */
+    const char *three = keep(4, tu_path("cw3", ".svm"));
+    ok("gen blobs --n 600 --d 3 --classes 3 --seed 2 -o %s", three);
+    const char *multi[] = {"", "--multiclass direct", "--path batch", "--path kernel"};
+    for (size_t i = 0; i < 4; i++) {
+        double r[2][3];
+        for (int w = 0; w < 2; w++) {
+            ok("train %s -o %s %s %s --quiet", three, a, multi[i], w ? "--class-weight 0:5" : "");
+            ck_assert_int_eq(run(&out, &err, "predict %s %s --json", a, three), 0);
+            ck_assert_uint_eq(json_array(out, "recall", r[w], 3), 3);
+            free(out);
+            free(err);
+        }
+        ck_assert_msg(r[1][0] > r[0][0], "%s: recall of class 0 %g weighted, %g not", multi[i],
+                      r[1][0], r[0][0]);
+    }
 
     ck_assert_int_eq(run(&out, &err, "train %s -o %s --class-weight 7:2", data, a), 1);
     HAS(err, "the data has no class '7'");
@@ -534,6 +553,22 @@ START_TEST(test_scale_in_model)
             free(sb);
         }
     }
+    /* more than two classes: one-vs-rest (voted too), the multiclass perceptron, kernels */
+    const char *three = keep(7, tu_path("sm3", ".csv"));
+    const char *three_s = keep(8, tu_path("sm3s", ".csv"));
+    ok("gen blobs --n 300 --d 3 --classes 3 --seed 2 -o %s", three);
+    ok("scale %s -o %s --standardize", three, three_s);
+    const char *multi[] = {"--voted", "--multiclass direct", "--path batch",
+                           "--path kernel --kernel rbf"};
+    for (int p = 0; p < 4; p++) {
+        ok("train %s -o %s --scale standardize %s --quiet", three, a, multi[p]);
+        ok("train %s -o %s %s --quiet", three_s, b, multi[p]);
+        char *sa = scores_of(a, three), *sb = scores_of(b, three_s);
+        ck_assert_msg(strcmp(sa, sb) == 0, "three classes, %s: scores differ", multi[p]);
+        free(sa);
+        free(sb);
+    }
+    ok("train %s -o %s --scale standardize --quiet", raw, a);
     char *text = tu_read_file(a, NULL);
     ck_assert(strncmp(text, "ptron-model 3\n", 14) == 0);
     HAS(text, "\nscale standardize 4 ");
@@ -559,6 +594,16 @@ START_TEST(test_scale_in_model)
     HAS(err, "unknown scaling");
     free(out);
     free(err);
+    /* --cv, --search and --proba: what does not apply is a usage error */
+    const char *bad[] = {"--cv 3 -o %s", "--search -o %s", "--cv 3 --proba --quiet %.0s"};
+    for (int i = 0; i < 3; i++) {
+        char opts[256];
+        snprintf(opts, sizeof opts, bad[i], a);
+        ck_assert_int_eq(run(&out, &err, "train %s %s", raw, opts), 1);
+        HAS(err, "write");
+        free(out);
+        free(err);
+    }
 }
 END_TEST
 
@@ -649,6 +694,79 @@ START_TEST(test_search)
 }
 END_TEST
 
+/* The numbers of a file after its header line (at most cap). */
+static size_t read_column(const char *path, double *v, size_t cap)
+{
+    char *text = tu_read_file(path, NULL);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(text[0], '#');
+    size_t n = 0;
+    for (char *at = strchr(text, '\n') + 1; *at; n++) {
+        char *end;
+        ck_assert(n < cap);
+        v[n] = strtod(at, &end);
+        ck_assert_ptr_ne(end, at);
+        at = end + 1;
+    }
+    free(text);
+    return n;
+}
+
+/* train --proba, predict --proba: probabilities in (0, 1), increasing with the score (A < 0),
+ * kept in the model file; on held-out data their log loss beats the base rate's; refused for
+ * more than two classes and for a model trained without them. */
+START_TEST(test_proba)
+{
+    const char *data = keep(0, tu_path("pb", ".svm")), *test = keep(1, tu_path("pbt", ".svm"));
+    const char *model = keep(2, tu_path("pb", ".model")), *pr = keep(3, tu_path("pr", ".txt"));
+    const char *sc = keep(4, tu_path("psc", ".txt")), *lab = keep(5, tu_path("pl", ".txt"));
+    ok("gen noisy --n 2000 --d 8 --noise 0.1 --seed 4 -o %s --test-out %s --test-n 1000", data,
+       test);
+    const char *paths[] = {"--averaged --shuffle", "--path batch", "--path kernel --kernel rbf"};
+    static double p[1000], f[1000];
+    for (int k = 0; k < 3; k++) {
+        ok("train %s -o %s %s --proba --quiet", data, model, paths[k]);
+        char *text = tu_read_file(model, NULL);
+        HAS(text, "\nplatt -");
+        free(text);
+        ok("predict %s %s --proba %s --scores %s -o %s --quiet", model, test, pr, sc, lab);
+        ck_assert_uint_eq(read_column(pr, p, 1000), 1000);
+        ck_assert_uint_eq(read_column(sc, f, 1000), 1000);
+        char *labels = tu_read_file(test, NULL);
+        double loss = 0.0, base = 0.0, pos = 0.0;
+        char *line = labels;
+        for (size_t i = 0; i < 1000; i++) {
+            ck_assert(p[i] > 0.0 && p[i] < 1.0);
+            for (size_t j = 0; j < 1000; j++)
+                if (f[j] < f[i]) ck_assert_msg(p[j] <= p[i], "not increasing in the score");
+            int y = strtol(line, NULL, 10) > 0;
+            pos += y;
+            loss -= log(y ? p[i] : 1.0 - p[i]);
+            line = strchr(line, '\n') + 1;
+        }
+        for (char *l2 = labels; *l2; l2 = strchr(l2, '\n') + 1) {
+            double q = pos / 1000.0;
+            base -= log(strtol(l2, NULL, 10) > 0 ? q : 1.0 - q);
+        }
+        free(labels);
+        ck_assert_msg(loss < 0.8 * base, "%s: log loss %g, the base rate's %g", paths[k], loss,
+                      base);
+    }
+    char *out, *err;
+    const char *four = tu_path("pb4", ".svm");
+    ok("gen blobs --n 200 --d 2 --classes 4 -o %s", four);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --proba", four, model), 2);
+    HAS(err, "for two classes");
+    free(out);
+    free(err);
+    ok("train %s -o %s --quiet", data, model);
+    ck_assert_int_eq(run(&out, &err, "predict %s %s --proba %s", model, test, pr), 2);
+    HAS(err, "has no probabilities");
+    free(out);
+    free(err);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("workflow");
@@ -663,6 +781,7 @@ int main(void)
     tcase_add_test(tc, test_scale_in_model);
     tcase_add_test(tc, test_scale_model_file);
     tcase_add_test(tc, test_search);
+    tcase_add_test(tc, test_proba);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -9,6 +9,10 @@
 
 #include "ptron.h"
 
+/* The batch path's defaults in the CLI (train, bench): averaged mini-batches of this many rows
+ * (ptron help train says why). */
+#define CLI_BATCH_SIZE 256
+
 /* Exit statuses of the CLI contract. */
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_INPUT = 2, EXIT_SIGINT = 130, EXIT_SIGTERM = 143 };
 

@@ -110,6 +110,10 @@ static void run_path(const pt_dataset *ds, const bench_opts *o, bench_row *r)
     p.isa = o->isa;
     p.kernel = o->kernel;
     if (o->gamma > 0) p.gamma = o->gamma;
+    if (p.path == PT_PATH_BATCH) { /* train's defaults */
+        p.batch_size = CLI_BATCH_SIZE;
+        p.average_iterates = 1;
+    }
     pt_model *m = NULL;
     r->status = pt_train(ds, &p, &m, &r->rep);
     if (r->status == PT_OK) {

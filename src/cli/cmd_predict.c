@@ -109,11 +109,13 @@ int cmd_predict(int argc, char **argv)
     cli_args a;
     cli_args_init(&a, argc, argv);
     const char *model = NULL, *file = NULL, *out = NULL, *format = NULL, *scores = NULL, *arg;
+    const char *proba = NULL;
     bool json = false, quiet = false;
     while ((arg = cli_next(&a)) && !a.error) {
         if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) out = cli_value(&a, arg);
         else if (strcmp(arg, "--format") == 0) format = cli_value(&a, arg);
         else if (strcmp(arg, "--scores") == 0) scores = cli_value(&a, arg);
+        else if (strcmp(arg, "--proba") == 0) proba = cli_value(&a, arg);
         else if (strcmp(arg, "--delimiter") == 0) cli_delimiter(&a, arg);
         else if (strcmp(arg, "--label-column") == 0) cli_label_column(&a, arg);
         else if (strcmp(arg, "--layout") == 0) cli_layout_opt(&a, arg);
@@ -129,13 +131,15 @@ int cmd_predict(int argc, char **argv)
     if (!model || !file) return cli_usage_error("predict", "needs MODEL and FILE");
     /* -o - (or --scores -): the predictions (scores) on stdout, the report on stderr (no
      * --json: it needs stdout) */
-    bool to_stdout = cli_is_std(out) || cli_is_std(scores);
-    if (cli_is_std(out) && cli_is_std(scores))
-        return cli_usage_error("predict", "-o - and --scores -: only one can take standard "
-                               "output");
+    bool to_stdout = cli_is_std(out) || cli_is_std(scores) || cli_is_std(proba);
+    if (cli_is_std(out) + cli_is_std(scores) + cli_is_std(proba) > 1)
+        return cli_usage_error("predict", "-o -, --scores - and --proba -: only one can take "
+                               "standard output");
     if (to_stdout && json)
         return cli_usage_error("predict", "%s - writes to standard output, where --json would "
-                               "print its object: give a file name", out ? "-o" : "--scores");
+                               "print its object: give a file name",
+                               cli_is_std(out) ? "-o" : cli_is_std(scores) ? "--scores"
+                                                                           : "--proba");
     if (cli_is_std(model))
         return cli_usage_error("predict", "the model is read from a file: give its path (FILE "
                                "may be - for standard input)");
@@ -187,6 +191,16 @@ int cmd_predict(int argc, char **argv)
         goto done;
     }
     if (scores && (s = pt_scores_write(m, ds, scores)) != PT_OK) {
+        rc = cli_fail(s);
+        goto done;
+    }
+    if (proba && !pt_model_platt(m, NULL, NULL)) {
+        fprintf(stderr, "ptron: %s has no probabilities: train it with --proba (two classes)\n",
+                model);
+        rc = EXIT_INPUT;
+        goto done;
+    }
+    if (proba && (s = pt_proba_write(m, ds, proba)) != PT_OK) {
         rc = cli_fail(s);
         goto done;
     }

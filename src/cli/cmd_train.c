@@ -6,9 +6,6 @@
 
 #include "cli.h"
 
-/* The batch path's mini-batch size when --batch-size is not given. */
-#define CLI_BATCH_SIZE 256
-
 /* SIGINT and SIGTERM request a stop of the run's token: one that comes before training
  * starts stops it at once, one that comes after is seen once the model is saved. */
 static volatile sig_atomic_t got_signal;
@@ -26,7 +23,7 @@ typedef struct train_opts {
     size_t max_features;
     size_t cv; /* --cv K: K-fold cross-validation, no model written */
     long early_stop, checkpoint_every;
-    bool epochs_given, batch_size_given, last_iterate, search;
+    bool epochs_given, batch_size_given, last_iterate, search, proba;
     bool json, quiet, bounds;
 } train_opts;
 
@@ -137,6 +134,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (IS("--class-weight")) o->class_weight = cli_value(&a, arg);
         else if (IS("--cv")) cli_size(&a, arg, 2, 1000000, &o->cv);
         else if (IS("--search")) o->search = true;
+        else if (IS("--proba")) o->proba = true;
         else if (IS("--scale")) {
             const char *v = cli_value(&a, arg);
             if (v && pt_scale_kind_parse(v, &p->scale))
@@ -265,6 +263,9 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         return cli_usage_error("train", "%s trains models on the folds and writes none: -o, "
                                "--test, --checkpoint, --resume, --init and --bounds do not apply",
                                o->search ? "--search" : "--cv K");
+    if (o->proba && (o->cv || o->search))
+        return cli_usage_error("train", "--proba fits probabilities for the model written: "
+                               "--cv and --search write none");
     if (o->search && !o->cv) o->cv = 5;
     if (o->checkpoint_every && !o->checkpoint)
         return cli_usage_error("train", "--checkpoint-every needs --checkpoint FILE");
@@ -402,6 +403,7 @@ typedef struct train_result {
     const heldout *held;   /* --test */
     bool interrupted, stopped_early;
     const pt_run_bounds *b; /* --bounds, or NULL */
+    const pt_model *m;      /* the model written */
 } train_result;
 
 /* How gamma was chosen: "scale", "auto" or "given". */
@@ -450,6 +452,11 @@ static void print_json(const train_result *t)
     }
     if (p->scale != PT_SCALE_NONE) json_str(&j, "scale", pt_scale_kind_name(p->scale));
     if (o->class_weight) json_str(&j, "class_weight", o->class_weight);
+    double pa, pb;
+    if (o->proba && pt_model_platt(t->m, &pa, &pb)) {
+        json_num(&j, "platt_a", pa);
+        json_num(&j, "platt_b", pb);
+    }
     json_int(&j, "epochs_run", rep->epochs_run);
     if (rep->epochs_before) json_int(&j, "epochs_before", rep->epochs_before);
     json_size_array(&j, "mistakes_per_epoch", rep->mistakes_per_epoch, (size_t)ran);
@@ -761,6 +768,13 @@ int cmd_train(int argc, char **argv)
             goto out;
         }
     }
+    if (o.proba && pt_dataset_nclass(ds) != 2) {
+        fprintf(stderr, "ptron: --proba: probabilities by Platt scaling are for two classes; %s "
+                        "has %zu (use the scores of each class: predict --scores)\n", o.file,
+                pt_dataset_nclass(ds));
+        rc = EXIT_INPUT;
+        goto out;
+    }
     if (o.search) {
         rc = search(&o, ds, &p);
         goto out;
@@ -858,6 +872,15 @@ int cmd_train(int argc, char **argv)
         rc = cli_fail(s);
         goto out;
     }
+    if (o.proba && !interrupted) {
+        /* Platt's sigmoid on out-of-fold scores: 5 folds from --seed, each trained as this run */
+        double A, B;
+        if ((s = pt_platt_fit(ds, &p, 5, p.seed, &A, &B)) != PT_OK ||
+            (s = pt_model_set_platt(m, A, B)) != PT_OK) {
+            rc = cli_fail(s);
+            goto out;
+        }
+    }
     s = pt_model_save(m, o.model);
     if (s != PT_OK) {
         rc = cli_fail(s);
@@ -881,7 +904,7 @@ int cmd_train(int argc, char **argv)
                         .n = pt_dataset_n(ds),
                         .d = pt_dataset_d(ds), .load_s = load_s, .ev = &ev, .held = &held,
                         .interrupted = interrupted, .stopped_early = stopped_early,
-                        .b = want_bounds ? &b : NULL};
+                        .b = want_bounds ? &b : NULL, .m = m};
     if (o.json) pt_dataset_get_info(ds, &res.data); /* a pass over the data (for R) */
     if (o.json) print_json(&res);
     else if (!o.quiet) print_text(&res);

@@ -121,6 +121,10 @@ struct pt_model {
     /* trained on scaled features (params.scale != NONE): the scaling, applied to the rows it
      * scores before anything else (owned) */
     pt_scaling *scale;
+    /* two-class models with probabilities (pt_model_set_platt): P(+1 | f) =
+     * 1 / (1 + exp(platt_a f + platt_b)) */
+    int has_platt;
+    double platt_a, platt_b;
     /* interrupted runs, epoch snapshots and checkpoints: where each problem's run stands
      * (one state, or one per class for one-vs-rest); NULL in a final model */
     pt_train_state **states;

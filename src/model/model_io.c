@@ -45,6 +45,7 @@
  * (pt_train_params.scale), written only then (so that every other model keeps its version):
  *   scale -1,1 3 0.5 2 0 1 -1 0.25   the kind, d_in, then d_in pairs OFFSET FACTOR (%.17g);
  *                                    scoring scales each row's first d_in features first
+ *   platt -1.5 0.25                  two-class models with probabilities: Platt's A and B
  *
  * Version 2 also adds, after the weights, where the run stands when it is not finished (the
  * run-state blocks of print_state). A model with neither is written as version 1, so a final
@@ -324,7 +325,7 @@ static void print_model(FILE *f, const pt_model *m)
     /* version 2 only where the file needs it (voted one-vs-rest, a run in progress), so that
      * older ptron still reads the others */
     fprintf(f, "%s %d\n", MODEL_MAGIC,
-            has_sparse_sv(m) || m->scale ? 3 : has_ovr_votes(m) || m->nstates ? 2 : 1);
+            has_sparse_sv(m) || m->scale || m->has_platt ? 3 : has_ovr_votes(m) || m->nstates ? 2 : 1);
     fprintf(f, "path %s\nvariant %s\nbias %d\nd %zu\nnclass %zu\nlabels",
             pt_path_name(m->path), pt_variant_name(m->variant), m->bias ? 1 : 0, m->d, m->nclass);
     for (size_t c = 0; c < m->nclass; c++) fprintf(f, " %.17g", pt_model_class_value(m, c));
@@ -374,6 +375,7 @@ static void print_model(FILE *f, const pt_model *m)
             fprintf(f, " %.17g %.17g", m->scale->offset[j], m->scale->factor[j]);
         fputc('\n', f);
     }
+    if (m->has_platt) fprintf(f, "platt %.17g %.17g\n", m->platt_a, m->platt_b);
     fprintf(f, "epochs_run %d\nb %.9g\n", m->epochs_run, (double)m->b);
     if (m->W) {
         size_t stride = pt_stride_for(m->d);
@@ -643,6 +645,9 @@ typedef struct fields {
     float b;
     uint64_t expand_d_in; /* the optional 'expand' line (p.expand.kind NONE without it) */
     pt_scaling *scale;    /* the optional 'scale' line (version 3), or NULL */
+    int has_platt;        /* the optional 'platt A B' line (version 3) */
+    double platt[2];
+    size_t at_platt;
     /* the line of each key, of 'names' and of 'votes' (0: absent), for checks after them */
     size_t at[NKEYS], at_names, at_votes;
 } fields;
@@ -1522,6 +1527,18 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
                         : parse_kernel(r, &f, rest, &m);
             break;
         }
+        if (strcmp(key, "platt") == 0) {
+            if (r->version < 3) return perr(r, "platt: a version 3 key in a version %d file",
+                                            r->version);
+            if (f.has_platt) return perr(r, "key 'platt' given twice");
+            char *a = token(&rest), *b = a ? token(&rest) : NULL;
+            if (!b || token(&rest)) return perr(r, "platt: expected A and B");
+            PT_TRY(parse_f64(r, "platt A", a, &f.platt[0]));
+            PT_TRY(parse_f64(r, "platt B", b, &f.platt[1]));
+            f.has_platt = 1;
+            f.at_platt = r->line;
+            continue;
+        }
         if (strcmp(key, "scale") == 0) {
             if (f.scale) return perr(r, "key 'scale' given twice");
             PT_TRY(parse_scale(r, rest, &f));
@@ -1598,6 +1615,8 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
             s = perr(r, "scale: it scales %zu features, the model takes %" PRIu64, f.scale->d,
                      d_in);
     }
+    if (s == PT_OK && f.has_platt && f.nclass != 2)
+        s = perr_at(r, f.at_platt, "platt: probabilities are for two-class models");
     if (s == PT_OK) s = check_votes(r, &f, m);
     if (s != PT_OK) {
         pt_model_free(m);
@@ -1625,6 +1644,9 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
     m->expand_d_in = (size_t)f.expand_d_in;
     m->scale = f.scale;
     f.scale = NULL;
+    m->has_platt = f.has_platt;
+    m->platt_a = f.platt[0];
+    m->platt_b = f.platt[1];
     *out = m;
     return PT_OK;
 #undef f

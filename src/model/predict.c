@@ -1,5 +1,6 @@
 /* Predictions and their counts: the class of each row (sigma(0) = +1, argmax with ties to the
  * lowest class), the labels, the confusion matrix, per-class counts and accuracy. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,45 @@ static pt_status predict_raw(const pt_model *m, const pt_dataset *ds, int32_t *p
                 if (r[c] > r[best]) best = c;
             pred[i0 + i] = (int32_t)best;
         }
+    }
+    pt_free(s);
+    return st;
+}
+
+pt_status pt_model_set_platt(pt_model *m, double a, double b)
+{
+    pt_clear_error();
+    if (m->nclass != 2)
+        return pt_fail(PT_ERR_INVALID, "probabilities by Platt scaling are for two-class models "
+                       "(this one has %zu classes)", m->nclass);
+    if (!isfinite(a) || !isfinite(b))
+        return pt_fail(PT_ERR_INVALID, "Platt's A and B must be finite (got %g, %g)", a, b);
+    m->has_platt = 1;
+    m->platt_a = a;
+    m->platt_b = b;
+    return PT_OK;
+}
+
+int pt_model_platt(const pt_model *m, double *a, double *b)
+{
+    if (!m->has_platt) return 0;
+    if (a) *a = m->platt_a;
+    if (b) *b = m->platt_b;
+    return 1;
+}
+
+pt_status pt_model_proba(const pt_model *m, const pt_dataset *ds, double *p)
+{
+    pt_clear_error();
+    if (!m->has_platt)
+        return pt_fail(PT_ERR_UNSUPPORTED, "the model has no probabilities: train it with "
+                       "probabilities (pt_platt_fit, pt_model_set_platt)");
+    float *s = pt_alloc((ds->n ? ds->n : 1) * sizeof *s, "scores");
+    if (!s) return PT_ERR_NOMEM;
+    pt_status st = pt_model_scores(m, ds, s);
+    for (size_t i = 0; st == PT_OK && i < ds->n; i++) {
+        double z = m->platt_a * s[i] + m->platt_b;
+        p[i] = z >= 0 ? exp(-z) / (1.0 + exp(-z)) : 1.0 / (1.0 + exp(z));
     }
     pt_free(s);
     return st;

@@ -108,6 +108,12 @@ pt_status pt_cross_validate(const pt_dataset *ds, const pt_train_params *p, size
     if ((size_t)threads > k) threads = (int)k;
     pt_train_params q = *p;
     q.threads = threads > 1 ? 1 : p->threads;
+    if (threads > 1) {
+        /* the folds at once share the memory budgets a single run would have */
+        q.mem_budget_bytes = p->mem_budget_bytes / (size_t)threads;
+        size_t cache = p->cache_mb ? p->cache_mb : pt_default_mem_budget() >> 20;
+        q.cache_mb = cache / (size_t)threads ? cache / (size_t)threads : 1;
+    }
     q.progress = NULL;
     q.progress_user = NULL;
     q.epoch_hook = NULL;

@@ -35,6 +35,37 @@ static pt_status print_scores(FILE *f, const void *ctx)
     return ok ? PT_OK : pt_fail(PT_ERR_IO, "write failed: %s", strerror(errno));
 }
 
+typedef struct proba_out {
+    const pt_model *m;
+    const double *p;
+    size_t n;
+} proba_out;
+
+static pt_status print_proba(FILE *f, const void *ctx)
+{
+    const proba_out *o = ctx;
+    int ok = fputs("#", f) >= 0 && put_label(f, o->m, 1) >= 0 && fputc('\n', f) != EOF;
+    for (size_t i = 0; i < o->n && ok; i++) ok = fprintf(f, "%.9g\n", o->p[i]) >= 0;
+    return ok ? PT_OK : pt_fail(PT_ERR_IO, "write failed: %s", strerror(errno));
+}
+
+pt_status pt_proba_write(const pt_model *m, const pt_dataset *ds, const char *path)
+{
+    pt_clear_error();
+    size_t n = pt_dataset_n(ds);
+    double *p = malloc((n ? n : 1) * sizeof *p);
+    if (!p) return pt_fail(PT_ERR_NOMEM, "cannot allocate %zu probabilities", n);
+    pt_status st = pt_model_proba(m, ds, p);
+    if (st == PT_OK) {
+        proba_out o = {m, p, n};
+        locale_t loc = pt_c_locale_enter();
+        st = pt_write_atomic(path, print_proba, &o);
+        pt_c_locale_leave(loc);
+    }
+    free(p);
+    return st;
+}
+
 pt_status pt_scores_write(const pt_model *m, const pt_dataset *ds, const char *path)
 {
     pt_clear_error();
