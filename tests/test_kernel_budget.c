@@ -69,6 +69,16 @@ START_TEST(test_at_most_budget)
                               m->sub[c]->n_sv);
             pt_model_free(m);
         }
+    /* sparse rows (CSR): the same budget */
+    pt_dataset *sp;
+    ck_assert_int_eq(pt_dataset_convert(ds, PT_LAYOUT_SPARSE, 0, &sp), PT_OK);
+    pt_train_params p;
+    kernel_params(&p, PT_VARIANT_CLASSIC, PT_GRAM_AUTO, 9);
+    pt_model *m;
+    ck_assert_int_eq(pt_train(sp, &p, &m, NULL), PT_OK);
+    ck_assert(m->n_sv <= 9 && m->n_sv > 0);
+    pt_model_free(m);
+    pt_dataset_free(sp);
     pt_dataset_free(blobs);
     pt_dataset_free(ds);
 }

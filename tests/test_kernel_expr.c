@@ -334,6 +334,53 @@ START_TEST(test_model_file)
 }
 END_TEST
 
+static int keep_epoch_2(const pt_model *m, int epoch, size_t mistakes, void *user)
+{
+    (void)mistakes;
+    if (epoch == 2) *(pt_model **)user = pt_model_clone(m);
+    return 0;
+}
+
+/* A run resumed from its epoch-2 snapshot (the expression recorded with gamma resolved) ends
+ * where the uninterrupted run does. */
+START_TEST(test_resume)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_CIRCLE;
+    g.n = 300;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.path = PT_PATH_KERNEL;
+    p.kernel = PT_KERNEL_EXPR;
+    p.epochs = 6;
+    p.shuffle = 1;
+    snprintf(p.kernel_expr, sizeof p.kernel_expr, "rbf*geometric(degree=2)+0.5");
+    pt_model *snap = NULL, *full, *resumed;
+    p.epoch_hook = keep_epoch_2;
+    p.epoch_user = &snap;
+    ck_assert_int_eq(pt_train(ds, &p, &full, NULL), PT_OK);
+    ck_assert_ptr_nonnull(snap);
+    pt_train_params q;
+    pt_train_params_init(&q);
+    pt_model_get_params(snap, &q);
+    q.resume = snap;
+    ck_assert_int_eq(pt_train(ds, &q, &resumed, NULL), PT_OK);
+    ck_assert_uint_eq(full->n_sv, resumed->n_sv);
+    ck_assert_mem_eq(full->coef, resumed->coef, full->n_sv * sizeof(float));
+    snprintf(q.kernel_expr, sizeof q.kernel_expr, "rbf*geometric(degree=3)+0.5");
+    pt_model *other = NULL;
+    ck_assert_int_eq(pt_train(ds, &q, &other, NULL), PT_ERR_INVALID);
+    HAS(pt_last_error(), "another kernel expression");
+    pt_model_free(resumed);
+    pt_model_free(full);
+    pt_model_free(snap);
+    pt_dataset_free(ds);
+}
+END_TEST
+
 START_TEST(test_cli)
 {
     char data[512], model[512], args[1400], *out, *err;
@@ -382,6 +429,7 @@ int main(void)
     tcase_add_test(tc, test_identities);
     tcase_add_test(tc, test_sparse_rows);
     tcase_add_test(tc, test_model_file);
+    tcase_add_test(tc, test_resume);
     tcase_add_test(tc, test_cli);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

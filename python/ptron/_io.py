@@ -42,6 +42,7 @@ def load_model(path):
                                gamma=_float(p, "gamma"), coef0=_float(p, "coef0"),
                                average=p["variant"] == "averaged",
                                cache_size=int(p["cache_mb"]) or None, gram=p["gram_storage"],
+                               budget=int(p["budget"]) or None,
                                **common)
     est._model = model
     est.classes_ = model.classes()

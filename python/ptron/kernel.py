@@ -32,6 +32,9 @@ class KernelPerceptron(PtronClassifier):
         MiB for the Gram matrix or the row cache (`--cache-mb`); None: half of RAM.
     gram : {"auto", "full", "rows"}, default "auto"
         Storage of the kernel: the full Gram, rows on demand, or chosen by size (`--gram`).
+    budget : int or None, default None
+        At most this many support vectors (per class one-vs-rest; `--budget`): a mistake with
+        the budget full first removes one at random. Not with average=True.
     random_state, fit_intercept, n_jobs :
         As for Perceptron.
 
@@ -40,8 +43,8 @@ class KernelPerceptron(PtronClassifier):
     """
 
     def __init__(self, *, kernel="linear", degree=2, gamma="scale", coef0=1.0, max_iter=10,
-                 average=False, shuffle=False, cache_size=None, gram="auto", random_state=None,
-                 fit_intercept=True, n_jobs=None):
+                 average=False, shuffle=False, cache_size=None, gram="auto", budget=None,
+                 random_state=None, fit_intercept=True, n_jobs=None):
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -51,6 +54,7 @@ class KernelPerceptron(PtronClassifier):
         self.shuffle = shuffle
         self.cache_size = cache_size
         self.gram = gram
+        self.budget = budget
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.n_jobs = n_jobs
@@ -59,6 +63,8 @@ class KernelPerceptron(PtronClassifier):
         _check_int("max_iter", self.max_iter, 1)
         if self.cache_size is not None:
             _check_int("cache_size", self.cache_size, 1)
+        if self.budget is not None:
+            _check_int("budget", self.budget, 1)
         return {
             "path": ("", "kernel"),
             # a name, else an expression (ptron train --kernel EXPR)
@@ -71,4 +77,5 @@ class KernelPerceptron(PtronClassifier):
             "shuffle": ("shuffle", bool(self.shuffle)),
             "cache_mb": ("cache_size", self.cache_size or 0),
             "gram_storage": ("gram", self.gram),
+            "budget": ("budget", self.budget or 0),
         }

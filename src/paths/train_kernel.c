@@ -476,6 +476,16 @@ static pt_status sparse_setup(kstate *s, const pt_train_params *p, size_t gram_b
     const pt_dataset *ds = s->ds;
     const size_t n = s->n;
     bool lazy = s->storage != PT_GRAM_ROWS && s->gram_fits;
+    /* a --cache-mb that holds the Gram the budget cannot: refused, never silently ignored */
+    if (s->storage == PT_GRAM_AUTO && !lazy && p->cache_mb && gram_bytes <= cache_bytes)
+        return pt_fail(PT_ERR_LIMIT,
+                       "pt_train_params.cache_mb %zu would hold the %zu x %zu Gram matrix "
+                       "(%.1f MiB), but the memory budget of %.1f MiB cannot beside the kernel "
+                       "path's working memory: raise pt_train_params.mem_budget_bytes, or lower "
+                       "pt_train_params.cache_mb below %.0f to compute rows on demand",
+                       p->cache_mb, n, n, gram_bytes / MIB,
+                       (p->mem_budget_bytes ? p->mem_budget_bytes : pt_default_mem_budget()) / MIB,
+                       floor(gram_bytes / MIB));
     if (s->storage == PT_GRAM_AUTO && !lazy)
         pt_log(PT_LOG_WARN,
                "kernel path: the %zu x %zu Gram matrix needs %.1f MiB, more than "

@@ -80,6 +80,8 @@ def test_voted_same_decisions(cli, tmp_path, noisy, options, kwargs):
      dict(kernel="poly", degree=3, coef0=0.5, gram="rows", average=True)),
     ("--path kernel --kernel 2*rbf(gamma=0.5)+normalize(linear) --epochs 5",
      dict(kernel="2*rbf(gamma=0.5)+normalize(linear)", max_iter=5)),
+    ("--path kernel --kernel rbf --budget 7 --seed 3",
+     dict(kernel="rbf", budget=7, random_state=3)),
 ])
 def test_kernel_same_decisions(cli, tmp_path, noisy, options, kwargs):
     X, y = ptron.load_dataset(noisy)
