@@ -352,7 +352,9 @@ PT_API void pt_expand_params_init(pt_expand_params *p);
  * overflow. */
 PT_API size_t pt_expand_dim(const pt_expand_params *p, size_t d);
 /* Materialise the expansion of every row (refused with the dimension and bytes needed when over
- * max_features or the memory budget). Labels and class table are kept. */
+ * max_features or the memory budget). Labels and class table are kept. Sparse rows: POLY gives
+ * sparse rows holding only the monomials of each row's non-zeros (the dense expansion's
+ * non-zeros, bit for bit; columns must fit 32 bits), RFF dense rows. */
 PT_API pt_status pt_expand(const pt_dataset *ds, const pt_expand_params *p, pt_dataset **out);
 /* Expansion parameters by name, as pt_train_params_set below: "kind" (none, poly, rff),
  * "degree", "coef0", "rff_dim", "gamma", "seed", "max_features", "mem_budget_bytes";

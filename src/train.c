@@ -191,9 +191,9 @@ pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
 {
     pt_clear_error();
     PT_TRY(pt_train_params_check(p));
-    /* the sparse layout: the batch and kernel paths read it (expansions not yet) */
+    /* the sparse layout: the batch and kernel paths read it, the batch path its expansions */
     if ((p->path != PT_PATH_BATCH && p->path != PT_PATH_KERNEL) ||
-        p->expand.kind != PT_EXPAND_NONE)
+        (p->expand.kind != PT_EXPAND_NONE && p->path != PT_PATH_BATCH))
         PT_TRY(pt_require_dense(ds, "training"));
     if (ds->nclass < 2)
         return pt_fail(PT_ERR_LABELS, "training needs two classes; the data has %zu (label %g)",

@@ -744,6 +744,100 @@ START_TEST(test_cos_accuracy)
 }
 END_TEST
 
+/* Expansions of sparse rows equal those of their dense copy: POLY stays sparse and holds the
+ * dense expansion's non-zeros bit for bit (every degree 1-4, coef0 0 and not, rows with no
+ * non-zero), RFF is dense and equals the row form (rff_row) bit for bit; and the batch path
+ * on a sparse expansion makes the same mistakes as on the dense one. */
+START_TEST(test_sparse_input)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_SPARSE;
+    g.n = 200;
+    g.d = 40;
+    g.nnz = 5;
+    g.margin = 0.001;
+    pt_dataset *sp, *dn;
+    ck_assert_int_eq(pt_generate(&g, &sp), PT_OK);
+    /* an empty row: its expansion is the constant alone */
+    for (uint64_t z = sp->rowptr[3]; z < sp->rowptr[4]; z++) sp->val[z] = 0.0f;
+    pt_dataset *tmp;
+    ck_assert_int_eq(pt_dataset_convert(sp, PT_LAYOUT_DENSE, 0, &dn), PT_OK);
+    ck_assert_int_eq(pt_dataset_convert(dn, PT_LAYOUT_SPARSE, 0, &tmp), PT_OK);
+    pt_dataset_free(sp);
+    sp = tmp;
+    ck_assert_uint_eq(sp->rowptr[4] - sp->rowptr[3], 0);
+    for (int D = 1; D <= 4; D++)
+        for (int c0 = 0; c0 <= 1; c0++) {
+            pt_expand_params p;
+            pt_expand_params_init(&p);
+            p.degree = D;
+            p.coef0 = c0 ? 0.5f : 0.0f;
+            pt_dataset *es, *ed, *edc;
+            ck_assert_msg(pt_expand(sp, &p, &es) == PT_OK, "%s", pt_last_error());
+            ck_assert_int_eq(pt_expand(dn, &p, &ed), PT_OK);
+            ck_assert_int_eq(pt_dataset_layout(es), PT_LAYOUT_SPARSE);
+            tu_assert_clean_csr(es);
+            ck_assert_int_eq(pt_dataset_convert(ed, PT_LAYOUT_SPARSE, 0, &edc), PT_OK);
+            ck_assert_uint_eq(es->nnz, edc->nnz);
+            ck_assert_mem_eq(es->rowptr, edc->rowptr, (es->n + 1) * sizeof *es->rowptr);
+            ck_assert_mem_eq(es->col, edc->col, es->nnz * sizeof *es->col);
+            ck_assert_mem_eq(es->val, edc->val, es->nnz * sizeof *es->val);
+            tu_assert_same_data(es, ed, "poly");
+            pt_dataset_free(es);
+            pt_dataset_free(ed);
+            pt_dataset_free(edc);
+        }
+    pt_expander *e = make(PT_EXPAND_RFF, 0, 0.0f, 200, 0.5f, 3, g.d);
+    pt_expand_params p;
+    pt_expand_params_init(&p);
+    p.kind = PT_EXPAND_RFF;
+    p.rff_dim = 200;
+    p.gamma = 0.5f;
+    p.seed = 3;
+    pt_dataset *er;
+    ck_assert_int_eq(pt_expand(sp, &p, &er), PT_OK);
+    ck_assert_int_eq(pt_dataset_layout(er), PT_LAYOUT_DENSE);
+    float *row = calloc(er->stride, sizeof *row);
+    for (size_t i = 0; i < g.n; i++) {
+        pt_expander_row(e, dn->X + i * dn->stride, row);
+        ck_assert_mem_eq(row, er->X + i * er->stride, er->stride * sizeof *row);
+    }
+    free(row);
+    pt_expander_free(e);
+    pt_dataset_free(er);
+
+    /* training on the expansion: the batch path, sparse against dense */
+    pt_train_params t;
+    pt_train_params_init(&t);
+    t.path = PT_PATH_BATCH;
+    t.epochs = 5;
+    t.expand.kind = PT_EXPAND_POLY;
+    t.expand.degree = 2;
+    pt_model *ms, *md;
+    pt_train_report rs, rd;
+    ck_assert_msg(pt_train(sp, &t, &ms, &rs) == PT_OK, "%s", pt_last_error());
+    ck_assert_int_eq(pt_train(dn, &t, &md, &rd), PT_OK);
+    ck_assert_int_eq(rs.epochs_run, rd.epochs_run);
+    for (int ep = 0; ep < rs.epochs_run; ep++)
+        ck_assert_uint_eq(rs.mistakes_per_epoch[ep], rd.mistakes_per_epoch[ep]);
+    float *s1 = malloc(g.n * sizeof *s1), *s2 = malloc(g.n * sizeof *s2);
+    ck_assert_int_eq(pt_model_scores(md, dn, s1), PT_OK);
+    ck_assert_int_eq(pt_model_scores(ms, dn, s2), PT_OK);
+    for (size_t i = 0; i < g.n; i++) ck_assert(fabsf(s1[i] - s2[i]) <= 1e-4f * (1 + fabsf(s1[i])));
+    ck_assert_int_eq(pt_model_scores(md, sp, s2), PT_OK); /* sparse rows staged densely */
+    for (size_t i = 0; i < g.n; i++) ck_assert(s1[i] == s2[i]);
+    free(s1);
+    free(s2);
+    pt_train_report_clear(&rs);
+    pt_train_report_clear(&rd);
+    pt_model_free(ms);
+    pt_model_free(md);
+    pt_dataset_free(sp);
+    pt_dataset_free(dn);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("expand");
@@ -761,6 +855,7 @@ int main(void)
     tcase_add_test(tc, test_rff_approximates_rbf);
     tcase_add_test(tc, test_rff_seeded);
     tcase_add_test(tc, test_cos_accuracy);
+    tcase_add_test(tc, test_sparse_input);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

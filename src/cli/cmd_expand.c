@@ -78,6 +78,8 @@ int cmd_expand(int argc, char **argv)
                    in, n, d, (double)p.gamma, (unsigned long long)p.seed);
         if (dim == SIZE_MAX) printf("more than 2^64 features\n");
         else if (bytes == SIZE_MAX) printf("%zu features; the matrix overflows a byte count\n", dim);
+        else if (p.kind == PT_EXPAND_POLY && pt_dataset_layout(ds) == PT_LAYOUT_SPARSE)
+            printf("%zu features, sparse rows (the monomials of each row's non-zeros)\n", dim);
         else printf("%zu features, %zu bytes (%.1f MiB) materialised\n", dim, bytes, bytes / 1048576.0);
         fflush(stdout);
     }
@@ -85,6 +87,11 @@ int cmd_expand(int argc, char **argv)
     double t0 = now();
     s = pt_expand(ds, &p, &x);
     double expand_s = now() - t0, write_s = 0.0;
+    if (s == PT_OK && pt_dataset_layout(x) == PT_LAYOUT_SPARSE) {
+        pt_dataset_info xi;
+        pt_dataset_get_info(x, &xi);
+        bytes = xi.bytes; /* the CSR arrays made */
+    }
     if (s == PT_OK) {
         t0 = now();
         s = pt_dataset_write(x, out, out_format);

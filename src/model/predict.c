@@ -12,7 +12,8 @@
 /* Predicted class index of every row. */
 static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_t *pred)
 {
-    if (m->w || m->W) /* kernel models score sparse rows */
+    /* kernel models and expanded ones score sparse rows */
+    if ((m->w || m->W) && m->params.expand.kind == PT_EXPAND_NONE)
         PT_TRY(pt_require_dense(ds, "prediction"));
     size_t K = m->nclass, n = ds->n;
     size_t rows = K > 2 ? CLASS_SCORE_BLOCK_BYTES / sizeof(float) / K : n;

@@ -54,8 +54,9 @@ static pt_status expanded_scores(const pt_model *m, const pt_dataset *ds, float 
     }
     const size_t n = ds->n, so = pt_stride_for(m->d), B = pt_expander_block_rows(e);
     const size_t nblocks = (n + B - 1) / B;
-    /* rows narrower than the model's input are copied into zero-padded staging rows */
-    const bool stage = ds->d < d_in;
+    /* rows narrower than the model's input, and sparse rows, are copied into zero-padded
+     * staging rows (a sparse row's columns past the model's input left out) */
+    const bool sparse = ds->layout == PT_LAYOUT_SPARSE, stage = ds->d < d_in || sparse;
     const size_t si = pt_stride_for(d_in);
     const float bias = m->bias ? 1.0f : 0.0f;
     int failed = 0;
@@ -68,10 +69,20 @@ static pt_status expanded_scores(const pt_model *m, const pt_dataset *ds, float 
         for (size_t bi = 0; bi < nblocks; bi++) {
             if (failed) continue;
             size_t i0 = bi * B, rows = n - i0 < B ? n - i0 : B;
-            const float *X = ds->X + i0 * ds->stride;
+            const float *X = sparse ? NULL : ds->X + i0 * ds->stride;
             size_t ldx = ds->stride;
+            if (stage && sparse) {
+                memset(in, 0, rows * si * sizeof(float));
+                for (size_t i = 0; i < rows; i++) {
+                    const uint32_t *col;
+                    const float *val;
+                    size_t nz = pt_csr_row(ds, i0 + i, &col, &val);
+                    while (nz > 0 && col[nz - 1] >= d_in) nz--;
+                    k->sparse->scatter(col, val, nz, in + i * si);
+                }
+            }
             if (stage) {
-                for (size_t i = 0; i < rows; i++)
+                for (size_t i = 0; !sparse && i < rows; i++)
                     memcpy(in + i * si, X + i * ds->stride, ds->d * sizeof(float));
                 X = in;
                 ldx = si;
@@ -275,7 +286,8 @@ static pt_status binary_scores(const pt_model *m, const pt_dataset *ds, float *s
 pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores)
 {
     pt_clear_error();
-    if (m->w || m->W) /* kernel models score sparse rows */
+    /* kernel models and expanded ones score sparse rows */
+    if ((m->w || m->W) && m->params.expand.kind == PT_EXPAND_NONE)
         PT_TRY(pt_require_dense(ds, "scoring"));
     if (m->nclass > 2)
         return pt_fail(PT_ERR_INVALID, "a %zu-class model has one score per class: use "
