@@ -956,7 +956,8 @@ START_TEST(test_sparse_kernel_and_expand)
     ck_assert_int_eq(run(&out, &err, train, svm, ms, "sparse"), 0);
     HAS(out, "\"layout\": \"sparse\"");
     ck_assert_int_eq(run(&out2, NULL, train, svm, md, "dense"), 0);
-    const char *a = strstr(out, "\"mistakes_per_epoch\""), *b = strstr(out2, "\"mistakes_per_epoch\"");
+    const char *a = strstr(out, "\"mistakes_per_epoch\""),
+               *b = strstr(out2, "\"mistakes_per_epoch\"");
     ck_assert(a && b && strncmp(a, b, strcspn(a, "]")) == 0);
     free(out);
     free(out2);
