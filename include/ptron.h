@@ -344,6 +344,12 @@ typedef struct pt_expand_params {
     uint64_t seed;        /* RFF: seed of W and b (default 1) */
     size_t max_features;  /* refuse an output dimension above this (default 10,000,000) */
     size_t mem_budget_bytes; /* refuse a materialised expansion above this (default half RAM) */
+    int hash_bits;        /* POLY: 0 (default) keeps the C(d + D, D) monomials; B in 1..31
+                           * hashes their index space to 2^B columns with a sign hash (Vowpal
+                           * Wabbit's feature hashing, from seed): column h(i) mod 2^B gets
+                           * s(i) phi_i(x), colliding monomials summed; degree 1 hashes the
+                           * original features. Only each row's non-zeros' monomials are
+                           * computed, so wide sparse data takes degree 2-3 in 2^B weights */
 } pt_expand_params;
 
 /* Defaults: kind POLY, degree 2, coef0 1, rff_dim 1024, gamma 1, seed 1. */

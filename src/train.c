@@ -54,7 +54,8 @@ static pt_status check_resume(const pt_dataset *ds, const pt_train_params *p)
                                   p->expand.coef0 != q->expand.coef0 ||
                                   p->expand.rff_dim != q->expand.rff_dim ||
                                   p->expand.gamma != q->expand.gamma ||
-                                  p->expand.seed != q->expand.seed) ? "expansion"
+                                  p->expand.seed != q->expand.seed ||
+                                  p->expand.hash_bits != q->expand.hash_bits) ? "expansion"
                         : NULL;
     if (other)
         return pt_fail(PT_ERR_INVALID, "the run to resume was trained with another %s (take its "
@@ -66,7 +67,9 @@ static bool same_expansion(const pt_expand_params *a, const pt_expand_params *b)
 {
     if (a->kind != b->kind) return false;
     switch (a->kind) {
-    case PT_EXPAND_POLY: return a->degree == b->degree && a->coef0 == b->coef0;
+    case PT_EXPAND_POLY:
+        return a->degree == b->degree && a->coef0 == b->coef0 && a->hash_bits == b->hash_bits &&
+               (!a->hash_bits || a->seed == b->seed);
     case PT_EXPAND_RFF: return a->rff_dim == b->rff_dim && a->gamma == b->gamma && a->seed == b->seed;
     default: return true;
     }

@@ -29,6 +29,10 @@ int cmd_expand(int argc, char **argv)
         else if (strcmp(arg, "--rff") == 0) cli_size(&a, arg, 1, (size_t)1 << 40, &rff);
         else if (strcmp(arg, "--gamma") == 0) cli_float(&a, arg, 1e-30, 1e30, &p.gamma);
         else if (strcmp(arg, "--seed") == 0) cli_u64(&a, arg, &p.seed);
+        else if (strcmp(arg, "--hash-bits") == 0) {
+            long hb = 0;
+            if (cli_int(&a, arg, 1, 31, &hb)) p.hash_bits = (int)hb;
+        }
         else if (strcmp(arg, "--max-features") == 0) cli_size(&a, arg, 1, SIZE_MAX, &p.max_features);
         else if (strcmp(arg, "--mem-mb") == 0) cli_size(&a, arg, 1, SIZE_MAX >> 21, &cli_mem_mb);
         else if (strcmp(arg, "--format") == 0) format = cli_value(&a, arg);
@@ -44,6 +48,7 @@ int cmd_expand(int argc, char **argv)
     if (a.error) return EXIT_USAGE;
     if (!in || !out) return cli_usage_error("expand", "needs FILE and -o OUT");
     if ((degree > 0) == (rff > 0)) return cli_usage_error("expand", "give one of --degree D or --rff D");
+    if (p.hash_bits && rff) return cli_usage_error("expand", "--hash-bits goes with --degree D");
     pt_format out_format = PT_FORMAT_AUTO;
     if (to && pt_format_parse(to, &out_format) != PT_OK) return cli_usage_error("expand", "%s", pt_last_error());
     if (degree > 0) {
@@ -70,7 +75,10 @@ int cmd_expand(int argc, char **argv)
 
     /* the dimension first, before any work */
     if (!json && !quiet) {
-        if (p.kind == PT_EXPAND_POLY)
+        if (p.kind == PT_EXPAND_POLY && p.hash_bits)
+            printf("%s: %zu rows x %zu features -> degree-%d polynomial, coef0 %g, hashed to "
+                   "2^%d = ", in, n, d, p.degree, (double)p.coef0, p.hash_bits);
+        else if (p.kind == PT_EXPAND_POLY)
             printf("%s: %zu rows x %zu features -> degree-%d polynomial, coef0 %g: C(%zu + %d, %d) = ",
                    in, n, d, p.degree, (double)p.coef0, d, p.degree, p.degree);
         else

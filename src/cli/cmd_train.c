@@ -155,6 +155,10 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
             if (cli_int(&a, arg, 1, 32, &l)) p->degree = (int)l;
         } else if (IS("--gamma")) cli_float(&a, arg, 1e-30, 1e30, &p->gamma);
         else if (IS("--coef0")) cli_float(&a, arg, -1e30, 1e30, &p->coef0);
+        else if (IS("--hash-bits")) {
+            long hb = 0;
+            if (cli_int(&a, arg, 1, 31, &hb)) p->expand.hash_bits = (int)hb;
+        }
         else if (IS("--expand")) {
             /* D or poly:D (polynomial), rff:D (random Fourier features) */
             const char *v = cli_value(&a, arg), *num = v;
@@ -197,7 +201,9 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     }
     if (a.error) return EXIT_USAGE;
     if (!o->file) return cli_usage_error("train", "missing FILE");
-    /* --expand reuses --coef0 (poly), --gamma and --seed (rff) */
+    if (p->expand.hash_bits && p->expand.kind != PT_EXPAND_POLY)
+        return cli_usage_error("train", "--hash-bits goes with --expand D or poly:D");
+    /* --expand reuses --coef0 (poly), --gamma and --seed (rff, --hash-bits) */
     p->expand.coef0 = p->coef0;
     p->expand.gamma = p->gamma;
     p->expand.seed = p->seed;

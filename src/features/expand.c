@@ -50,7 +50,13 @@ struct pt_expander {
     size_t ldw;
     float *b; /* ldw floats, zero padded */
     float scale;
+    /* POLY hashed (p.hash_bits): the layout's offsets (no layout is built) */
+    struct poly_index *ix;
 };
+
+static pt_status hashed_setup(pt_expander *e);
+static void poly_index_free(struct poly_index *ix);
+static void hashed_row(const pt_expander *e, const float *x, float *out);
 
 /* ------------------------------------------------------------------ parameters, sizes */
 
@@ -66,12 +72,14 @@ void pt_expand_params_init(pt_expand_params *p)
     p->seed = 1;
     p->max_features = 10000000;
     p->mem_budget_bytes = pt_default_mem_budget();
+    p->hash_bits = 0;
 }
 
 size_t pt_expand_dim(const pt_expand_params *p, size_t d)
 {
     if (p->kind == PT_EXPAND_RFF) return p->rff_dim;
     if (p->kind != PT_EXPAND_POLY) return d;
+    if (p->hash_bits > 0 && p->hash_bits < 32) return (size_t)1 << p->hash_bits;
     if (p->degree < 0) return SIZE_MAX;
     /* C(d + D, D) = prod_{i=1..D} (d + i) / i; each partial product is C(d + i, i), exact. */
     unsigned __int128 r = 1;
@@ -84,6 +92,12 @@ size_t pt_expand_dim(const pt_expand_params *p, size_t d)
 
 pt_status pt_expand_check_params(const pt_expand_params *p)
 {
+    if (p->hash_bits < 0 || p->hash_bits > 31)
+        return pt_fail(PT_ERR_INVALID, "expansion hash bits must be in 0..31 (got %d)",
+                       p->hash_bits);
+    if (p->hash_bits && p->kind != PT_EXPAND_POLY)
+        return pt_fail(PT_ERR_INVALID, "feature hashing (hash bits %d) applies to the polynomial "
+                       "expansion only", p->hash_bits);
     switch (p->kind) {
     case PT_EXPAND_POLY:
         if (p->degree < 1 || p->degree > 32)
@@ -106,7 +120,10 @@ pt_status pt_expand_check_params(const pt_expand_params *p)
 
 static void describe(const pt_expand_params *p, size_t d, char *buf, size_t len)
 {
-    if (p->kind == PT_EXPAND_POLY)
+    if (p->kind == PT_EXPAND_POLY && p->hash_bits)
+        snprintf(buf, len, "degree-%d polynomial expansion of %zu features hashed to 2^%d = ",
+                 p->degree, d, p->hash_bits);
+    else if (p->kind == PT_EXPAND_POLY)
         snprintf(buf, len, "degree-%d polynomial expansion of %zu features: C(%zu + %d, %d) = ",
                  p->degree, d, d, p->degree, p->degree);
     else
@@ -259,7 +276,8 @@ pt_status pt_expander_create(const pt_expand_params *p, size_t d_in, const pt_ke
     e->d_out = pt_expand_dim(p, d_in);
     e->stride_out = pt_stride_for(e->d_out);
     e->k = k->expand;
-    pt_status s = p->kind == PT_EXPAND_POLY ? build_poly(e) : build_rff(e);
+    pt_status s = p->kind == PT_EXPAND_POLY ? (p->hash_bits ? hashed_setup(e) : build_poly(e))
+                                            : build_rff(e);
     if (s != PT_OK) {
         pt_expander_free(e);
         return s;
@@ -278,6 +296,7 @@ void pt_expander_free(pt_expander *e)
     if (!e) return;
     free(e->segs);
     pt_free(e->coef);
+    poly_index_free(e->ix);
     pt_free(e->Wt);
     pt_free(e->b);
     free(e);
@@ -288,7 +307,8 @@ size_t pt_expander_d_out(const pt_expander *e) { return e->d_out; }
 
 void pt_expander_row(const pt_expander *e, const float *x, float *out)
 {
-    if (e->p.kind == PT_EXPAND_POLY) e->k->poly_row(&e->poly, x, out);
+    if (e->p.kind == PT_EXPAND_POLY && e->ix) hashed_row(e, x, out);
+    else if (e->p.kind == PT_EXPAND_POLY) e->k->poly_row(&e->poly, x, out);
     else e->k->rff_row(&e->rff, x, out);
 }
 
@@ -297,7 +317,7 @@ void pt_expander_block(const pt_expander *e, const float *X, size_t ldx, size_t 
 {
     if (e->p.kind == PT_EXPAND_POLY) {
         for (size_t i = 0; i < rows; i++) {
-            e->k->poly_row(&e->poly, X + i * ldx, out + i * ldo);
+            pt_expander_row(e, X + i * ldx, out + i * ldo);
             for (size_t t = e->stride_out; t < ldo; t++) out[i * ldo + t] = 0.0f;
         }
         return;
@@ -367,7 +387,20 @@ typedef struct mono_list {
     size_t *pos;
     float *val;
     uint32_t *lead;
+    double *mult;        /* k! / alpha! (hashed: the coefficients computed, not stored) */
+    unsigned char *lexp; /* the lead variable's exponent */
 } mono_list;
+
+static void mono_free(mono_list *a, size_t count)
+{
+    for (size_t k = 0; k < count; k++) {
+        free(a[k].pos);
+        free(a[k].val);
+        free(a[k].lead);
+        free(a[k].mult);
+        free(a[k].lexp);
+    }
+}
 
 static bool mono_reserve(mono_list *l, size_t cap)
 {
@@ -378,7 +411,11 @@ static bool mono_reserve(mono_list *l, size_t cap)
     if (v) l->val = v;
     uint32_t *d = v ? realloc(l->lead, cap * sizeof *d) : NULL;
     if (d) l->lead = d;
-    if (!d) return false;
+    double *mu = d ? realloc(l->mult, cap * sizeof *mu) : NULL;
+    if (mu) l->mult = mu;
+    unsigned char *le = mu ? realloc(l->lexp, cap) : NULL;
+    if (le) l->lexp = le;
+    if (!le) return false;
     l->cap = cap;
     return true;
 }
@@ -408,6 +445,13 @@ static pt_status poly_index_init(poly_index *ix, int D, size_t d)
     return PT_OK;
 }
 
+static void poly_index_free(struct poly_index *ix)
+{
+    if (!ix) return;
+    free(ix->off);
+    free(ix);
+}
+
 /* The monomials of a sparse row (cols, vals, m; columns increasing), degree by degree into
  * a[0..D] (a[k]: degree k, positions within the layout), values as poly_row's. Returns the
  * count, or SIZE_MAX when out of memory. */
@@ -422,12 +466,16 @@ static size_t poly_sparse_row(const pt_expander *e, const poly_index *ix, const 
     a[0].pos[0] = 0;
     a[0].val[0] = 1.0f;
     a[0].lead[0] = 0;
+    a[0].mult[0] = 1.0;
+    a[0].lexp[0] = 0;
     if (!mono_reserve(&a[1], m ? m : 1)) return SIZE_MAX;
     a[1].n = m;
     for (size_t q = 0; q < m; q++) {
         a[1].pos[q] = 1 + col[q];
         a[1].val[q] = val[q];
         a[1].lead[q] = col[q];
+        a[1].mult[q] = 1.0;
+        a[1].lexp[q] = 1;
     }
     for (int k = 2; k <= D; k++) {
         const mono_list *p = &a[k - 1];
@@ -444,15 +492,26 @@ static size_t poly_sparse_row(const pt_expander *e, const poly_index *ix, const 
                 size_t in_prev = p->pos[t] - ix->start[k - 1];
                 o->pos[z] = ix->start[k] + offk[j] + (in_prev - offp[j]);
                 o->val[z] = val[q] * p->val[t];
+                /* as build_poly counts them: the exponent of x_j, k! / alpha! */
+                unsigned ex = p->lead[t] == j ? p->lexp[t] : 0;
+                o->lexp[z] = (unsigned char)(ex + 1);
+                o->mult[z] = p->mult[t] * k / (ex + 1);
                 o->lead[z++] = j;
             }
         }
         o->n = z;
     }
-    /* the coefficients: the top degree's as poly_row fuses them, the lower ones after */
+    /* the coefficients: the top degree's as poly_row fuses them, the lower ones after; when
+     * hashed (no table), computed as build_poly computes them */
+    double binom = 1.0; /* C(D, k) */
     for (int k = 0; k <= D; k++) {
-        for (size_t t = 0; t < a[k].n; t++) a[k].val[t] = a[k].val[t] * coef[a[k].pos[t]];
+        double c = binom * pow((double)e->p.coef0, D - k);
+        for (size_t t = 0; t < a[k].n; t++) {
+            float cf = coef ? coef[a[k].pos[t]] : (float)sqrt(c * a[k].mult[t]);
+            a[k].val[t] = a[k].val[t] * cf;
+        }
         total += a[k].n;
+        binom = binom * (D - k) / (k + 1);
     }
     return total;
 }
@@ -470,6 +529,77 @@ static pt_status alloc_like(const pt_dataset *ds, pt_dataset *x)
     x->nclass = ds->nclass;
     if (ds->y) memcpy(x->y, ds->y, ds->n * sizeof(float));
     return PT_OK;
+}
+
+/* Feature hashing: the column of monomial pos is the low hash_bits bits of a 64-bit mix of pos
+ * and the seed (splitmix64's finaliser), its sign the top bit. */
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15u;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+static uint64_t hash_of(const pt_expander *e, size_t pos)
+{
+    return mix64((uint64_t)pos ^ mix64(e->p.seed));
+}
+
+typedef struct hashed_entry {
+    uint32_t col, seq;
+    float val;
+} hashed_entry;
+
+static int hashed_cmp(const void *a, const void *b)
+{
+    const hashed_entry *x = a, *y = b;
+    if (x->col != y->col) return x->col < y->col ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static pt_status hashed_setup(pt_expander *e)
+{
+    pt_expand_params plain = e->p;
+    plain.hash_bits = 0;
+    if (pt_expand_dim(&plain, e->d_in) == SIZE_MAX)
+        return pt_fail(PT_ERR_LIMIT, "degree-%d polynomial expansion of %zu features: more than "
+                       "2^64 monomials to hash", e->p.degree, e->d_in);
+    if (!(e->ix = malloc(sizeof *e->ix)))
+        return pt_fail(PT_ERR_NOMEM, "cannot allocate the expansion's offsets");
+    e->ix->off = NULL;
+    return poly_index_init(e->ix, e->p.degree, e->d_in);
+}
+
+/* A dense row, hashed: its non-zeros' monomials, each added at its column with its sign, in
+ * monomial order (so the same sums as the sparse rows' in pt_expand_with). */
+static void hashed_row(const pt_expander *e, const float *x, float *out)
+{
+    const size_t d = e->d_in;
+    uint32_t *col = malloc((d ? d : 1) * sizeof *col);
+    float *val = malloc((d ? d : 1) * sizeof *val);
+    mono_list a[33] = {{0}};
+    memset(out, 0, e->stride_out * sizeof *out);
+    size_t m = 0;
+    for (size_t j = 0; col && val && j < d; j++)
+        if (x[j] != 0.0f) {
+            col[m] = (uint32_t)j;
+            val[m++] = x[j];
+        }
+    if (col && val && poly_sparse_row(e, e->ix, col, val, m, a) != SIZE_MAX) {
+        const uint64_t mask = ((uint64_t)1 << e->p.hash_bits) - 1;
+        for (int k = 0; k <= e->p.degree; k++)
+            for (size_t t = 0; t < a[k].n; t++) {
+                uint64_t hv = hash_of(e, a[k].pos[t]);
+                out[hv & mask] += hv >> 63 ? -a[k].val[t] : a[k].val[t];
+            }
+    } else {
+        /* out of memory: a NaN row, which the paths refuse as non-finite */
+        for (size_t j = 0; j < e->d_out; j++) out[j] = NAN;
+    }
+    mono_free(a, (size_t)e->p.degree + 1);
+    free(col);
+    free(val);
 }
 
 /* POLY on sparse rows into a sparse dataset: count, check the budget, fill. */
@@ -513,6 +643,8 @@ static pt_status poly_sparse(const pt_dataset *ds, const pt_expander *e, size_t 
 #pragma omp parallel if (st == PT_OK && n > 256) reduction(| : failed) reduction(min : bad_row)
     {
         mono_list a[33] = {{0}};
+        hashed_entry *h = NULL;
+        size_t hcap = 0;
 #pragma omp for schedule(dynamic, 64)
         for (size_t i = 0; i < n; i++) {
             if (st != PT_OK || failed) continue;
@@ -524,6 +656,42 @@ static pt_status poly_sparse(const pt_dataset *ds, const pt_expander *e, size_t 
                 continue;
             }
             uint64_t z = cnt[i];
+            if (e->ix) {
+                /* hashed: the entries by column, each column's sum in monomial order */
+                size_t nh = 0, tot = 0;
+                for (size_t k = 0; k <= D; k++) tot += a[k].n;
+                if (tot > hcap) {
+                    hashed_entry *g = realloc(h, tot * sizeof *g);
+                    if (!g) {
+                        failed = 1;
+                        continue;
+                    }
+                    h = g;
+                    hcap = tot;
+                }
+                for (size_t k = 0; k <= D; k++)
+                    for (size_t t = 0; t < a[k].n; t++) {
+                        uint64_t hv = hash_of(e, a[k].pos[t]);
+                        h[nh] = (hashed_entry){.col = (uint32_t)(hv & ((1u << e->p.hash_bits) - 1)),
+                                               .seq = (uint32_t)nh,
+                                               .val = hv >> 63 ? -a[k].val[t] : a[k].val[t]};
+                        nh++;
+                    }
+                qsort(h, nh, sizeof *h, hashed_cmp);
+                for (size_t t = 0; t < nh;) {
+                    float v = 0.0f;
+                    size_t u = t;
+                    for (; u < nh && h[u].col == h[t].col; u++) v += h[u].val;
+                    if (!((v - v) == 0.0f) && i < bad_row) bad_row = i;
+                    if (v != 0.0f) {
+                        x->col[z] = h[t].col;
+                        x->val[z++] = v;
+                    }
+                    t = u;
+                }
+                x->rowptr[i + 1] = z;
+                continue;
+            }
             for (size_t k = 0; k <= D; k++)
                 for (size_t t = 0; t < a[k].n; t++) {
                     float v = a[k].val[t];
@@ -534,11 +702,8 @@ static pt_status poly_sparse(const pt_dataset *ds, const pt_expander *e, size_t 
                 }
             x->rowptr[i + 1] = z; /* the end of row i, within its slot */
         }
-        for (size_t k = 0; k <= D; k++) {
-            free(a[k].pos);
-            free(a[k].val);
-            free(a[k].lead);
-        }
+        mono_free(a, D + 1);
+        free(h);
     }
     if (st == PT_OK && failed)
         st = pt_fail(PT_ERR_NOMEM, "cannot allocate a row's monomials");

@@ -18,7 +18,8 @@
  *   expand poly degree 3 coef0 1 rff_dim 1024 gamma 1 seed 1 d_in 4
  *                            optional, only for a model trained on a feature expansion (poly |
  *                            rff): its parameters and the input features it expands (d is the
- *                            expanded dimension); RFF's W and b are drawn again from the seed
+ *                            expanded dimension); RFF's W and b are drawn again from the seed;
+ *                            version 3 may end it with "hash_bits B" (poly hashed to 2^B)
  *   epochs_run 4
  *   b 0.5                    the bias weight
  *   w                        linear models: then d lines, one weight each (%.9g)
@@ -318,7 +319,7 @@ static void print_model(FILE *f, const pt_model *m)
     /* version 2 only where the file needs it (voted one-vs-rest, a run in progress), so that
      * older ptron still reads the others */
     fprintf(f, "%s %d\n", MODEL_MAGIC,
-            has_sparse_sv(m) ? 3 : has_ovr_votes(m) || m->nstates ? 2 : 1);
+            has_sparse_sv(m) || p->expand.hash_bits ? 3 : has_ovr_votes(m) || m->nstates ? 2 : 1);
     fprintf(f, "path %s\nvariant %s\nbias %d\nd %zu\nnclass %zu\nlabels",
             pt_path_name(m->path), pt_variant_name(m->variant), m->bias ? 1 : 0, m->d, m->nclass);
     for (size_t c = 0; c < m->nclass; c++) fprintf(f, " %.17g", pt_model_class_value(m, c));
@@ -344,10 +345,13 @@ static void print_model(FILE *f, const pt_model *m)
             pt_kernel_name(p->kernel), p->degree, (double)p->gamma, (double)p->coef0, p->cache_mb,
             pt_gram_storage_name(p->gram_storage));
     const pt_expand_params *ex = &p->expand;
-    if (ex->kind != PT_EXPAND_NONE)
+    if (ex->kind != PT_EXPAND_NONE) {
         fprintf(f, "expand %s degree %d coef0 %.9g rff_dim %zu gamma %.9g seed %" PRIu64
-                " d_in %zu\n", ex->kind == PT_EXPAND_POLY ? "poly" : "rff", ex->degree,
+                " d_in %zu", ex->kind == PT_EXPAND_POLY ? "poly" : "rff", ex->degree,
                 (double)ex->coef0, ex->rff_dim, (double)ex->gamma, ex->seed, m->expand_d_in);
+        if (ex->hash_bits) fprintf(f, " hash_bits %d", ex->hash_bits); /* version 3 */
+        fputc('\n', f);
+    }
     fprintf(f, "epochs_run %d\nb %.9g\n", m->epochs_run, (double)m->b);
     if (m->W) {
         size_t stride = pt_stride_for(m->d);
@@ -1304,7 +1308,13 @@ static pt_status parse_expand(const parser *r, char *line, fields *f)
         case 5: PT_TRY(parse_u64(r, "expand d_in", v, SIZE_MAX / 16, &f->expand_d_in)); break;
         }
     }
-    if (token(&line)) return perr(r, "expand: unexpected value after d_in");
+    const char *hb = token(&line), *hv = hb ? token(&line) : NULL;
+    if (hb && (strcmp(hb, "hash_bits") != 0 || !hv || r->version < 3))
+        return perr(r, "expand: unexpected value after d_in%s",
+                    hb && !strcmp(hb, "hash_bits") && r->version < 3
+                        ? " (hash_bits needs model format version 3)" : "");
+    if (hb) PT_TRY(parse_int(r, "expand hash_bits", hv, 31, &e->hash_bits));
+    if (token(&line)) return perr(r, "expand: unexpected value after hash_bits");
     e->kind = strcmp(kind, "poly") == 0 ? PT_EXPAND_POLY : PT_EXPAND_RFF;
     if (pt_expand_check_params(e) != PT_OK) return perr(r, "expand: %s", pt_last_error());
     return PT_OK;
