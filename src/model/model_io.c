@@ -818,7 +818,7 @@ static pt_status parse_kernel_sparse(parser *r, const fields *f, size_t n, pt_mo
             if (!colon) return perr(r, "'%s': expected INDEX:VALUE", t);
             *colon = '\0';
             uint64_t idx = 0;
-            PT_TRY(parse_u64(r, "index", t, f->d, &idx));
+            PT_TRY(parse_u64(r, "index", t, f->d < UINT32_MAX ? f->d : UINT32_MAX, &idx));
             if (idx <= last)
                 return perr(r, "index %" PRIu64 ": indices start at 1 and increase", idx);
             last = idx;

@@ -168,7 +168,11 @@ static pt_status sparse_kernel_scores(const pt_model *m, const pt_dataset *ds, c
     sv_csr c;
     pt_gram_csc t = {0};
     pt_status st = sv_csr_get(m, &c);
-    if (st == PT_OK) st = pt_gram_csc_init(&t, c.ptr, c.col, c.val, nsv, d);
+    /* columns past the last one used hold nothing: the transpose stops there */
+    size_t used = 0;
+    for (uint64_t z = 0; st == PT_OK && z < c.ptr[nsv]; z++)
+        if (c.col[z] + (size_t)1 > used) used = c.col[z] + (size_t)1;
+    if (st == PT_OK) st = pt_gram_csc_init(&t, c.ptr, c.col, c.val, nsv, used);
     float *zn = st == PT_OK && rbf ? pt_alloc(npad * sizeof(float), "squared norms") : NULL;
     if (st == PT_OK && rbf && !zn) st = PT_ERR_NOMEM;
     if (st != PT_OK) {
