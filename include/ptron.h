@@ -367,6 +367,12 @@ typedef struct pt_expand_params {
     uint64_t seed;        /* RFF: seed of W and b (default 1) */
     size_t max_features;  /* refuse an output dimension above this (default 10,000,000) */
     size_t mem_budget_bytes; /* refuse a materialised expansion above this (default half RAM) */
+    int hash_bits;        /* POLY: 0 (default) keeps the C(d + D, D) monomials; B in 1..31
+                           * hashes their index space to 2^B columns with a sign hash (Vowpal
+                           * Wabbit's feature hashing, from seed): column h(i) mod 2^B gets
+                           * s(i) phi_i(x), colliding monomials summed; degree 1 hashes the
+                           * original features. Only each row's non-zeros' monomials are
+                           * computed, so wide sparse data takes degree 2-3 in 2^B weights */
 } pt_expand_params;
 
 /* Defaults: kind POLY, degree 2, coef0 1, rff_dim 1024, gamma 1, seed 1. */
@@ -375,7 +381,9 @@ PT_API void pt_expand_params_init(pt_expand_params *p);
  * overflow. */
 PT_API size_t pt_expand_dim(const pt_expand_params *p, size_t d);
 /* Materialise the expansion of every row (refused with the dimension and bytes needed when over
- * max_features or the memory budget). Labels and class table are kept. */
+ * max_features or the memory budget). Labels and class table are kept. Sparse rows: POLY gives
+ * sparse rows holding only the monomials of each row's non-zeros (the dense expansion's
+ * non-zeros, bit for bit; columns must fit 32 bits), RFF dense rows. */
 PT_API pt_status pt_expand(const pt_dataset *ds, const pt_expand_params *p, pt_dataset **out);
 /* Expansion parameters by name, as pt_train_params_set below: "kind" (none, poly, rff),
  * "degree", "coef0", "rff_dim", "gamma", "seed", "max_features", "mem_budget_bytes";

@@ -79,7 +79,8 @@ static pt_status check_resume(const pt_dataset *ds, const pt_train_params *p)
                                   p->expand.coef0 != q->expand.coef0 ||
                                   p->expand.rff_dim != q->expand.rff_dim ||
                                   p->expand.gamma != q->expand.gamma ||
-                                  p->expand.seed != q->expand.seed) ? "expansion"
+                                  p->expand.seed != q->expand.seed ||
+                                  p->expand.hash_bits != q->expand.hash_bits) ? "expansion"
                         : NULL;
     if (other)
         return pt_fail(PT_ERR_INVALID, "the run to resume was trained with another %s (take its "
@@ -91,7 +92,9 @@ static bool same_expansion(const pt_expand_params *a, const pt_expand_params *b)
 {
     if (a->kind != b->kind) return false;
     switch (a->kind) {
-    case PT_EXPAND_POLY: return a->degree == b->degree && a->coef0 == b->coef0;
+    case PT_EXPAND_POLY:
+        return a->degree == b->degree && a->coef0 == b->coef0 && a->hash_bits == b->hash_bits &&
+               (!a->hash_bits || a->seed == b->seed);
     case PT_EXPAND_RFF: return a->rff_dim == b->rff_dim && a->gamma == b->gamma && a->seed == b->seed;
     default: return true;
     }
@@ -216,8 +219,9 @@ pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
 {
     pt_clear_error();
     PT_TRY(pt_train_params_check(p));
-    /* the sparse layout: every path reads it (expansions not yet) */
-    if (p->expand.kind != PT_EXPAND_NONE) PT_TRY(pt_require_dense(ds, "pt_train_params.expand"));
+    /* the sparse layout: every path reads it; of the expansions, the batch path's */
+    if (p->expand.kind != PT_EXPAND_NONE && p->path != PT_PATH_BATCH)
+        PT_TRY(pt_require_dense(ds, "pt_train_params.expand"));
     if (ds->nclass < 2)
         return pt_fail(PT_ERR_LABELS, "training needs two classes; the data has %zu (label %g)",
                        ds->nclass, ds->nclass ? ds->class_values[0] : 0.0);

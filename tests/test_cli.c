@@ -1024,6 +1024,50 @@ START_TEST(test_sparse_train_predict)
 }
 END_TEST
 
+/* The kernel path on sparse data from the command line: trained in the sparse layout, the same
+ * mistakes as in the dense one, a model file of sparse support vectors (version 3), predicted
+ * alike on either layout; ptron expand keeps a polynomial expansion of sparse rows sparse. */
+START_TEST(test_sparse_kernel_and_expand)
+{
+    const char *svm = keep(0, tu_path("sk", ".svm")), *ms = keep(1, tu_path("sk_s", ".model")),
+               *md = keep(2, tu_path("sk_d", ".model")), *ex = keep(3, tu_path("sk_x", ".ptd"));
+    char *out, *err, *out2;
+    ck_assert_int_eq(run(NULL, NULL, "gen sparse --n 300 --d 2000 --nnz 20 --seed 5 -o %s", svm),
+                     0);
+    const char *train = "train %s -o %s --layout %s --path kernel --kernel rbf --gamma 1 "
+                        "--epochs 4 --json";
+    ck_assert_int_eq(run(&out, &err, train, svm, ms, "sparse"), 0);
+    HAS(out, "\"layout\": \"sparse\"");
+    ck_assert_int_eq(run(&out2, NULL, train, svm, md, "dense"), 0);
+    const char *a = strstr(out, "\"mistakes_per_epoch\""),
+               *b = strstr(out2, "\"mistakes_per_epoch\"");
+    ck_assert(a && b && strncmp(a, b, strcspn(a, "]")) == 0);
+    free(out);
+    free(out2);
+    free(err);
+    size_t len;
+    char *text = tu_read_file(ms, &len);
+    ck_assert(strncmp(text, "ptron-model 3\n", 14) == 0);
+    ck_assert_ptr_nonnull(strstr(text, " sparse\n"));
+    free(text);
+    ck_assert_int_eq(run(&out, NULL, "predict %s %s --layout sparse --json", ms, svm), 0);
+    ck_assert_int_eq(run(&out2, NULL, "predict %s %s --layout dense --json", md, svm), 0);
+    a = strstr(out, "\"correct\"");
+    b = strstr(out2, "\"correct\"");
+    ck_assert(a && b && strncmp(a, b, strcspn(a, ",")) == 0);
+    free(out);
+    free(out2);
+    ck_assert_int_eq(run(&out, &err, "expand %s --degree 2 -o %s --layout sparse", svm, ex), 0);
+    HAS(out, "2003001 features, sparse rows");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "info %s --json", ex), 0);
+    HAS(out, "\"layout\": \"sparse\"");
+    free(out);
+    free(err);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -1049,6 +1093,7 @@ int main(void)
     tcase_add_test(tc, test_layout_option);
     tcase_add_test(tc, test_gen_sparse);
     tcase_add_test(tc, test_sparse_train_predict);
+    tcase_add_test(tc, test_sparse_kernel_and_expand);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

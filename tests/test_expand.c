@@ -744,6 +744,222 @@ START_TEST(test_cos_accuracy)
 }
 END_TEST
 
+/* Expansions of sparse rows equal those of their dense copy: POLY stays sparse and holds the
+ * dense expansion's non-zeros bit for bit (every degree 1-4, coef0 0 and not, rows with no
+ * non-zero), RFF is dense and equals the row form (rff_row) bit for bit; and the batch path
+ * on a sparse expansion makes the same mistakes as on the dense one. */
+START_TEST(test_sparse_input)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_SPARSE;
+    g.n = 200;
+    g.d = 40;
+    g.nnz = 5;
+    g.margin = 0.001;
+    pt_dataset *sp, *dn;
+    ck_assert_int_eq(pt_generate(&g, &sp), PT_OK);
+    /* an empty row: its expansion is the constant alone */
+    for (uint64_t z = sp->rowptr[3]; z < sp->rowptr[4]; z++) sp->val[z] = 0.0f;
+    pt_dataset *tmp;
+    ck_assert_int_eq(pt_dataset_convert(sp, PT_LAYOUT_DENSE, 0, &dn), PT_OK);
+    ck_assert_int_eq(pt_dataset_convert(dn, PT_LAYOUT_SPARSE, 0, &tmp), PT_OK);
+    pt_dataset_free(sp);
+    sp = tmp;
+    ck_assert_uint_eq(sp->rowptr[4] - sp->rowptr[3], 0);
+    for (int D = 1; D <= 4; D++)
+        for (int c0 = 0; c0 <= 1; c0++) {
+            pt_expand_params p;
+            pt_expand_params_init(&p);
+            p.degree = D;
+            p.coef0 = c0 ? 0.5f : 0.0f;
+            pt_dataset *es, *ed, *edc;
+            ck_assert_msg(pt_expand(sp, &p, &es) == PT_OK, "%s", pt_last_error());
+            ck_assert_int_eq(pt_expand(dn, &p, &ed), PT_OK);
+            ck_assert_int_eq(pt_dataset_layout(es), PT_LAYOUT_SPARSE);
+            tu_assert_clean_csr(es);
+            ck_assert_int_eq(pt_dataset_convert(ed, PT_LAYOUT_SPARSE, 0, &edc), PT_OK);
+            ck_assert_uint_eq(es->nnz, edc->nnz);
+            ck_assert_mem_eq(es->rowptr, edc->rowptr, (es->n + 1) * sizeof *es->rowptr);
+            ck_assert_mem_eq(es->col, edc->col, es->nnz * sizeof *es->col);
+            ck_assert_mem_eq(es->val, edc->val, es->nnz * sizeof *es->val);
+            tu_assert_same_data(es, ed, "poly");
+            pt_dataset_free(es);
+            pt_dataset_free(ed);
+            pt_dataset_free(edc);
+        }
+    pt_expander *e = make(PT_EXPAND_RFF, 0, 0.0f, 200, 0.5f, 3, g.d);
+    pt_expand_params p;
+    pt_expand_params_init(&p);
+    p.kind = PT_EXPAND_RFF;
+    p.rff_dim = 200;
+    p.gamma = 0.5f;
+    p.seed = 3;
+    pt_dataset *er;
+    ck_assert_int_eq(pt_expand(sp, &p, &er), PT_OK);
+    ck_assert_int_eq(pt_dataset_layout(er), PT_LAYOUT_DENSE);
+    float *row = calloc(er->stride, sizeof *row);
+    for (size_t i = 0; i < g.n; i++) {
+        pt_expander_row(e, dn->X + i * dn->stride, row);
+        ck_assert_mem_eq(row, er->X + i * er->stride, er->stride * sizeof *row);
+    }
+    free(row);
+    pt_expander_free(e);
+    pt_dataset_free(er);
+
+    /* training on the expansion: the batch path, sparse against dense */
+    pt_train_params t;
+    pt_train_params_init(&t);
+    t.path = PT_PATH_BATCH;
+    t.epochs = 5;
+    t.expand.kind = PT_EXPAND_POLY;
+    t.expand.degree = 2;
+    pt_model *ms, *md;
+    pt_train_report rs, rd;
+    ck_assert_msg(pt_train(sp, &t, &ms, &rs) == PT_OK, "%s", pt_last_error());
+    ck_assert_int_eq(pt_train(dn, &t, &md, &rd), PT_OK);
+    ck_assert_int_eq(rs.epochs_run, rd.epochs_run);
+    for (int ep = 0; ep < rs.epochs_run; ep++)
+        ck_assert_uint_eq(rs.mistakes_per_epoch[ep], rd.mistakes_per_epoch[ep]);
+    float *s1 = malloc(g.n * sizeof *s1), *s2 = malloc(g.n * sizeof *s2);
+    ck_assert_int_eq(pt_model_scores(md, dn, s1), PT_OK);
+    ck_assert_int_eq(pt_model_scores(ms, dn, s2), PT_OK);
+    for (size_t i = 0; i < g.n; i++) ck_assert(fabsf(s1[i] - s2[i]) <= 1e-4f * (1 + fabsf(s1[i])));
+    ck_assert_int_eq(pt_model_scores(md, sp, s2), PT_OK); /* sparse rows staged densely */
+    for (size_t i = 0; i < g.n; i++) ck_assert(s1[i] == s2[i]);
+    free(s1);
+    free(s2);
+    pt_train_report_clear(&rs);
+    pt_train_report_clear(&rd);
+    pt_model_free(ms);
+    pt_model_free(md);
+    pt_dataset_free(sp);
+    pt_dataset_free(dn);
+}
+END_TEST
+
+/* The test's own copy of the hash (expand.c: splitmix64's finaliser of the position and the
+ * seed's mix; column the low bits, sign the top bit). */
+static uint64_t t_mix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15u;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+/* --hash-bits: the hashed expansion against a direct computation from the unhashed one (each
+ * non-zero monomial added at its column with its sign, in order, collisions included), the
+ * same from sparse and dense rows, deterministic and seeded; training on it sparse equals dense
+ * and its model file round-trips (version 3); the refusals. */
+START_TEST(test_hash_bits)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_SPARSE;
+    g.n = 150;
+    g.d = 30;
+    g.nnz = 6;
+    g.margin = 0.001;
+    pt_dataset *sp, *dn;
+    ck_assert_int_eq(pt_generate(&g, &sp), PT_OK);
+    ck_assert_int_eq(pt_dataset_convert(sp, PT_LAYOUT_DENSE, 0, &dn), PT_OK);
+    for (int D = 1; D <= 3; D++)
+        for (int B = 4; B <= 12; B += 8) {
+            pt_expand_params p;
+            pt_expand_params_init(&p);
+            p.degree = D;
+            p.seed = 7;
+            pt_dataset *plain, *hs, *hd, *hs2;
+            ck_assert_int_eq(pt_expand(dn, &p, &plain), PT_OK);
+            p.hash_bits = B;
+            ck_assert_uint_eq(pt_expand_dim(&p, g.d), (size_t)1 << B);
+            ck_assert_msg(pt_expand(sp, &p, &hs) == PT_OK, "%s", pt_last_error());
+            ck_assert_int_eq(pt_expand(dn, &p, &hd), PT_OK);
+            ck_assert_int_eq(pt_expand(sp, &p, &hs2), PT_OK);
+            ck_assert_int_eq(pt_dataset_layout(hs), PT_LAYOUT_SPARSE);
+            ck_assert_int_eq(pt_dataset_layout(hd), PT_LAYOUT_DENSE);
+            tu_assert_clean_csr(hs);
+            tu_assert_same_data(hs, hd, "hashed, sparse against dense rows");
+            ck_assert_mem_eq(hs->val, hs2->val, hs->nnz * sizeof(float)); /* deterministic */
+            const size_t len = (size_t)1 << B;
+            float *ref = malloc(len * sizeof *ref), *got = malloc(pt_stride_for(len) * sizeof *got);
+            for (size_t i = 0; i < g.n; i++) {
+                memset(ref, 0, len * sizeof *ref);
+                const float *u = plain->X + i * plain->stride;
+                for (size_t pos = 0; pos < plain->d; pos++) {
+                    if (u[pos] == 0.0f) continue;
+                    uint64_t h = t_mix64((uint64_t)pos ^ t_mix64(7));
+                    ref[h & (len - 1)] += h >> 63 ? -u[pos] : u[pos];
+                }
+                tu_row_dense(hs, i, got);
+                size_t off = 0;
+                for (size_t c = 0; c < len; c++) off += !(ref[c] == got[c]);
+                ck_assert_msg(off == 0, "D %d B %d row %zu: %zu columns differ", D, B, i, off);
+            }
+            free(ref);
+            free(got);
+            /* another seed, other columns */
+            p.seed = 8;
+            pt_dataset *other;
+            ck_assert_int_eq(pt_expand(sp, &p, &other), PT_OK);
+            ck_assert(other->nnz != hs->nnz ||
+                      memcmp(other->col, hs->col, hs->nnz * sizeof *hs->col) != 0);
+            pt_dataset_free(other);
+            pt_dataset_free(plain);
+            pt_dataset_free(hs);
+            pt_dataset_free(hd);
+            pt_dataset_free(hs2);
+        }
+
+    /* training on it: the batch path, sparse and dense rows alike; the model file */
+    pt_train_params t;
+    pt_train_params_init(&t);
+    t.path = PT_PATH_BATCH;
+    t.epochs = 4;
+    t.expand.kind = PT_EXPAND_POLY;
+    t.expand.degree = 2;
+    t.expand.hash_bits = 12;
+    pt_model *ms, *md;
+    pt_train_report rs, rd;
+    ck_assert_msg(pt_train(sp, &t, &ms, &rs) == PT_OK, "%s", pt_last_error());
+    ck_assert_int_eq(pt_train(dn, &t, &md, &rd), PT_OK);
+    for (int ep = 0; ep < rs.epochs_run; ep++)
+        ck_assert_uint_eq(rs.mistakes_per_epoch[ep], rd.mistakes_per_epoch[ep]);
+    const char *path = tu_path("hashed", ".model");
+    ck_assert_int_eq(pt_model_save(ms, path), PT_OK);
+    pt_model *back = NULL;
+    ck_assert_msg(pt_model_load(path, &back) == PT_OK, "%s", pt_last_error());
+    ck_assert_int_eq(back->params.expand.hash_bits, 12);
+    float *s1 = malloc(g.n * sizeof *s1), *s2 = malloc(g.n * sizeof *s2);
+    ck_assert_int_eq(pt_model_scores(ms, dn, s1), PT_OK);
+    ck_assert_int_eq(pt_model_scores(back, sp, s2), PT_OK);
+    ck_assert_mem_eq(s1, s2, g.n * sizeof *s1);
+    free(s1);
+    free(s2);
+    unlink(path);
+    pt_model_free(back);
+    pt_train_report_clear(&rs);
+    pt_train_report_clear(&rd);
+    pt_model_free(ms);
+    pt_model_free(md);
+
+    /* refusals */
+    pt_expand_params p;
+    pt_expand_params_init(&p);
+    p.hash_bits = 32;
+    pt_dataset *x;
+    ck_assert_int_eq(pt_expand(sp, &p, &x), PT_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "hash bits must be in 0..31"));
+    p.hash_bits = 8;
+    p.kind = PT_EXPAND_RFF;
+    ck_assert_int_eq(pt_expand(sp, &p, &x), PT_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "polynomial expansion only"));
+    pt_dataset_free(sp);
+    pt_dataset_free(dn);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("expand");
@@ -761,6 +977,8 @@ int main(void)
     tcase_add_test(tc, test_rff_approximates_rbf);
     tcase_add_test(tc, test_rff_seeded);
     tcase_add_test(tc, test_cos_accuracy);
+    tcase_add_test(tc, test_sparse_input);
+    tcase_add_test(tc, test_hash_bits);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -44,7 +44,7 @@ START_TEST(test_set_reaches_fields)
         {"gram_storage", "rows"}, {"multiclass", "direct"}, {"expand.kind", "rff"},
         {"expand.degree", "4"}, {"expand.coef0", "2"}, {"expand.rff_dim", "512"},
         {"expand.gamma", "0.5"}, {"expand.seed", "9"}, {"expand.max_features", "1000"},
-        {"expand.mem_budget_bytes", "4096"}, {"init_random", "1"},
+        {"expand.mem_budget_bytes", "4096"}, {"init_random", "1"}, {"expand.hash_bits", "18"},
     };
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
         ck_assert_msg(pt_train_params_set(&p, sets[i].key, sets[i].value) == PT_OK, "%s: %s",
@@ -83,6 +83,7 @@ START_TEST(test_set_reaches_fields)
     ck_assert_uint_eq(p.expand.seed, 9);
     ck_assert_uint_eq(p.expand.max_features, 1000);
     ck_assert_uint_eq(p.expand.mem_budget_bytes, 4096);
+    ck_assert_int_eq(p.expand.hash_bits, 18);
     ck_assert_int_eq(p.init_random, 1);
     char buf[32];
     ck_assert_int_eq(pt_train_params_get(&p, "eta", buf, sizeof buf), PT_OK);
@@ -210,13 +211,15 @@ START_TEST(test_expand_params)
         ck_assert_int_eq(pt_expand_params_get(x, key, buf, sizeof buf), PT_OK);
         ck_assert_int_eq(pt_expand_params_set(x, key, buf), PT_OK);
     }
-    ck_assert_uint_eq(count, 8);
+    ck_assert_uint_eq(count, 9);
     ck_assert_mem_eq(x, &init, sizeof init);
     struct { const char *key, *value; } sets[] = {
         {"kind", "rff"}, {"degree", "3"}, {"coef0", "0.5"}, {"rff_dim", "40"}, {"gamma", "2"},
         {"seed", "11"}, {"max_features", "77"}, {"mem_budget_bytes", "1048576"},
+        {"hash_bits", "5"},
     };
-    for (size_t i = 0; i < 8; i++) ck_assert_int_eq(pt_expand_params_set(x, sets[i].key, sets[i].value), PT_OK);
+    for (size_t i = 0; i < 9; i++)
+        ck_assert_int_eq(pt_expand_params_set(x, sets[i].key, sets[i].value), PT_OK);
     ck_assert_int_eq(x->kind, PT_EXPAND_RFF);
     ck_assert_int_eq(x->degree, 3);
     ck_assert_float_eq(x->coef0, 0.5f);
@@ -225,7 +228,8 @@ START_TEST(test_expand_params)
     ck_assert_uint_eq(x->seed, 11);
     ck_assert_uint_eq(x->max_features, 77);
     ck_assert_uint_eq(x->mem_budget_bytes, 1048576);
-    ck_assert_uint_eq(pt_expand_dim(x, 5), 40);
+    ck_assert_int_eq(x->hash_bits, 5);
+    ck_assert_uint_eq(pt_expand_dim(x, 5), 40); /* RFF: hashing is the polynomial's */
     ck_assert_int_eq(pt_expand_params_set(x, "kind", "cubic"), PT_ERR_INVALID);
     ck_assert_ptr_nonnull(strstr(pt_last_error(), "none, poly, rff"));
     ck_assert_int_eq(pt_expand_params_set(x, "expand.kind", "poly"), PT_ERR_INVALID);

@@ -29,6 +29,10 @@ int cmd_expand(int argc, char **argv)
         else if (strcmp(arg, "--rff") == 0) cli_size(&a, arg, 1, (size_t)1 << 40, &rff);
         else if (strcmp(arg, "--gamma") == 0) cli_float(&a, arg, 1e-30, 1e30, &p.gamma);
         else if (strcmp(arg, "--seed") == 0) cli_u64(&a, arg, &p.seed);
+        else if (strcmp(arg, "--hash-bits") == 0) {
+            long hb = 0;
+            if (cli_int(&a, arg, 1, 31, &hb)) p.hash_bits = (int)hb;
+        }
         else if (strcmp(arg, "--max-features") == 0) cli_size(&a, arg, 1, SIZE_MAX, &p.max_features);
         else if (strcmp(arg, "--mem-mb") == 0) cli_size(&a, arg, 1, SIZE_MAX >> 21, &cli_mem_mb);
         else if (strcmp(arg, "--format") == 0) format = cli_value(&a, arg);
@@ -48,6 +52,7 @@ int cmd_expand(int argc, char **argv)
         return cli_usage_error("expand", "-o -: standard output carries the report; write OUT "
                                "to a file (or pipe ptron convert OUT -o -)");
     if ((degree > 0) == (rff > 0)) return cli_usage_error("expand", "give one of --degree D or --rff D");
+    if (p.hash_bits && rff) return cli_usage_error("expand", "--hash-bits goes with --degree D");
     pt_format out_format = PT_FORMAT_AUTO;
     if (to && pt_format_parse(to, &out_format) != PT_OK) return cli_usage_error("expand", "%s", pt_last_error());
     if (degree > 0) {
@@ -74,7 +79,10 @@ int cmd_expand(int argc, char **argv)
 
     /* the dimension first, before any work */
     if (!json && !quiet) {
-        if (p.kind == PT_EXPAND_POLY)
+        if (p.kind == PT_EXPAND_POLY && p.hash_bits)
+            printf("%s: %zu rows x %zu features -> degree-%d polynomial, coef0 %g, hashed to "
+                   "2^%d = ", in, n, d, p.degree, (double)p.coef0, p.hash_bits);
+        else if (p.kind == PT_EXPAND_POLY)
             printf("%s: %zu rows x %zu features -> degree-%d polynomial, coef0 %g: C(%zu + %d, %d) = ",
                    in, n, d, p.degree, (double)p.coef0, d, p.degree, p.degree);
         else
@@ -82,6 +90,8 @@ int cmd_expand(int argc, char **argv)
                    in, n, d, (double)p.gamma, (unsigned long long)p.seed);
         if (dim == SIZE_MAX) printf("more than 2^64 features\n");
         else if (bytes == SIZE_MAX) printf("%zu features; the matrix overflows a byte count\n", dim);
+        else if (p.kind == PT_EXPAND_POLY && pt_dataset_layout(ds) == PT_LAYOUT_SPARSE)
+            printf("%zu features, sparse rows (the monomials of each row's non-zeros)\n", dim);
         else printf("%zu features, %zu bytes (%.1f MiB) materialised\n", dim, bytes, bytes / 1048576.0);
         fflush(stdout);
     }
@@ -89,6 +99,11 @@ int cmd_expand(int argc, char **argv)
     double t0 = now();
     s = pt_expand(ds, &p, &x);
     double expand_s = now() - t0, write_s = 0.0;
+    if (s == PT_OK && pt_dataset_layout(x) == PT_LAYOUT_SPARSE) {
+        pt_dataset_info xi;
+        pt_dataset_get_info(x, &xi);
+        bytes = xi.bytes; /* the CSR arrays made */
+    }
     if (s == PT_OK) {
         t0 = now();
         s = pt_dataset_write(x, out, out_format);

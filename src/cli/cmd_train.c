@@ -186,6 +186,10 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
             }
         }
         else if (IS("--coef0")) cli_float(&a, arg, -1e30, 1e30, &p->coef0);
+        else if (IS("--hash-bits")) {
+            long hb = 0;
+            if (cli_int(&a, arg, 1, 31, &hb)) p->expand.hash_bits = (int)hb;
+        }
         else if (IS("--expand")) {
             /* D or poly:D (polynomial), rff:D (random Fourier features) */
             const char *v = cli_value(&a, arg), *num = v;
@@ -253,7 +257,9 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         if (!o->batch_size_given) p->batch_size = CLI_BATCH_SIZE;
         if (!o->last_iterate) p->average_iterates = 1;
     }
-    /* --expand reuses --coef0 (poly), --gamma and --seed (rff) */
+    if (p->expand.hash_bits && p->expand.kind != PT_EXPAND_POLY)
+        return cli_usage_error("train", "--hash-bits goes with --expand D or poly:D");
+    /* --expand reuses --coef0 (poly), --gamma and --seed (rff, --hash-bits) */
     p->expand.coef0 = p->coef0;
     if (p->gamma > 0.0f) p->expand.gamma = p->gamma; /* a rule: the expansion's own default */
     p->expand.seed = p->seed;

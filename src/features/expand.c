@@ -21,6 +21,7 @@
  * The rows are computed by the kernel table an expander is built with (the run's ISA); every
  * ISA gives the same bits (kernels.h).
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,13 @@ struct pt_expander {
     size_t ldw;
     float *b; /* ldw floats, zero padded */
     float scale;
+    /* POLY hashed (p.hash_bits): the layout's offsets (no layout is built) */
+    struct poly_index *ix;
 };
+
+static pt_status hashed_setup(pt_expander *e);
+static void poly_index_free(struct poly_index *ix);
+static void hashed_row(const pt_expander *e, const float *x, float *out);
 
 /* ------------------------------------------------------------------ parameters, sizes */
 
@@ -65,12 +72,14 @@ void pt_expand_params_init(pt_expand_params *p)
     p->seed = 1;
     p->max_features = 10000000;
     p->mem_budget_bytes = pt_default_mem_budget();
+    p->hash_bits = 0;
 }
 
 size_t pt_expand_dim(const pt_expand_params *p, size_t d)
 {
     if (p->kind == PT_EXPAND_RFF) return p->rff_dim;
     if (p->kind != PT_EXPAND_POLY) return d;
+    if (p->hash_bits > 0 && p->hash_bits < 32) return (size_t)1 << p->hash_bits;
     if (p->degree < 0) return SIZE_MAX;
     /* C(d + D, D) = prod_{i=1..D} (d + i) / i; each partial product is C(d + i, i), exact. */
     unsigned __int128 r = 1;
@@ -83,6 +92,12 @@ size_t pt_expand_dim(const pt_expand_params *p, size_t d)
 
 pt_status pt_expand_check_params(const pt_expand_params *p)
 {
+    if (p->hash_bits < 0 || p->hash_bits > 31)
+        return pt_fail(PT_ERR_INVALID, "expansion hash bits must be in 0..31 (got %d)",
+                       p->hash_bits);
+    if (p->hash_bits && p->kind != PT_EXPAND_POLY)
+        return pt_fail(PT_ERR_INVALID, "feature hashing (hash bits %d) applies to the polynomial "
+                       "expansion only", p->hash_bits);
     switch (p->kind) {
     case PT_EXPAND_POLY:
         if (p->degree < 1 || p->degree > 32)
@@ -105,7 +120,10 @@ pt_status pt_expand_check_params(const pt_expand_params *p)
 
 static void describe(const pt_expand_params *p, size_t d, char *buf, size_t len)
 {
-    if (p->kind == PT_EXPAND_POLY)
+    if (p->kind == PT_EXPAND_POLY && p->hash_bits)
+        snprintf(buf, len, "degree-%d polynomial expansion of %zu features hashed to 2^%d = ",
+                 p->degree, d, p->hash_bits);
+    else if (p->kind == PT_EXPAND_POLY)
         snprintf(buf, len, "degree-%d polynomial expansion of %zu features: C(%zu + %d, %d) = ",
                  p->degree, d, d, p->degree, p->degree);
     else
@@ -258,7 +276,8 @@ pt_status pt_expander_create(const pt_expand_params *p, size_t d_in, const pt_ke
     e->d_out = pt_expand_dim(p, d_in);
     e->stride_out = pt_stride_for(e->d_out);
     e->k = k->expand;
-    pt_status s = p->kind == PT_EXPAND_POLY ? build_poly(e) : build_rff(e);
+    pt_status s = p->kind == PT_EXPAND_POLY ? (p->hash_bits ? hashed_setup(e) : build_poly(e))
+                                            : build_rff(e);
     if (s != PT_OK) {
         pt_expander_free(e);
         return s;
@@ -277,6 +296,7 @@ void pt_expander_free(pt_expander *e)
     if (!e) return;
     free(e->segs);
     pt_free(e->coef);
+    poly_index_free(e->ix);
     pt_free(e->Wt);
     pt_free(e->b);
     free(e);
@@ -287,7 +307,8 @@ size_t pt_expander_d_out(const pt_expander *e) { return e->d_out; }
 
 void pt_expander_row(const pt_expander *e, const float *x, float *out)
 {
-    if (e->p.kind == PT_EXPAND_POLY) e->k->poly_row(&e->poly, x, out);
+    if (e->p.kind == PT_EXPAND_POLY && e->ix) hashed_row(e, x, out);
+    else if (e->p.kind == PT_EXPAND_POLY) e->k->poly_row(&e->poly, x, out);
     else e->k->rff_row(&e->rff, x, out);
 }
 
@@ -296,7 +317,7 @@ void pt_expander_block(const pt_expander *e, const float *X, size_t ldx, size_t 
 {
     if (e->p.kind == PT_EXPAND_POLY) {
         for (size_t i = 0; i < rows; i++) {
-            e->k->poly_row(&e->poly, X + i * ldx, out + i * ldo);
+            pt_expander_row(e, X + i * ldx, out + i * ldo);
             for (size_t t = e->stride_out; t < ldo; t++) out[i * ldo + t] = 0.0f;
         }
         return;
@@ -335,6 +356,401 @@ size_t pt_expander_block_rows(const pt_expander *e) { return block_rows(e->strid
 
 /* ---------------------------------------------------------------------- materialise */
 
+/* ------------------------------------------------------------ sparse (CSR) input
+ *
+ * RFF: W x over the row's non-zeros only, in increasing column, chunk by chunk as the table's
+ * rff_row does (which skips zeros), then the table's cosine: the same bits as rff_row on the
+ * dense row. The output is dense.
+ *
+ * POLY: the output stays sparse, holding only the monomials of the row's non-zeros, computed
+ * as poly_row computes them (degree k from degree k - 1: v(j1..jk) = x_j1 v(j2..jk), the top
+ * degree (x_j1 v) coef, the lower ones v coef), so every value has poly_row's bits; a value
+ * that is 0 (coef0 = 0, underflow) is left out, as the sparse layout leaves out zeros. The
+ * position of a monomial j1 <= ... <= jk in the layout: the degree's block start, plus
+ * off_k(j1) (the monomials of degree k with a lower lead), plus its tail's position in degree
+ * k - 1 minus off_(k-1)(j1); listed lexicographically they come out in increasing position. */
+
+/* C(r + m - 1, m): monomials of degree m in r variables (SIZE_MAX when it overflows). */
+static size_t multisets(size_t r, int m)
+{
+    unsigned __int128 v = 1;
+    for (int i = 1; i <= m; i++) {
+        v = v * ((unsigned __int128)r + (unsigned)i - 1) / (unsigned)i;
+        if (v > SIZE_MAX) return SIZE_MAX;
+    }
+    return (size_t)v;
+}
+
+/* A row's monomials of one degree: positions in the layout, values, and lead columns. */
+typedef struct mono_list {
+    size_t n, cap;
+    size_t *pos;
+    float *val;
+    uint32_t *lead;
+    double *mult;        /* k! / alpha! (hashed: the coefficients computed, not stored) */
+    unsigned char *lexp; /* the lead variable's exponent */
+} mono_list;
+
+static void mono_free(mono_list *a, size_t count)
+{
+    for (size_t k = 0; k < count; k++) {
+        free(a[k].pos);
+        free(a[k].val);
+        free(a[k].lead);
+        free(a[k].mult);
+        free(a[k].lexp);
+    }
+}
+
+static bool mono_reserve(mono_list *l, size_t cap)
+{
+    if (cap <= l->cap) return true;
+    size_t *p = realloc(l->pos, cap * sizeof *p);
+    if (p) l->pos = p;
+    float *v = p ? realloc(l->val, cap * sizeof *v) : NULL;
+    if (v) l->val = v;
+    uint32_t *d = v ? realloc(l->lead, cap * sizeof *d) : NULL;
+    if (d) l->lead = d;
+    double *mu = d ? realloc(l->mult, cap * sizeof *mu) : NULL;
+    if (mu) l->mult = mu;
+    unsigned char *le = mu ? realloc(l->lexp, cap) : NULL;
+    if (le) l->lexp = le;
+    if (!le) return false;
+    l->cap = cap;
+    return true;
+}
+
+/* The poly layout's offsets for sparse rows: start[k] of each degree's block, off[k][j]. */
+typedef struct poly_index {
+    int D;
+    size_t d;
+    size_t start[33];
+    size_t *off; /* (D + 1) x (d + 1): off[k (d + 1) + j] */
+} poly_index;
+
+static pt_status poly_index_init(poly_index *ix, int D, size_t d)
+{
+    ix->D = D;
+    ix->d = d;
+    ix->off = malloc((size_t)(D + 1) * (d + 1) * sizeof *ix->off);
+    if (!ix->off) return pt_fail(PT_ERR_NOMEM, "cannot allocate the expansion's offsets");
+    ix->start[0] = 0;
+    ix->start[1] = 1;
+    for (int k = 2; k <= D; k++) ix->start[k] = ix->start[k - 1] + multisets(d, k - 1);
+    for (int k = 1; k <= D; k++) {
+        size_t *o = ix->off + (size_t)k * (d + 1);
+        o[0] = 0;
+        for (size_t j = 0; j < d; j++) o[j + 1] = o[j] + multisets(d - j, k - 1);
+    }
+    return PT_OK;
+}
+
+static void poly_index_free(struct poly_index *ix)
+{
+    if (!ix) return;
+    free(ix->off);
+    free(ix);
+}
+
+/* The monomials of a sparse row (cols, vals, m; columns increasing), degree by degree into
+ * a[0..D] (a[k]: degree k, positions within the layout), values as poly_row's. Returns the
+ * count, or SIZE_MAX when out of memory. */
+static size_t poly_sparse_row(const pt_expander *e, const poly_index *ix, const uint32_t *col,
+                              const float *val, size_t m, mono_list *a)
+{
+    const int D = e->p.degree;
+    const float *coef = e->coef;
+    size_t total = 0;
+    if (!mono_reserve(&a[0], 1)) return SIZE_MAX;
+    a[0].n = 1;
+    a[0].pos[0] = 0;
+    a[0].val[0] = 1.0f;
+    a[0].lead[0] = 0;
+    a[0].mult[0] = 1.0;
+    a[0].lexp[0] = 0;
+    if (!mono_reserve(&a[1], m ? m : 1)) return SIZE_MAX;
+    a[1].n = m;
+    for (size_t q = 0; q < m; q++) {
+        a[1].pos[q] = 1 + col[q];
+        a[1].val[q] = val[q];
+        a[1].lead[q] = col[q];
+        a[1].mult[q] = 1.0;
+        a[1].lexp[q] = 1;
+    }
+    for (int k = 2; k <= D; k++) {
+        const mono_list *p = &a[k - 1];
+        mono_list *o = &a[k];
+        size_t cnt = multisets(m, k);
+        if (cnt == SIZE_MAX || !mono_reserve(o, cnt ? cnt : 1)) return SIZE_MAX;
+        const size_t *offk = ix->off + (size_t)k * (ix->d + 1);
+        const size_t *offp = ix->off + (size_t)(k - 1) * (ix->d + 1);
+        size_t z = 0, t0 = 0;
+        for (size_t q = 0; q < m; q++) {
+            const uint32_t j = col[q];
+            while (t0 < p->n && p->lead[t0] < j) t0++; /* the tail with lead >= j */
+            for (size_t t = t0; t < p->n; t++) {
+                size_t in_prev = p->pos[t] - ix->start[k - 1];
+                o->pos[z] = ix->start[k] + offk[j] + (in_prev - offp[j]);
+                o->val[z] = val[q] * p->val[t];
+                /* as build_poly counts them: the exponent of x_j, k! / alpha! */
+                unsigned ex = p->lead[t] == j ? p->lexp[t] : 0;
+                o->lexp[z] = (unsigned char)(ex + 1);
+                o->mult[z] = p->mult[t] * k / (ex + 1);
+                o->lead[z++] = j;
+            }
+        }
+        o->n = z;
+    }
+    /* the coefficients: the top degree's as poly_row fuses them, the lower ones after; when
+     * hashed (no table), computed as build_poly computes them */
+    double binom = 1.0; /* C(D, k) */
+    for (int k = 0; k <= D; k++) {
+        double c = binom * pow((double)e->p.coef0, D - k);
+        for (size_t t = 0; t < a[k].n; t++) {
+            float cf = coef ? coef[a[k].pos[t]] : (float)sqrt(c * a[k].mult[t]);
+            a[k].val[t] = a[k].val[t] * cf;
+        }
+        total += a[k].n;
+        binom = binom * (D - k) / (k + 1);
+    }
+    return total;
+}
+
+/* ds's labels and class table into x (its rows allocated). */
+static pt_status alloc_like(const pt_dataset *ds, pt_dataset *x)
+{
+    x->class_values = malloc((ds->nclass ? ds->nclass : 1) * sizeof(double));
+    if (!x->class_values ||
+        (ds->y && !(x->y = pt_alloc((ds->n ? ds->n : 1) * sizeof(float), "labels"))) ||
+        (ds->class_names && !(x->class_names = pt_names_dup(ds->class_names, ds->nclass))))
+        return pt_fail(PT_ERR_NOMEM, "cannot allocate the labels of %zu rows", ds->n);
+    memcpy(x->cls, ds->cls, ds->n * sizeof(int32_t));
+    memcpy(x->class_values, ds->class_values, ds->nclass * sizeof(double));
+    x->nclass = ds->nclass;
+    if (ds->y) memcpy(x->y, ds->y, ds->n * sizeof(float));
+    return PT_OK;
+}
+
+/* Feature hashing: the column of monomial pos is the low hash_bits bits of a 64-bit mix of pos
+ * and the seed (splitmix64's finaliser), its sign the top bit. */
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15u;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+static uint64_t hash_of(const pt_expander *e, size_t pos)
+{
+    return mix64((uint64_t)pos ^ mix64(e->p.seed));
+}
+
+typedef struct hashed_entry {
+    uint32_t col, seq;
+    float val;
+} hashed_entry;
+
+static int hashed_cmp(const void *a, const void *b)
+{
+    const hashed_entry *x = a, *y = b;
+    if (x->col != y->col) return x->col < y->col ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static pt_status hashed_setup(pt_expander *e)
+{
+    pt_expand_params plain = e->p;
+    plain.hash_bits = 0;
+    if (pt_expand_dim(&plain, e->d_in) == SIZE_MAX)
+        return pt_fail(PT_ERR_LIMIT, "degree-%d polynomial expansion of %zu features: more than "
+                       "2^64 monomials to hash", e->p.degree, e->d_in);
+    if (!(e->ix = malloc(sizeof *e->ix)))
+        return pt_fail(PT_ERR_NOMEM, "cannot allocate the expansion's offsets");
+    e->ix->off = NULL;
+    return poly_index_init(e->ix, e->p.degree, e->d_in);
+}
+
+/* A dense row, hashed: its non-zeros' monomials, each added at its column with its sign, in
+ * monomial order (so the same sums as the sparse rows' in pt_expand_with). */
+static void hashed_row(const pt_expander *e, const float *x, float *out)
+{
+    const size_t d = e->d_in;
+    uint32_t *col = malloc((d ? d : 1) * sizeof *col);
+    float *val = malloc((d ? d : 1) * sizeof *val);
+    mono_list a[33] = {{0}};
+    memset(out, 0, e->stride_out * sizeof *out);
+    size_t m = 0;
+    for (size_t j = 0; col && val && j < d; j++)
+        if (x[j] != 0.0f) {
+            col[m] = (uint32_t)j;
+            val[m++] = x[j];
+        }
+    if (col && val && poly_sparse_row(e, e->ix, col, val, m, a) != SIZE_MAX) {
+        const uint64_t mask = ((uint64_t)1 << e->p.hash_bits) - 1;
+        for (int k = 0; k <= e->p.degree; k++)
+            for (size_t t = 0; t < a[k].n; t++) {
+                uint64_t hv = hash_of(e, a[k].pos[t]);
+                out[hv & mask] += hv >> 63 ? -a[k].val[t] : a[k].val[t];
+            }
+    } else {
+        /* out of memory: a NaN row, which the paths refuse as non-finite */
+        for (size_t j = 0; j < e->d_out; j++) out[j] = NAN;
+    }
+    mono_free(a, (size_t)e->p.degree + 1);
+    free(col);
+    free(val);
+}
+
+/* POLY on sparse rows into a sparse dataset: count, check the budget, fill. */
+static pt_status poly_sparse(const pt_dataset *ds, const pt_expander *e, size_t budget,
+                             const char *budget_field, pt_dataset **out)
+{
+    const size_t n = ds->n, D = (size_t)e->p.degree;
+    if (e->d_out > (size_t)UINT32_MAX + 1)
+        return pt_fail(PT_ERR_LIMIT, "degree-%d polynomial expansion of %zu features: %zu "
+                       "features, beyond the sparse layout's 32-bit columns", e->p.degree,
+                       ds->d, e->d_out);
+    poly_index ix;
+    PT_TRY(poly_index_init(&ix, e->p.degree, ds->d));
+    uint64_t *cnt = malloc((n + 1) * sizeof *cnt);
+    if (!cnt) {
+        free(ix.off);
+        return pt_fail(PT_ERR_NOMEM, "cannot allocate the expansion's row counts");
+    }
+    /* an upper bound of each row's entries: C(m + D, D) */
+    cnt[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t m = (size_t)(ds->rowptr[i + 1] - ds->rowptr[i]), c = multisets(m + 1, (int)D);
+        cnt[i + 1] = c == SIZE_MAX || cnt[i] > UINT64_MAX - c ? UINT64_MAX : cnt[i] + c;
+    }
+    const uint64_t bound = cnt[n];
+    size_t bytes = bound == UINT64_MAX ? SIZE_MAX : pt_sparse_bytes(n, (size_t)bound);
+    if (bytes > budget) {
+        free(cnt);
+        free(ix.off);
+        return pt_fail(PT_ERR_LIMIT,
+                       "degree-%d polynomial expansion of %zu sparse rows: up to %" PRIu64
+                       " non-zeros, %zu bytes (%.1f MiB), over the memory budget of %zu bytes "
+                       "(%.1f MiB): raise %s", e->p.degree, n, bound, bytes, bytes / 1048576.0,
+                       budget, budget / 1048576.0, budget_field);
+    }
+    pt_dataset *x = pt_dataset_alloc_sparse(n, e->d_out, (size_t)bound);
+    pt_status st = x ? alloc_like(ds, x) : PT_ERR_NOMEM;
+    int failed = 0;
+    size_t bad_row = SIZE_MAX;
+    /* each row into its slot of the bound, then the gaps closed in order */
+#pragma omp parallel if (st == PT_OK && n > 256) reduction(| : failed) reduction(min : bad_row)
+    {
+        mono_list a[33] = {{0}};
+        hashed_entry *h = NULL;
+        size_t hcap = 0;
+#pragma omp for schedule(dynamic, 64)
+        for (size_t i = 0; i < n; i++) {
+            if (st != PT_OK || failed) continue;
+            const uint32_t *col;
+            const float *val;
+            size_t m = pt_csr_row(ds, i, &col, &val);
+            if (poly_sparse_row(e, &ix, col, val, m, a) == SIZE_MAX) {
+                failed = 1;
+                continue;
+            }
+            uint64_t z = cnt[i];
+            if (e->ix) {
+                /* hashed: the entries by column, each column's sum in monomial order */
+                size_t nh = 0, tot = 0;
+                for (size_t k = 0; k <= D; k++) tot += a[k].n;
+                if (tot > hcap) {
+                    hashed_entry *g = realloc(h, tot * sizeof *g);
+                    if (!g) {
+                        failed = 1;
+                        continue;
+                    }
+                    h = g;
+                    hcap = tot;
+                }
+                for (size_t k = 0; k <= D; k++)
+                    for (size_t t = 0; t < a[k].n; t++) {
+                        uint64_t hv = hash_of(e, a[k].pos[t]);
+                        h[nh] = (hashed_entry){.col = (uint32_t)(hv & ((1u << e->p.hash_bits) - 1)),
+                                               .seq = (uint32_t)nh,
+                                               .val = hv >> 63 ? -a[k].val[t] : a[k].val[t]};
+                        nh++;
+                    }
+                qsort(h, nh, sizeof *h, hashed_cmp);
+                for (size_t t = 0; t < nh;) {
+                    float v = 0.0f;
+                    size_t u = t;
+                    for (; u < nh && h[u].col == h[t].col; u++) v += h[u].val;
+                    if (!((v - v) == 0.0f) && i < bad_row) bad_row = i;
+                    if (v != 0.0f) {
+                        x->col[z] = h[t].col;
+                        x->val[z++] = v;
+                    }
+                    t = u;
+                }
+                x->rowptr[i + 1] = z;
+                continue;
+            }
+            for (size_t k = 0; k <= D; k++)
+                for (size_t t = 0; t < a[k].n; t++) {
+                    float v = a[k].val[t];
+                    if (v == 0.0f) continue;
+                    if (!((v - v) == 0.0f) && i < bad_row) bad_row = i;
+                    x->col[z] = (uint32_t)a[k].pos[t];
+                    x->val[z++] = v;
+                }
+            x->rowptr[i + 1] = z; /* the end of row i, within its slot */
+        }
+        mono_free(a, D + 1);
+        free(h);
+    }
+    if (st == PT_OK && failed)
+        st = pt_fail(PT_ERR_NOMEM, "cannot allocate a row's monomials");
+    if (st == PT_OK && bad_row != SIZE_MAX)
+        st = pt_fail(PT_ERR_NUMERIC,
+                     "row %zu: the expansion overflows float (degree %d); rescale the features",
+                     bad_row + 1, e->p.degree);
+    if (st == PT_OK) {
+        /* close the gaps: row i's entries from cnt[i] to rowptr[i + 1] move down */
+        uint64_t at = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t from = cnt[i], len = x->rowptr[i + 1] - from;
+            memmove(x->col + at, x->col + from, len * sizeof *x->col);
+            memmove(x->val + at, x->val + from, len * sizeof *x->val);
+            x->rowptr[i] = at;
+            at += len;
+        }
+        x->rowptr[n] = at;
+        x->nnz = (size_t)at;
+    }
+    free(cnt);
+    free(ix.off);
+    if (st != PT_OK) {
+        pt_dataset_free(x);
+        return st;
+    }
+    *out = x;
+    return PT_OK;
+}
+
+/* RFF of sparse rows, one row (see above). */
+static void rff_sparse_row(const pt_expander *e, const uint32_t *col, const float *val, size_t m,
+                           float *out)
+{
+    const size_t so = e->stride_out, ldw = e->ldw;
+    for (size_t k0 = 0; k0 < so; k0 += PT_RFF_CHUNK) {
+        float acc[PT_RFF_CHUNK] = {0};
+        for (size_t q = 0; q < m; q++) {
+            const float xj = val[q], *w = e->Wt + (size_t)col[q] * ldw + k0;
+            if (xj == 0.0f) continue;
+            for (size_t u = 0; u < PT_RFF_CHUNK; u++) acc[u] += xj * w[u];
+        }
+        memcpy(out + k0, acc, (so - k0 < PT_RFF_CHUNK ? so - k0 : PT_RFF_CHUNK) * sizeof(float));
+    }
+    e->k->cos(out, e->b, e->d_out, e->scale);
+}
+
 pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budget,
                          const char *budget_field, pt_dataset **out)
 {
@@ -342,19 +758,19 @@ pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budg
     if (ds->d != e->d_in)
         return pt_fail(PT_ERR_INVALID, "expander built for %zu features, data has %zu", e->d_in,
                        ds->d);
+    const bool sparse = ds->layout == PT_LAYOUT_SPARSE;
+    if (sparse && e->p.kind == PT_EXPAND_POLY) {
+        PT_TRY(check_dim(&e->p, ds->d, 0, budget, budget_field));
+        return poly_sparse(ds, e, budget, budget_field, out);
+    }
     PT_TRY(check_dim(&e->p, ds->d, ds->n, budget, budget_field));
     pt_dataset *x = pt_dataset_alloc(ds->n, e->d_out);
     if (!x) return PT_ERR_NOMEM;
-    x->class_values = malloc((ds->nclass ? ds->nclass : 1) * sizeof(double));
-    if (!x->class_values || (ds->y && !(x->y = pt_alloc((ds->n ? ds->n : 1) * sizeof(float), "labels"))) ||
-        (ds->class_names && !(x->class_names = pt_names_dup(ds->class_names, ds->nclass)))) {
+    pt_status ls = alloc_like(ds, x);
+    if (ls != PT_OK) {
         pt_dataset_free(x);
-        return pt_fail(PT_ERR_NOMEM, "cannot allocate the labels of %zu rows", ds->n);
+        return ls;
     }
-    memcpy(x->cls, ds->cls, ds->n * sizeof(int32_t));
-    memcpy(x->class_values, ds->class_values, ds->nclass * sizeof(double));
-    x->nclass = ds->nclass;
-    if (ds->y) memcpy(x->y, ds->y, ds->n * sizeof(float));
 
     const size_t n = ds->n, B = block_rows(x->stride), nblocks = (n + B - 1) / B;
     size_t nnz = 0, bad_row = SIZE_MAX;
@@ -364,7 +780,16 @@ pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budg
     for (size_t bi = 0; bi < nblocks; bi++) {
         size_t i0 = bi * B, rows = n - i0 < B ? n - i0 : B;
         float *o = x->X + i0 * x->stride;
-        pt_expander_block(e, ds->X + i0 * ds->stride, ds->stride, rows, o, x->stride);
+        if (sparse) {
+            for (size_t i = 0; i < rows; i++) {
+                const uint32_t *col;
+                const float *val;
+                size_t m = pt_csr_row(ds, i0 + i, &col, &val);
+                rff_sparse_row(e, col, val, m, o + i * x->stride);
+            }
+        } else {
+            pt_expander_block(e, ds->X + i0 * ds->stride, ds->stride, rows, o, x->stride);
+        }
         for (size_t i = 0; i < rows; i++) {
             const float *r = o + i * x->stride;
             size_t c = 0;
@@ -393,9 +818,11 @@ pt_status pt_expand(const pt_dataset *ds, const pt_expand_params *p, pt_dataset 
     pt_clear_error();
     *out = NULL;
     PT_TRY(PT_CHECK_STRUCT(p, pt_expand_params));
-    PT_TRY(pt_require_dense(ds, "the feature expansion"));
     PT_TRY(pt_expand_check_params(p));
-    PT_TRY(check_dim(p, ds->d, ds->n, p->mem_budget_bytes, "pt_expand_params.mem_budget_bytes"));
+    /* a sparse POLY expansion checks its own bytes once it has counted them */
+    const bool sparse_poly = ds->layout == PT_LAYOUT_SPARSE && p->kind == PT_EXPAND_POLY;
+    PT_TRY(check_dim(p, ds->d, sparse_poly ? 0 : ds->n, p->mem_budget_bytes,
+                     "pt_expand_params.mem_budget_bytes"));
     const pt_kernels *k;
     PT_TRY(pt_kernels_get(PT_ISA_AUTO, &k));
     pt_expander *e;

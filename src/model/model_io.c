@@ -1,7 +1,8 @@
 /*
  * Model files: a text format a person can read (in the spirit of LIBLINEAR's), with a
  * checksum. Version 1, and version 2 or 3 for what needs it (ovr_votes and run states: 2;
- * sparse support vectors and the scale line: 3); a reader of a version reads every older file:
+ * sparse support vectors, the scale and platt lines, hash_bits: 3); a reader of a version
+ * reads every older file:
  *
  *   ptron-model 1
  *   path online              online | batch | kernel
@@ -18,7 +19,8 @@
  *   expand poly degree 3 coef0 1 rff_dim 1024 gamma 1 seed 1 d_in 4
  *                            optional, only for a model trained on a feature expansion (poly |
  *                            rff): its parameters and the input features it expands (d is the
- *                            expanded dimension); RFF's W and b are drawn again from the seed
+ *                            expanded dimension); RFF's W and b are drawn again from the seed;
+ *                            version 3 may end it with "hash_bits B" (poly hashed to 2^B)
  *   epochs_run 4
  *   b 0.5                    the bias weight
  *   w                        linear models: then d lines, one weight each (%.9g)
@@ -325,7 +327,9 @@ static void print_model(FILE *f, const pt_model *m)
     /* version 2 only where the file needs it (voted one-vs-rest, a run in progress), so that
      * older ptron still reads the others */
     fprintf(f, "%s %d\n", MODEL_MAGIC,
-            has_sparse_sv(m) || m->scale || m->has_platt ? 3 : has_ovr_votes(m) || m->nstates ? 2 : 1);
+            has_sparse_sv(m) || m->scale || m->has_platt || p->expand.hash_bits
+                ? 3
+                : has_ovr_votes(m) || m->nstates ? 2 : 1);
     fprintf(f, "path %s\nvariant %s\nbias %d\nd %zu\nnclass %zu\nlabels",
             pt_path_name(m->path), pt_variant_name(m->variant), m->bias ? 1 : 0, m->d, m->nclass);
     for (size_t c = 0; c < m->nclass; c++) fprintf(f, " %.17g", pt_model_class_value(m, c));
@@ -365,10 +369,13 @@ static void print_model(FILE *f, const pt_model *m)
         fprintf(f, "kernel_expr %s\n", ok ? canon : "?");
     }
     const pt_expand_params *ex = &p->expand;
-    if (ex->kind != PT_EXPAND_NONE)
+    if (ex->kind != PT_EXPAND_NONE) {
         fprintf(f, "expand %s degree %d coef0 %.9g rff_dim %zu gamma %.9g seed %" PRIu64
-                " d_in %zu\n", ex->kind == PT_EXPAND_POLY ? "poly" : "rff", ex->degree,
+                " d_in %zu", ex->kind == PT_EXPAND_POLY ? "poly" : "rff", ex->degree,
                 (double)ex->coef0, ex->rff_dim, (double)ex->gamma, ex->seed, m->expand_d_in);
+        if (ex->hash_bits) fprintf(f, " hash_bits %d", ex->hash_bits); /* version 3 */
+        fputc('\n', f);
+    }
     if (m->scale) {
         fprintf(f, "scale %s %zu", pt_scale_kind_name(m->scale->kind), m->scale->d);
         for (size_t j = 0; j < m->scale->d; j++)
@@ -848,7 +855,7 @@ static pt_status parse_kernel_sparse(parser *r, const fields *f, size_t n, pt_mo
             if (!colon) return perr(r, "'%s': expected INDEX:VALUE", t);
             *colon = '\0';
             uint64_t idx = 0;
-            PT_TRY(parse_u64(r, "index", t, f->d, &idx));
+            PT_TRY(parse_u64(r, "index", t, f->d < UINT32_MAX ? f->d : UINT32_MAX, &idx));
             if (idx <= last)
                 return perr(r, "index %" PRIu64 ": indices start at 1 and increase", idx);
             last = idx;
@@ -1338,7 +1345,13 @@ static pt_status parse_expand(const parser *r, char *line, fields *f)
         case 5: PT_TRY(parse_u64(r, "expand d_in", v, SIZE_MAX / 16, &f->expand_d_in)); break;
         }
     }
-    if (token(&line)) return perr(r, "expand: unexpected value after d_in");
+    const char *hb = token(&line), *hv = hb ? token(&line) : NULL;
+    if (hb && (strcmp(hb, "hash_bits") != 0 || !hv || r->version < 3))
+        return perr(r, "expand: unexpected value after d_in%s",
+                    hb && !strcmp(hb, "hash_bits") && r->version < 3
+                        ? " (hash_bits needs model format version 3)" : "");
+    if (hb) PT_TRY(parse_int(r, "expand hash_bits", hv, 31, &e->hash_bits));
+    if (token(&line)) return perr(r, "expand: unexpected value after hash_bits");
     e->kind = strcmp(kind, "poly") == 0 ? PT_EXPAND_POLY : PT_EXPAND_RFF;
     if (pt_expand_check_params(e) != PT_OK) return perr(r, "expand: %s", pt_last_error());
     return PT_OK;

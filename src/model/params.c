@@ -268,6 +268,7 @@ static const field fields[] = {
     FIELD(expand.seed, F_U64),
     FIELD(expand.max_features, F_SIZE),
     FIELD(expand.mem_budget_bytes, F_SIZE),
+    FIELD(expand.hash_bits, F_INT),
     FIELD(init_random, F_BOOL),
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
@@ -282,6 +283,7 @@ static const field expand_fields[] = {
     XFIELD(seed, F_U64),
     XFIELD(max_features, F_SIZE),
     XFIELD(mem_budget_bytes, F_SIZE),
+    XFIELD(hash_bits, F_INT),
 };
 #define NEXPAND (sizeof expand_fields / sizeof expand_fields[0])
 

@@ -100,8 +100,9 @@ static pt_status expanded_scores(const pt_model *m, const pt_dataset *ds, float 
     }
     const size_t n = ds->n, so = pt_stride_for(m->d), B = pt_expander_block_rows(e);
     const size_t nblocks = (n + B - 1) / B;
-    /* rows narrower than the model's input are copied into zero-padded staging rows */
-    const bool stage = ds->d < d_in;
+    /* rows narrower than the model's input, and sparse rows, are copied into zero-padded
+     * staging rows (a sparse row's columns past the model's input left out) */
+    const bool sparse = ds->layout == PT_LAYOUT_SPARSE, stage = ds->d < d_in || sparse;
     const size_t si = pt_stride_for(d_in);
     const float bias = m->bias ? 1.0f : 0.0f;
     int failed = 0;
@@ -114,10 +115,20 @@ static pt_status expanded_scores(const pt_model *m, const pt_dataset *ds, float 
         for (size_t bi = 0; bi < nblocks; bi++) {
             if (failed) continue;
             size_t i0 = bi * B, rows = n - i0 < B ? n - i0 : B;
-            const float *X = ds->X + i0 * ds->stride;
+            const float *X = sparse ? NULL : ds->X + i0 * ds->stride;
             size_t ldx = ds->stride;
+            if (stage && sparse) {
+                memset(in, 0, rows * si * sizeof(float));
+                for (size_t i = 0; i < rows; i++) {
+                    const uint32_t *col;
+                    const float *val;
+                    size_t nz = pt_csr_row(ds, i0 + i, &col, &val);
+                    while (nz > 0 && col[nz - 1] >= d_in) nz--;
+                    k->sparse->scatter(col, val, nz, in + i * si);
+                }
+            }
             if (stage) {
-                for (size_t i = 0; i < rows; i++)
+                for (size_t i = 0; !sparse && i < rows; i++)
                     memcpy(in + i * si, X + i * ds->stride, ds->d * sizeof(float));
                 X = in;
                 ldx = si;
@@ -205,7 +216,11 @@ static pt_status sparse_kernel_scores(const pt_model *m, const pt_dataset *ds, c
     sv_csr c;
     pt_gram_csc t = {0};
     pt_status st = sv_csr_get(m, &c);
-    if (st == PT_OK) st = pt_gram_csc_init(&t, c.ptr, c.col, c.val, nsv, d);
+    /* columns past the last one used hold nothing: the transpose stops there */
+    size_t used = 0;
+    for (uint64_t z = 0; st == PT_OK && z < c.ptr[nsv]; z++)
+        if (c.col[z] + (size_t)1 > used) used = c.col[z] + (size_t)1;
+    if (st == PT_OK) st = pt_gram_csc_init(&t, c.ptr, c.col, c.val, nsv, used);
     float *zn = st == PT_OK && norms ? pt_alloc(npad * sizeof(float), "squared norms") : NULL;
     if (st == PT_OK && norms && !zn) st = PT_ERR_NOMEM;
     if (st != PT_OK) {
