@@ -169,7 +169,10 @@ static pt_status train_expanded(const pt_dataset *ds, const pt_train_params *p, 
         m->expand_d_in = ds->d;
         s = pt_model_start(m, p);
     }
-    if (s == PT_OK && p->path == PT_PATH_ONLINE) {
+    /* sparse rows: the expansion materialised, sparse too (its rows hold only the products of
+     * each row's non-zeros), then trained as any sparse data */
+    const bool stream = p->path == PT_PATH_ONLINE && ds->layout == PT_LAYOUT_DENSE;
+    if (s == PT_OK && stream) {
         /* streamed: each row expanded into one reused buffer, never the whole matrix */
         pt_row_map map = pt_expander_row_map(e);
         s = pt_train_online_mapped(ds, &map, p, k, m, r);
@@ -181,9 +184,14 @@ static pt_status train_expanded(const pt_dataset *ds, const pt_train_params *p, 
                            own ? "pt_train_params.mem_budget_bytes"
                                : "pt_train_params.expand.mem_budget_bytes", &x);
         if (s == PT_ERR_LIMIT)
-            pt_fail_prefix(s, "the batch path needs the expansion materialised (the online path "
-                           "streams it)");
-        if (s == PT_OK) s = pt_train_batch(x, p, k, m, r);
+            pt_fail_prefix(s, "%s",
+                           p->path == PT_PATH_BATCH
+                               ? "the batch path needs the expansion materialised (the online "
+                                 "path streams dense rows)"
+                               : "sparse rows are expanded whole before the online path");
+        if (s == PT_OK)
+            s = p->path == PT_PATH_BATCH ? pt_train_batch(x, p, k, m, r)
+                                         : pt_train_online(x, p, k, m, r);
         pt_dataset_free(x);
     }
     pt_expander_free(e);
@@ -219,9 +227,6 @@ pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
 {
     pt_clear_error();
     PT_TRY(pt_train_params_check(p));
-    /* the sparse layout: every path reads it; of the expansions, the batch path's */
-    if (p->expand.kind != PT_EXPAND_NONE && p->path != PT_PATH_BATCH)
-        PT_TRY(pt_require_dense(ds, "pt_train_params.expand"));
     if (ds->nclass < 2)
         return pt_fail(PT_ERR_LABELS, "training needs two classes; the data has %zu (label %g)",
                        ds->nclass, ds->nclass ? ds->class_values[0] : 0.0);
@@ -270,7 +275,7 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
     if (report) memset(report, 0, sizeof *report);
     pt_scaling *sc = NULL;
     pt_dataset *scaled = NULL;
-    PT_TRY(pt_require_dense(ds, "training"));
+    PT_TRY(pt_require_dense(ds, "training with pt_train_params.scale (scaling moves zeros)"));
     pt_status s = pt_scaling_fit(ds, p->scale, &sc);
     if (s == PT_OK) s = pt_scaling_apply(sc, ds, p->mem_budget_bytes, &scaled);
     if (s != PT_OK) {

@@ -943,8 +943,7 @@ END_TEST
 
 /* Generated sparse data trains and predicts with the default options (layout auto: sparse):
  * the online path, --test and --bounds (R and gamma as on the dense copy), one-vs-rest and the
- * multiclass perceptron; --expand, which reads dense rows only, refuses it with exit 2, naming
- * --layout dense. */
+ * multiclass perceptron; --expand on the online path (sparse rows expanded whole). */
 START_TEST(test_sparse_train_predict)
 {
     const char *svm = keep(0, tu_path("st", ".svm")), *ptd = keep(1, tu_path("st", ".ptd")),
@@ -1015,12 +1014,27 @@ START_TEST(test_sparse_train_predict)
         free(out);
         free(err);
     }
-    /* refused where rows are read dense only */
-    ck_assert_int_eq(run(&out, &err, "train %s -o %s --expand 2", svm, model), 2);
-    HAS(err, "dense layout only");
-    HAS(err, "--layout dense");
+    /* --expand on the online path: sparse rows expanded whole (sparse), dense rows streamed;
+     * the same mistakes, and the models predict alike */
+    ck_assert_int_eq(run(NULL, NULL, "gen sparse --n 400 --d 300 --nnz 8 --seed 3 -o %s", ptd),
+                     0);
+    char *dout2;
+    const char *ex = "train %s -o %s --expand 2 --epochs 3 --layout %s --json";
+    ck_assert_int_eq(run(&out, &err, ex, ptd, model, "sparse"), 0);
+    ck_assert_int_eq(run(&dout, &derr, ex, ptd, dmodel, "dense"), 0);
+    HAS(out, "\"layout\": \"sparse\"");
+    const char *a = strstr(out, "\"mistakes_per_epoch\""),
+               *b = strstr(dout, "\"mistakes_per_epoch\"");
+    ck_assert(a && b && strncmp(a, b, strcspn(a, "]")) == 0);
     free(out);
     free(err);
+    free(dout);
+    free(derr);
+    ck_assert_int_eq(run(&out, NULL, "predict %s %s --layout dense", model, ptd), 0);
+    ck_assert_int_eq(run(&dout2, NULL, "predict %s %s --layout sparse", dmodel, ptd), 0);
+    ck_assert_str_eq(out, dout2);
+    free(out);
+    free(dout2);
 }
 END_TEST
 

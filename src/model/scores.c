@@ -363,10 +363,7 @@ pt_status pt_model_scores_raw(const pt_model *m, const pt_dataset *ds, float *sc
         return pt_fail(PT_ERR_INVALID, "a %zu-class model has one score per class: use "
                                        "pt_model_class_scores", m->nclass);
     /* trained on an expansion: expand the rows (block-wise) before the dot */
-    if (m->params.expand.kind != PT_EXPAND_NONE && m->w) {
-        PT_TRY(pt_require_dense(ds, "scoring with a model trained on an expansion"));
-        return expanded_scores(m, ds, scores);
-    }
+    if (m->params.expand.kind != PT_EXPAND_NONE && m->w) return expanded_scores(m, ds, scores);
     pt_warn_extra_features(m->d, ds->d);
     return binary_scores(m, ds, scores);
 }
