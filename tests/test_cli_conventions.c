@@ -11,7 +11,6 @@
 
 #include "testutil.h"
 
-#define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "'%s' not in: %s", (sub), (s))
 #define LACKS(s, sub) ck_assert_msg(strstr((s), (sub)) == NULL, "'%s' in: %s", (sub), (s))
 
 static const char *const commands[] = {"gen", "info", "convert", "train", "predict", "expand",

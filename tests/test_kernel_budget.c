@@ -11,7 +11,6 @@
 #include "paths/kernel_budget.h"
 #include "testutil.h"
 
-#define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "'%s' not in: %s", (sub), (s))
 
 static pt_dataset *gen(pt_gen_kind kind, size_t n, size_t d)
 {

@@ -13,7 +13,6 @@
 #include "model/model.h"
 #include "testutil.h"
 
-#define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "'%s' not in: %s", (sub), (s))
 
 static void refused(const char *text, const char *why)
 {

@@ -9,7 +9,6 @@
 #include "features/kernel_spec.h"
 #include "testutil.h"
 
-#define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "'%s' not in: %s", (sub), (s))
 
 /* A small dataset with known entries: 4 rows x 3 features, half of the entries zero. */
 static pt_dataset *small(void)

@@ -34,7 +34,6 @@
 #define UNDER_ASAN 0
 #endif
 
-#define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "'%s' not in: %s", (sub), (s))
 
 /* A skipped check says so (stderr: unbuffered, so it survives check's forked children). */
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -9,7 +9,6 @@
 #include "common/common.h" /* pt_checksum, to edit a model as a person who knows the format would */
 #include "testutil.h"
 
-#define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "'%s' not in: %s", (sub), (s))
 
 static char path_buf[16][512];
 static const char *keep(int slot, const char *p)

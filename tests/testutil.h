@@ -4,6 +4,7 @@
 
 #include <check.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "ptron.h"
 
@@ -16,6 +17,9 @@ const char *tu_write_file(const char *tag, const char *ext, const char *text);
 const char *tu_write_bytes(const char *tag, const char *ext, const void *data, size_t len);
 /* Read a whole file into a malloc'd NUL-terminated buffer (NULL if unreadable). */
 char *tu_read_file(const char *path, size_t *len);
+
+/* Assert that the text s holds sub, printing s if not. */
+#define HAS(s, sub) ck_assert_msg(strstr((s), (sub)) != NULL, "'%s' not in: %s", (sub), (s))
 
 /* Run "$PTRON_BIN args" through the shell; returns the exit status, or 1000 + the signal that
  * killed it, and stdout and stderr as malloc'd strings if out/err are not NULL. */
