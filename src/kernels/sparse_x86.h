@@ -14,7 +14,12 @@
  *   read two at a time as 64-bit words) into two accumulators of 8 lanes, fused with the
  *   values; the lanes are summed as avx2.c's hsum, then the last nnz mod 8 added in order.
  *   Shorter rows are the scalar loop: there the vector's fixed cost (the lane sum) measured
- *   more than it saves, and the result is sparse_scalar.c's, bit for bit.
+ *   more than it saves, and the result is sparse_scalar.c's, bit for bit. Nor does the scalar
+ *   loop's chain of dependent adds limit the online epoch: one order for every row on every
+ *   ISA (16 lanes, k mod 16, zero-padded tail, a fixed lane tree; scalar emulating it) gave
+ *   rcv1like's classic epoch (200,000 x 47,236, ~50 non-zeros a row) no speedup, 0.84-1.0x
+ *   in paired runs on this Zen 5 (perf: the time is in the loads and lane inserts and the
+ *   lane sum before each row's test, not in the adds).
  * - axpy, axpy2: a val, for 8 non-zeros, is one vector multiply; each entry of w is then one
  *   scalar add and store (rounded as scalar: the product, then the sum).
  * - dot_many: 4 classes at a time share each block's indices and values; every class's sum is
