@@ -1115,7 +1115,7 @@ START_TEST(test_bench_reps_test_kernel_rule)
                           "\"n\": 300,", "\"d\": 8,", "\"layout\": \"dense\"", "\"baseline\": {",
                           "\"online\": {", "\"batch\": {", "\"kernel\": {", "\"status\": \"ok\"",
                           "\"train_seconds_min\": ", "\"train_seconds_max\": ",
-                          "\"ratio_to_baseline\": "};
+                          "\"ratio_to_baseline\": ", "\"GB_per_second_1_thread\": "};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) HAS(out, keys[i]);
     ck_assert_ptr_null(strstr(out, "skipped"));
     /* every path (and the top level) ran 2 reps; each path has a held-out accuracy */
