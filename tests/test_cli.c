@@ -1081,6 +1081,84 @@ START_TEST(test_sparse_kernel_and_expand)
 }
 END_TEST
 
+/* Every value after "key": in a JSON text lies in [lo, hi]; returns how many there are. */
+static int json_all_within(const char *json, const char *key, double lo, double hi)
+{
+    char k[128];
+    snprintf(k, sizeof k, "\"%s\": ", key);
+    int count = 0;
+    for (const char *at = strstr(json, k); at; at = strstr(at + 1, k), count++) {
+        double v = strtod(at + strlen(k), NULL);
+        ck_assert_msg(v >= lo && v <= hi, "%s = %g not in [%g, %g]: %s", key, v, lo, hi, json);
+    }
+    return count;
+}
+
+/* ptron bench: the JSON's keys, --reps, --test, and the kernel path's n rule. */
+START_TEST(test_bench_reps_test_kernel_rule)
+{
+    const char *data = keep(0, tu_path("bench", ".svm")), *test = keep(1, tu_path("bt", ".svm"));
+    const char *big = keep(2, tu_path("bbig", ".ptd"));
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "gen separable --n 300 --d 8 --seed 1 -o %s", data), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "gen separable --n 100 --d 8 --seed 2 -o %s", test), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "bench %s --reps 2 --epochs 2 --test %s --json", data, test),
+                     0);
+    ck_assert_int_eq(out[0], '{');
+    ck_assert_ptr_eq(strchr(out, '\n'), out + strlen(out) - 1);
+    const char *keys[] = {"\"cpu\": \"", "\"isa\": \"", "\"threads\": ", "\"version\": \"",
+                          "\"n\": 300,", "\"d\": 8,", "\"layout\": \"dense\"", "\"baseline\": {",
+                          "\"online\": {", "\"batch\": {", "\"kernel\": {", "\"status\": \"ok\"",
+                          "\"train_seconds_min\": ", "\"train_seconds_max\": ",
+                          "\"ratio_to_baseline\": ", "\"GB_per_second_1_thread\": "};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) HAS(out, keys[i]);
+    ck_assert_ptr_null(strstr(out, "skipped"));
+    /* every path (and the top level) ran 2 reps; each path has a held-out accuracy */
+    ck_assert_int_eq(json_all_within(out, "reps", 2, 2), 4);
+    ck_assert_int_eq(json_all_within(out, "test_accuracy", 0, 1), 3);
+    ck_assert_int_eq(json_all_within(out, "train_accuracy", 0, 1), 3);
+    ck_assert_int_eq(json_all_within(out, "GB_per_second", 0, 1e6), 4);
+    free(out);
+    free(err);
+    /* without --test, no held-out accuracy; the table has a held-out column only with it */
+    ck_assert_int_eq(run(&out, &err, "bench %s --reps 1 --epochs 1 --json", data), 0);
+    ck_assert_ptr_null(strstr(out, "test_accuracy"));
+    ck_assert_int_eq(json_all_within(out, "reps", 1, 1), 4);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "bench %s --reps 0", data), 1);
+    HAS(err, "--reps");
+    free(out);
+    free(err);
+
+    /* above 20000 rows the kernel path is skipped by default, named with the reason */
+    ck_assert_int_eq(run(&out, &err, "gen separable --n 20001 --d 2 -o %s", big), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "bench %s --reps 1 --epochs 1 --json", big), 0);
+    HAS(out, "\"kernel\": {\"status\": \"skipped\", \"reason\": \"n = 20001 > 20000 rows");
+    ck_assert_int_eq(json_all_within(out, "test_accuracy", 0, 1), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "bench %s --reps 1 --epochs 1", big), 0);
+    HAS(out, "kernel  skipped: n = 20001 > 20000 rows");
+    HAS(out, "baseline (streaming read of the matrix): ");
+    free(out);
+    free(err);
+    /* ... and runs when --paths names it */
+    ck_assert_int_eq(run(&out, &err, "bench %s --reps 1 --epochs 1 --paths kernel --json", big), 0);
+    HAS(out, "\"kernel\": {\"status\": \"ok\"");
+    ck_assert_ptr_null(strstr(out, "skipped"));
+    free(out);
+    free(err);
+}
+END_TEST
+
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -1107,6 +1185,7 @@ int main(void)
     tcase_add_test(tc, test_gen_sparse);
     tcase_add_test(tc, test_sparse_train_predict);
     tcase_add_test(tc, test_sparse_kernel_and_expand);
+    tcase_add_test(tc, test_bench_reps_test_kernel_rule);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
