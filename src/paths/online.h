@@ -64,15 +64,23 @@ void online_state_restore(online *o, const pt_train_state *st);
 pt_status online_votes_restore(online *o, pt_model *m, const pt_model *from,
                                const pt_train_state *st);
 
-/* The step on a sample whose score is known: update on a margin violation. Returns 1 if it
- * updated. Every sample counts towards the average, mistake or not. */
-static inline int visit(online *o, const float *x, float y, float score)
+/* Whether a sample whose score is known violates the margin; the voted variant's vote is
+ * closed or its survival counted here, for dense and sparse rows alike. */
+static inline int visit_decide(online *o, float y, float score)
 {
     int upd = y * score <= o->tau;
     if (o->voted) {
         if (upd) online_push_vote(o); /* a failure is in vote_error, which stops the pass */
         o->survived = upd ? 1.0f : o->survived + 1.0f;
     }
+    return upd;
+}
+
+/* The step on a sample whose score is known: update on a margin violation. Returns 1 if it
+ * updated. Every sample counts towards the average, mistake or not. */
+static inline int visit(online *o, const float *x, float y, float score)
+{
+    int upd = visit_decide(o, y, score);
     if (upd) {
         float a = o->eta * y;
         if (o->averaged) {
@@ -94,11 +102,7 @@ static inline int visit(online *o, const float *x, float y, float score)
 static inline int visit_sparse(online *o, const uint32_t *idx, const float *val, size_t nnz,
                                float y, float score)
 {
-    int upd = y * score <= o->tau;
-    if (o->voted) {
-        if (upd) online_push_vote(o); /* a failure is in vote_error, which stops the pass */
-        o->survived = upd ? 1.0f : o->survived + 1.0f;
-    }
+    int upd = visit_decide(o, y, score);
     if (upd) {
         float a = o->eta * y;
         if (o->averaged) {
