@@ -154,16 +154,11 @@ static double matrix_bytes(const pt_dataset *ds)
     return (double)n * (double)pt_dataset_stride(ds) * sizeof(float);
 }
 
-/* The read loop in the widest vectors the CPU has, as the paths' kernels use (the CLI is built
- * for the baseline ISA): a matrix in cache is read at the speed of the paths' loads. */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__)
-#define WIDEST_VECTORS __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define WIDEST_VECTORS
-#endif
-
+/* The read loop is portable C built for the CLI's baseline ISA: SIMD code lives only in
+ * src/kernels/ (ARCHITECTURE.md). From RAM it reads at the bus's speed; a matrix held in cache
+ * may be read faster by the paths' AVX-512 loads, which shows as a ratio above 1. */
 /* Sums of x[0..m): independent accumulators, so the sum runs at the speed of the reads. */
-WIDEST_VECTORS static float sum_floats(const float *x, size_t m)
+static float sum_floats(const float *x, size_t m)
 {
     float acc[32] = {0};
     size_t k = 0;
