@@ -308,6 +308,12 @@ typedef struct pt_dataset_info {
 
 PT_API void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info);
 
+/* Reads every byte of ds's matrix (the padded dense rows, or the CSR arrays) passes times on
+ * threads threads (0: all), each thread its own share, with the SIMD loads the paths use; the
+ * result is a sum of what was read, so that the reads cannot be optimised away. Timed, it is
+ * the memory bus's rate for this matrix: the streaming-read baseline of `ptron bench`. */
+PT_API double pt_dataset_read_pass(const pt_dataset *ds, int threads, int passes);
+
 /* Generator truth: the unit separator w* (d floats, no bias), R and margin gamma as
  * measured on the stored float data. NULL if the dataset was not generated. */
 PT_API const double *pt_dataset_truth(const pt_dataset *ds, double *R, double *gamma);

@@ -37,8 +37,7 @@ typedef struct bench_row {
     double test_accuracy;            /* -1: no --test */
 } bench_row;
 
-/* The streaming-read baseline: the feature matrix summed reps times. */
-/* The streaming-read baseline: the feature matrix summed reps times by 1 thread and by all;
+/* The streaming-read baseline (pt_dataset_read_pass) by 1 thread and by all;
  * the faster (by median) is the ceiling the paths are compared with. */
 typedef struct baseline {
     double bytes, median_s, min_s, max_s; /* the ceiling's seconds a read */
@@ -154,80 +153,17 @@ static double matrix_bytes(const pt_dataset *ds)
     return (double)n * (double)pt_dataset_stride(ds) * sizeof(float);
 }
 
-/* The read loop is portable C built for the CLI's baseline ISA: SIMD code lives only in
- * src/kernels/ (ARCHITECTURE.md). From RAM it reads at the bus's speed; a matrix held in cache
- * may be read faster by the paths' AVX-512 loads, which shows as a ratio above 1. */
-/* Sums of x[0..m): independent accumulators, so the sum runs at the speed of the reads. */
-static float sum_floats(const float *x, size_t m)
-{
-    float acc[32] = {0};
-    size_t k = 0;
-    for (; k + 32 <= m; k += 32)
-#pragma omp simd
-        for (int l = 0; l < 32; l++) acc[l] += x[k + l];
-    float s = 0.0f;
-    for (; k < m; k++) s += x[k];
-    for (int l = 0; l < 32; l++) s += acc[l];
-    return s;
-}
-
-static uint64_t sum_u32(const uint32_t *x, size_t m)
-{
-    uint64_t s = 0;
-    for (size_t k = 0; k < m; k++) s += x[k];
-    return s;
-}
-
-static uint64_t sum_u64(const uint64_t *x, size_t m)
-{
-    uint64_t s = 0;
-    for (size_t k = 0; k < m; k++) s += x[k];
-    return s;
-}
-
-/* passes reads of every byte of the feature matrix in one parallel region of threads threads,
- * each its own share (one region, so a small matrix is not timed as the threads' start). */
-static double stream_sum(const pt_dataset *ds, int threads, int passes)
-{
-    const size_t n = pt_dataset_n(ds);
-    const float *val;
-    const uint32_t *col = NULL;
-    const uint64_t *rowptr = NULL;
-    size_t m;
-    if (pt_dataset_layout(ds) == PT_LAYOUT_SPARSE) {
-        if (pt_dataset_csr(ds, &rowptr, &col, &val) != PT_OK) return 0.0;
-        m = (size_t)rowptr[n];
-    } else {
-        val = pt_dataset_matrix(ds);
-        if (!val) return 0.0;
-        m = n * pt_dataset_stride(ds);
-    }
-    double sum = 0.0;
-    uint64_t isum = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : sum, isum)
-    {
-        size_t T = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
-        size_t a = m / T * t + (t < m % T ? t : m % T), len = m / T + (t < m % T);
-        size_t ra = (n + 1) / T * t + (t < (n + 1) % T ? t : (n + 1) % T);
-        size_t rlen = (n + 1) / T + (t < (n + 1) % T);
-        for (int k = 0; k < passes; k++) {
-            sum += sum_floats(val + a, len);
-            if (col) isum += sum_u32(col + a, len) + sum_u64(rowptr + ra, rlen);
-        }
-    }
-    return sum + (double)(isum & 1);
-}
-
 /* The baseline's reps timings at threads threads, each of enough passes to read 64 MB or more
  * (one at least): seconds a read in t[0..reps). */
 static void time_reads(const pt_dataset *ds, int threads, int reps, double bytes, double *t)
 {
     double want = 64e6 / (bytes > 1 ? bytes : 1);
     int passes = want < 1 ? 1 : want > 10000 ? 10000 : (int)want;
-    stream_sink = stream_sum(ds, threads, 1); /* once untimed: threads started, pages touched */
+    /* once untimed: threads started, pages touched */
+    stream_sink = pt_dataset_read_pass(ds, threads, 1);
     for (int r = 0; r < reps; r++) {
         double t0 = now();
-        stream_sink = stream_sum(ds, threads, passes);
+        stream_sink = pt_dataset_read_pass(ds, threads, passes);
         t[r] = (now() - t0) / passes;
     }
 }
