@@ -127,6 +127,9 @@ bool cli_label_column(cli_args *a, const char *opt);
 extern pt_layout cli_layout;
 /* Parse --layout auto|dense|sparse into cli_layout. */
 bool cli_layout_opt(cli_args *a, const char *opt);
+/* The options above back to their defaults: main runs this first, so that a command run
+ * after another in one process (the CLI fuzz target) never sees the last one's options. */
+void cli_globals_reset(void);
 
 /* --threads T (T > 0) for everything the command runs: OpenMP's teams and OpenBLAS's. */
 void cli_set_threads(int threads);

@@ -67,6 +67,7 @@ static int unknown_command(const char *what, const char *cmd)
 
 int main(int argc, char **argv)
 {
+    cli_globals_reset();
     if (argc < 2) {
         cli_usage(stderr, NULL);
         return EXIT_USAGE;

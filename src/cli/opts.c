@@ -643,6 +643,15 @@ bool cli_layout_opt(cli_args *a, const char *opt)
 int cli_csv_label_column;
 const char *cli_csv_label_name;
 
+void cli_globals_reset(void)
+{
+    cli_mem_mb = 0;
+    cli_csv_delimiter = 0;
+    cli_layout = PT_LAYOUT_AUTO;
+    cli_csv_label_column = 0;
+    cli_csv_label_name = NULL;
+}
+
 bool cli_label_column(cli_args *a, const char *opt)
 {
     const char *v = cli_value(a, opt);

@@ -117,7 +117,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     argv[argc] = NULL;
     if (acceptable(argv, argc)) {
         reset_dir();
-        cli_mem_mb = 0; /* set by --mem-mb: a global of the CLI */
         int rc = ptron_main(argc, argv);
         FUZZ_CHECK(rc == 0 || rc == 1 || rc == 2, "exit status %d is not 0, 1 or 2", rc);
         fflush(stdout);
