@@ -297,6 +297,32 @@ START_TEST(test_class_weight)
                       r[1][0], r[0][0]);
     }
 
+    /* sparse rows weigh alike: the dense layout's mistakes on every path and multiclass way */
+    const char *layouts[][2] = {{"", ""},
+                                {"--averaged", ""},
+                                {"--path batch", ""},
+                                {"--path kernel", ""},
+                                {"", "3"},
+                                {"--multiclass direct", "3"},
+                                {"--path batch", "3"}};
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
+        const char *file = layouts[i][1][0] ? three : data;
+        const char *w = layouts[i][1][0] ? "0:3,2:0.5" : "-1:3";
+        const char *cmd = "train %s -o %s --class-weight %s --epochs 4 %s --layout %s --json";
+        ck_assert_int_eq(run(&out, &err, cmd, file, a, w, layouts[i][0], "dense"), 0);
+        free(err);
+        ck_assert_int_eq(run(&out2, &err, cmd, file, b, w, layouts[i][0], "sparse"), 0);
+        free(err);
+        HAS(out2, "\"layout\": \"sparse\"");
+        m1 = strstr(out, "\"mistakes_per_epoch\"");
+        m2 = strstr(out2, "\"mistakes_per_epoch\"");
+        ck_assert(m1 && m2);
+        ck_assert_msg(strncmp(m1, m2, strcspn(m1, "]")) == 0, "%s %s: %s vs %s", layouts[i][0],
+                      file, m1, m2);
+        free(out);
+        free(out2);
+    }
+
     ck_assert_int_eq(run(&out, &err, "train %s -o %s --class-weight 7:2", data, a), 1);
     HAS(err, "the data has no class '7'");
     free(out);
