@@ -9,26 +9,8 @@
 #include <sys/wait.h>
 
 #include "common/common.h" /* pt_checksum, to edit a model as a person who knows the format would */
-#include "testutil.h"
+#include "cli_test_util.h"
 
-
-static char path_buf[16][512];
-static const char *keep(int slot, const char *p)
-{
-    snprintf(path_buf[slot], sizeof path_buf[slot], "%s", p);
-    return path_buf[slot];
-}
-
-static int run(char **out, char **err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int run(char **out, char **err, const char *fmt, ...)
-{
-    char args[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    return tu_run_cli(args, out, err);
-}
 
 /* The foundation issue's acceptance check. */
 START_TEST(test_separable_20000x64_converges)

@@ -9,31 +9,13 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "testutil.h"
+#include "cli_test_util.h"
 
 #define LACKS(s, sub) ck_assert_msg(strstr((s), (sub)) == NULL, "'%s' in: %s", (sub), (s))
 
 static const char *const commands[] = {"gen", "info", "convert", "train", "predict", "expand",
                                        "bench"};
 #define NCMD (sizeof commands / sizeof commands[0])
-
-static char path_buf[16][512];
-static const char *keep(int slot, const char *p)
-{
-    snprintf(path_buf[slot], sizeof path_buf[slot], "%s", p);
-    return path_buf[slot];
-}
-
-static int run(char **out, char **err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int run(char **out, char **err, const char *fmt, ...)
-{
-    char args[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    return tu_run_cli(args, out, err);
-}
 
 /* A shell command line in which $P is the ptron binary (pipes and redirections of stdin are
  * the test's own); its exit status, stdout and stderr. */
