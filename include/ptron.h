@@ -180,6 +180,13 @@ typedef struct pt_read_options {
                                  * line: the first line is then the header, and a name it
                                  * lacks is an error listing the names it has (this wins
                                  * over csv_label_column) */
+    /* Read only share shard_index of shard_count (default 0 of 0: the whole file): the rows
+     * [i n / P, (i + 1) n / P) of a .ptd file (only those pages touched; the matrix checksum,
+     * a hash of the whole section, is then not verified), or the lines that start in the
+     * bytes [i L / P, (i + 1) L / P) of a LIBSVM or CSV file of L bytes (not gzip, not
+     * standard input). d and the class table are the share's own: pt_dataset_read_shard
+     * agrees them across the ranks of a distributed run. */
+    size_t shard_index, shard_count;
 } pt_read_options;
 
 /* csv_label_column: the label is the last column. */
@@ -530,6 +537,11 @@ PT_API int pt_stop_is_requested(const pt_stop *s);
 /* Clear a request, to use the token again. */
 PT_API void pt_stop_reset(pt_stop *s);
 
+/* How a distributed online run mixes its ranks' weights (pt_train_params.mix). */
+typedef enum pt_mix { PT_MIX_UNIFORM = 0, PT_MIX_MISTAKES = 1 } pt_mix;
+PT_API const char *pt_mix_name(pt_mix m); /* "uniform", "mistakes" */
+PT_API pt_status pt_mix_parse(const char *name, pt_mix *out);
+
 typedef struct pt_train_params {
     size_t struct_size;  /* sizeof(pt_train_params), set by pt_train_params_init */
     pt_path path;
@@ -652,6 +664,11 @@ typedef struct pt_train_params {
      * file), so that scoring scales raw rows first: predict takes the data as it was given.
      * The epoch hook's models keep it too. */
     pt_scale_kind scale;
+    /* A distributed run's online path (a dataset read by pt_dataset_read_shard on more than
+     * one rank): how the ranks' weights are mixed after each epoch of iterative parameter
+     * mixing (McDonald, Hall and Mann 2010). PT_MIX_UNIFORM (default): their mean;
+     * PT_MIX_MISTAKES: each rank's weighted by its share of the epoch's mistakes. */
+    pt_mix mix;
 } pt_train_params;
 
 /* Every field to its default (struct_size included): the only way to start a params struct. */
@@ -999,6 +1016,43 @@ PT_API pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *
  * NULL), without measuring anything: call it before a long run. */
 PT_API pt_status pt_bounds_check_reference(const pt_dataset *ds, const pt_train_params *p,
                                            const pt_model *reference);
+
+/* ------------------------------------------------------- distributed runs (Open MPI) */
+
+/* A run launched by `mpirun -np P` trains on P ranks: each reads its share of the data
+ * (pt_dataset_read_shard) and pt_train combines them (the batch path's exact gradient, the
+ * online path's iterative parameter mixing). In a build without MPI (meson -Dmpi=disabled) or
+ * a process not launched by mpirun there is one rank and everything below is a no-op. */
+
+/* Start MPI when the process was launched by mpirun (else nothing); call it once, first. */
+PT_API pt_status pt_dist_init(int *argc, char ***argv);
+/* End MPI (after the last collective call; nothing when it was not started). */
+PT_API void pt_dist_finalize(void);
+/* 1 when pt_dist_init started MPI (even on one rank), else 0. */
+PT_API int pt_dist_launched(void);
+/* 1 when the library was built with MPI. */
+PT_API int pt_dist_built(void);
+/* This process's rank (0 ..), and the ranks of the run (1 without mpirun). */
+PT_API int pt_dist_rank(void);
+PT_API int pt_dist_size(void);
+/* End every rank of the run with this exit status (MPI_Abort), or this process (exit). */
+PT_API void pt_dist_abort(int status);
+
+/* Read this rank's share of a dataset (collective: every rank calls it with the same path and
+ * options): share pt_dist_rank() of pt_dist_size() (see pt_read_options.shard_index), then d
+ * (the largest), the layout (chosen from the whole data's n, d and non-zeros) and the class
+ * table (the union, sorted as a plain read sorts it) agreed across the ranks, so every rank
+ * holds rows of the same space and classes. The dataset remembers that it is a share: pt_train
+ * and pt_model_evaluate on it are collective too. A rank that cannot read its share, or has
+ * no row, fails the call on every rank: that rank's message names it, the others' name it
+ * ("rank 2 of 4 failed to read its share of FILE"). On one rank: the whole file. */
+PT_API pt_status pt_dataset_read_shard(const char *path, const pt_read_options *o,
+                                       pt_dataset **out);
+/* The rows of the whole dataset a share belongs to (pt_dataset_n for a dataset that is not
+ * a share). */
+PT_API size_t pt_dataset_n_total(const pt_dataset *ds);
+/* Seconds this rank has spent in the run's collective communication since it began. */
+PT_API double pt_dist_comm_seconds(void);
 
 #ifdef __cplusplus
 }

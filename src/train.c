@@ -223,10 +223,34 @@ static pt_status train_linear(const pt_dataset *ds, const pt_train_params *p, co
                                     : pt_train_online(ds, p, k, m, r);
 }
 
+/* A share of a distributed run on more than one rank (pt_dataset_read_shard): what the
+ * distributed paths cover. Every rank refuses the same run, from the same parameters and the
+ * agreed classes, before any communication. */
+static pt_status check_share(const pt_dataset *ds, const pt_train_params *p)
+{
+    if (ds->shard_count < 2) return PT_OK;
+    const char *no = p->path == PT_PATH_KERNEL ? "the kernel path"
+                     : ds->nclass > 2 ? "more than two classes"
+                     : p->variant == PT_VARIANT_VOTED ? "the voted variant"
+                     : p->expand.kind != PT_EXPAND_NONE ? "a feature expansion"
+                     : p->scale != PT_SCALE_NONE ? "feature scaling (fitted on one rank's rows)"
+                     : p->resume ? "resuming a run"
+                     : p->path == PT_PATH_BATCH && p->batch_size && p->batch_size < ds->n_total
+                         ? "mini-batches (pt_train_params.batch_size 0: the full batch)"
+                         : NULL;
+    if (no)
+        return pt_fail(PT_ERR_UNSUPPORTED, "a distributed run (%zu ranks) does not support %s; "
+                       "it trains two classes on the online path (classic or averaged, by "
+                       "iterative parameter mixing) or the batch path's full batch",
+                       ds->shard_count, no);
+    return PT_OK;
+}
+
 pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
 {
     pt_clear_error();
     PT_TRY(pt_train_params_check(p));
+    PT_TRY(check_share(ds, p));
     if (ds->nclass < 2)
         return pt_fail(PT_ERR_LABELS, "training needs two classes; the data has %zu (label %g)",
                        ds->nclass, ds->nclass ? ds->class_values[0] : 0.0);
@@ -267,7 +291,7 @@ static pt_status train_dispatch(const pt_dataset *ds, const pt_train_params *p, 
 pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
                    pt_train_report *report)
 {
-    if (p->scale == PT_SCALE_NONE || pt_train_params_check(p) != PT_OK)
+    if (p->scale == PT_SCALE_NONE || pt_train_params_check(p) != PT_OK || ds->shard_count > 1)
         return train_dispatch(ds, p, model, report);
     /* fit the scaling on the training rows, train on the scaled copy, keep it in the model */
     pt_clear_error();

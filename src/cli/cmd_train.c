@@ -145,6 +145,10 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
             if (v && pt_online_pass_parse(v, &p->pass)) return cli_usage_error("train", "%s", pt_last_error());
         }
         else if (IS("--seed")) cli_u64(&a, arg, &p->seed);
+        else if (IS("--mix")) {
+            const char *v = cli_value(&a, arg);
+            if (v && pt_mix_parse(v, &p->mix)) return cli_usage_error("train", "%s", pt_last_error());
+        }
         else if (IS("--no-bias")) p->bias = 0;
         else if (IS("--loss")) {
             const char *v = cli_value(&a, arg);
@@ -435,6 +439,10 @@ static void print_json(const train_result *t)
     json_str(&j, "variant", pt_variant_name(p->variant));
     json_str(&j, "isa", pt_isa_name(rep->isa));
     json_int(&j, "threads", rep->threads);
+    if (pt_dist_launched()) { /* under mpirun */
+        json_int(&j, "ranks", pt_dist_size());
+        json_num(&j, "comm_seconds", pt_dist_comm_seconds());
+    }
     json_int(&j, "n", (long long)t->n);
     json_int(&j, "d", (long long)t->d);
     json_str(&j, "layout", pt_layout_name(t->data.layout));
@@ -710,6 +718,23 @@ static int cross_validate(const train_opts *o, const pt_dataset *ds, const pt_tr
 
 static int signal_status(void) { return got_signal == SIGTERM ? EXIT_SIGTERM : EXIT_SIGINT; }
 
+/* Under mpirun on several ranks: what a distributed run does not do (the library refuses
+ * the paths and parameters it does not cover). Rank 0 says why; every rank exits. */
+static int refuse_distributed(const train_opts *o)
+{
+    const char *no = o->cv ? "--cv" : o->search ? "--search" : o->proba ? "--proba"
+                     : o->resume ? "--resume" : o->checkpoint ? "--checkpoint"
+                     : o->bounds ? "--bounds"
+                     : o->class_weight && strstr(o->class_weight, "balanced")
+                         ? "--class-weight balanced (counted on one rank's rows)"
+                         : NULL;
+    if (!no) return EXIT_OK;
+    if (pt_dist_rank() == 0)
+        fprintf(stderr, "ptron train: a distributed run (%d ranks under mpirun) does not support "
+                        "%s yet\n", pt_dist_size(), no);
+    return EXIT_USAGE;
+}
+
 int cmd_train(int argc, char **argv)
 {
     train_opts o = {0};
@@ -717,6 +742,13 @@ int cmd_train(int argc, char **argv)
     pt_train_params_init(&p);
     int rc = parse(argc, argv, &o, &p);
     if (rc != EXIT_OK) return rc;
+    /* under mpirun: each rank trains on its share; only rank 0 prints and writes */
+    const bool dist = pt_dist_launched(), lead = pt_dist_rank() == 0;
+    if (pt_dist_size() > 1 && (rc = refuse_distributed(&o)) != EXIT_OK) return rc;
+    if (!lead) {
+        o.quiet = true;
+        o.json = false;
+    }
     cli_install_log(o.quiet || o.json);
     /* from here on SIGINT and SIGTERM ask training to stop; the run then saves what it has */
     if (!(stop_token = pt_stop_create())) return cli_fail(PT_ERR_NOMEM);
@@ -744,9 +776,10 @@ int cmd_train(int argc, char **argv)
     float *class_weight = NULL;
     bool want_bounds = false;
     double load_s = 0.0;
-    pt_status s = cli_read_dataset(o.file, o.format, o.max_features, &ds, &load_s);
+    pt_status s = cli_read_data(o.file, o.format, o.max_features, dist, &ds, &load_s);
     if (s != PT_OK) {
-        rc = cli_fail(s);
+        /* a share's failure is every rank's, with the same message: rank 0 prints it */
+        rc = lead ? cli_fail(s) : cli_exit_status(s);
         goto out;
     }
 
@@ -812,6 +845,14 @@ int cmd_train(int argc, char **argv)
             /* the recorded run does not fit this data */
             fprintf(stderr, "ptron: %s: %s\n", o.resume, cli_message(pt_last_error()));
             rc = EXIT_INPUT;
+        } else if (pt_dist_size() > 1 && s == PT_ERR_UNSUPPORTED) {
+            /* refused before any communication, alike on every rank: rank 0 says why */
+            rc = lead ? cli_fail(s) : cli_exit_status(s);
+        } else if (pt_dist_size() > 1) {
+            /* one rank's failure may leave the others waiting in a collective: end them all */
+            fprintf(stderr, "ptron: rank %d of %d: %s\n", pt_dist_rank(), pt_dist_size(),
+                    cli_message(pt_last_error()));
+            pt_dist_abort(cli_exit_status(s));
         } else {
             rc = cli_fail(s);
         }
@@ -887,7 +928,7 @@ int cmd_train(int argc, char **argv)
             goto out;
         }
     }
-    s = pt_model_save(m, o.model);
+    s = lead ? pt_model_save(m, o.model) : PT_OK; /* one rank writes the model */
     if (s != PT_OK) {
         rc = cli_fail(s);
         goto out;
@@ -907,7 +948,7 @@ int cmd_train(int argc, char **argv)
     pt_model_get_info(m, &mi);
     train_result res = {.o = &o, .p = &p, .gamma_asked = gamma_asked, .n_support = mi.n_support,
                         .rep = &rep,
-                        .n = pt_dataset_n(ds),
+                        .n = pt_dataset_n_total(ds),
                         .d = pt_dataset_d(ds), .load_s = load_s, .ev = &ev, .held = &held,
                         .interrupted = interrupted, .stopped_early = stopped_early,
                         .b = want_bounds ? &b : NULL, .m = m};

@@ -71,6 +71,9 @@ static const struct {
      "                           once mistakes are rare)\n"
      "  --seed S                 seed for --shuffle, mini-batch order and --cv's folds\n"
      "                           (default 1)\n"
+     "  --mix uniform|mistakes   under mpirun, online path: after each epoch the ranks'\n"
+     "                           weights are averaged (iterative parameter mixing), uniformly\n"
+     "                           (default) or weighted by each rank's mistakes\n"
      "  --no-bias                no constant-1 coordinate (default: bias on)\n"
      "  --multiclass ovr|direct  more than two classes: one-vs-rest (any path, default) or the\n"
      "                           multiclass perceptron (online path)\n"
@@ -699,6 +702,12 @@ bool cli_delimiter(cli_args *a, const char *opt)
 pt_status cli_read_dataset(const char *path, const char *format, size_t max_features,
                            pt_dataset **out, double *seconds)
 {
+    return cli_read_data(path, format, max_features, false, out, seconds);
+}
+
+pt_status cli_read_data(const char *path, const char *format, size_t max_features, bool share,
+                        pt_dataset **out, double *seconds)
+{
     pt_read_options o;
     pt_read_options_init(&o);
     if (format) {
@@ -713,7 +722,7 @@ pt_status cli_read_dataset(const char *path, const char *format, size_t max_feat
     o.layout = cli_layout;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    pt_status s = pt_dataset_read(path, &o, out);
+    pt_status s = share ? pt_dataset_read_shard(path, &o, out) : pt_dataset_read(path, &o, out);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (seconds) *seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     return s;

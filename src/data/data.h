@@ -31,6 +31,10 @@ struct pt_dataset {
     bool X_owned;
     void *map;
     size_t map_len;
+    uint64_t *shard_rowptr; /* a mapped sparse share's row offsets (owned), or NULL */
+    /* a share of a distributed run (pt_dataset_read_shard): shard_count ranks (0: not a
+     * share), n_total rows in all */
+    size_t shard_count, n_total;
 };
 
 /* Allocate an n x d dataset with zeroed matrix and labels; NULL + error on failure. */

@@ -113,6 +113,7 @@ void pt_dataset_free(pt_dataset *ds)
         pt_free(ds->val);
     }
     if (ds->map) munmap(ds->map, ds->map_len);
+    pt_free(ds->shard_rowptr);
     pt_free(ds->cls);
     pt_free(ds->y);
     pt_names_free(ds->class_names, ds->nclass);
@@ -122,6 +123,7 @@ void pt_dataset_free(pt_dataset *ds)
 }
 
 size_t pt_dataset_n(const pt_dataset *ds) { return ds->n; }
+size_t pt_dataset_n_total(const pt_dataset *ds) { return ds->shard_count ? ds->n_total : ds->n; }
 size_t pt_dataset_d(const pt_dataset *ds) { return ds->d; }
 size_t pt_dataset_stride(const pt_dataset *ds) { return ds->stride; }
 /* NULL, saying why, for a sparse dataset: its rows are pt_dataset_csr's. */

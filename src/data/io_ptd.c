@@ -449,6 +449,117 @@ static bool layout_fits(pt_layout l, size_t n, size_t d, size_t nnz, size_t budg
     return d <= UINT32_MAX && pt_sparse_bytes(n, nnz) <= budget;
 }
 
+/* Rows [a, b) of the file's n: share i of P, [i n / P, (i + 1) n / P). */
+static void share_rows(uint64_t n, size_t i, size_t P, size_t *a, size_t *b)
+{
+    *a = (size_t)((unsigned __int128)n * i / P);
+    *b = (size_t)((unsigned __int128)n * (i + 1) / P);
+}
+
+/* A share of a distributed run (o->shard_count > 1): rows [a, b) of the file, mapped but only
+ * their pages (and the small sections) touched. The class table, the labels and w* are
+ * checksummed as in a whole read; of the matrix, the share's rows are checked (finite, zero
+ * padding; a sparse share's offsets, columns and values) but not the section's checksum,
+ * a hash of the whole section that only a pass over all of it could verify. The dataset keeps
+ * the stored layout (the other one is a copy of the share, when asked for). */
+static pt_status read_share(const char *path, int fd, size_t map_len, const header *h,
+                            const pt_read_options *o, pt_dataset **out)
+{
+    const bool sparse = h->layout == LAYOUT_SPARSE;
+    size_t a, b, budget = o->mem_budget_bytes ? o->mem_budget_bytes : pt_default_mem_budget();
+    share_rows(h->n, o->shard_index, o->shard_count, &a, &b);
+    void *map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED)
+        return pt_fail(PT_ERR_IO, "%s: cannot map %zu bytes: %s", path, map_len, strerror(errno));
+    pt_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds) {
+        munmap(map, map_len);
+        return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the dataset header", path);
+    }
+    unsigned char *base = map;
+    ds->map = map;
+    ds->map_len = map_len;
+    ds->n = (size_t)h->n; /* the whole file's, for load_small; the share's below */
+    ds->d = (size_t)h->d;
+    ds->stride = (size_t)h->stride;
+    ds->truth_R = h->truth_R;
+    ds->truth_gamma = h->truth_gamma;
+    memcpy(ds->kind, h->kind, sizeof ds->kind);
+    pt_status s = load_small(path, h, base, ds);
+    if (s == PT_OK && a > 0) {
+        /* the share's labels at the front */
+        memmove(ds->cls, ds->cls + a, (b - a) * sizeof *ds->cls);
+        if (ds->y) memmove(ds->y, ds->y + a, (b - a) * sizeof *ds->y);
+    }
+    ds->n = b - a;
+    if (s == PT_OK && !sparse) {
+        ds->X = (float *)(void *)(base + h->off[SEC_MATRIX]) + a * ds->stride;
+        size_t bytes = (b - a) * ds->stride * sizeof(float), at = (size_t)((unsigned char *)ds->X - base);
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        madvise(base + at / page * page, bytes + at % page, MADV_WILLNEED);
+        size_t nnz = 0;
+        for (size_t i = 0; i < ds->n && s == PT_OK; i++) {
+            row_scan r;
+            scan_row(ds->X + i * ds->stride, ds->d, ds->stride, &r);
+            nnz += r.nnz;
+            if (r.bad)
+                s = pt_fail(PT_ERR_FORMAT, "%s: row %zu, feature %zu: value is not finite", path,
+                            a + i + 1, first_bad(ds->X + i * ds->stride, ds->d) + 1);
+            else if (r.pad)
+                s = pt_fail(PT_ERR_FORMAT, "%s: row %zu: non-zero padding past feature %zu", path,
+                            a + i + 1, ds->d);
+        }
+        ds->nnz = nnz;
+    } else if (s == PT_OK) {
+        /* the share's row offsets, from 0, in memory of its own; columns and values mapped */
+        const uint64_t *rp = (const uint64_t *)(const void *)(base + h->off[SEC_MATRIX]);
+        const size_t entries = (size_t)(h->len[SEC_COL] / 4);
+        if (rp[a] > rp[b] || rp[b] > entries)
+            s = pt_fail(PT_ERR_FORMAT, "%s: row offsets %zu and %zu are %" PRIu64 " and %" PRIu64
+                        " (offsets do not decrease up to the %zu entries)", path, a, b, rp[a],
+                        rp[b], entries);
+        else if (!(ds->shard_rowptr = pt_alloc((b - a + 1) * sizeof(uint64_t), "row offsets")))
+            s = PT_ERR_NOMEM;
+        for (size_t i = 0; s == PT_OK && i <= b - a; i++) {
+            if (rp[a + i] < rp[a] || rp[a + i] > rp[b] || (i && rp[a + i] < rp[a + i - 1]))
+                s = pt_fail(PT_ERR_FORMAT, "%s: row offset %zu is %" PRIu64 " (offsets start at "
+                            "0 and do not decrease up to the %zu entries)", path, a + i,
+                            rp[a + i], entries);
+            else
+                ds->shard_rowptr[i] = rp[a + i] - rp[a];
+        }
+        if (s == PT_OK) {
+            ds->layout = PT_LAYOUT_SPARSE;
+            ds->rowptr = ds->shard_rowptr;
+            ds->col = (uint32_t *)(void *)(base + h->off[SEC_COL]) + rp[a];
+            ds->val = (float *)(void *)(base + h->off[SEC_VAL]) + rp[a];
+            if (pt_csr_check(ds->n, ds->d, ds->rowptr, ds->col, ds->val, path) != PT_OK) {
+                char msg[512];
+                snprintf(msg, sizeof msg, "%s", pt_last_error());
+                s = pt_fail(PT_ERR_FORMAT, "%s (rows %zu..%zu of the file)", msg, a + 1, b);
+            }
+            size_t nnz = 0, e = (size_t)(rp[b] - rp[a]);
+            for (size_t k = 0; k < e; k++) nnz += ds->val[k] != 0.0f;
+            ds->nnz = nnz;
+        }
+    }
+    pt_layout want = o->layout == PT_LAYOUT_AUTO ? ds->layout : o->layout;
+    if (s == PT_OK && want != ds->layout) {
+        pt_dataset *copy;
+        s = pt_dataset_convert(ds, want, budget, &copy);
+        if (s == PT_OK) {
+            pt_dataset_free(ds);
+            ds = copy;
+        }
+    }
+    if (s != PT_OK) {
+        pt_dataset_free(ds);
+        return s;
+    }
+    *out = ds;
+    return PT_OK;
+}
+
 pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **out)
 {
     *out = NULL;
@@ -467,6 +578,11 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     }
     header h = {0};
     pt_status s = read_header(path, fd, (uint64_t)sb.st_size, &h);
+    if (s == PT_OK && o && o->shard_count > 1) {
+        s = read_share(path, fd, (size_t)sb.st_size, &h, o, out);
+        close(fd);
+        return s;
+    }
     bool sparse = h.layout == LAYOUT_SPARSE;
     pt_layout stored = sparse ? PT_LAYOUT_SPARSE : PT_LAYOUT_DENSE, want = stored;
     if (s == PT_OK) {

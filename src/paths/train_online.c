@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist/dist.h"
 #include "online.h"
 
 /* What the epoch hook's model is made from: the learner, and where the epoch loop stands. */
@@ -99,6 +100,9 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     pt_model *snap = NULL; /* what the epoch hook sees */
     pt_train_state *state = NULL;
     const pt_train_state *from = p->resume ? p->resume->states[0] : NULL;
+    /* a share of a distributed run on several ranks: iterative parameter mixing */
+    const bool dist = ds->shard_count > 1;
+    online_mixer mx = {0};
     pt_status s = PT_OK;
     if (p->shuffle && n > UINT32_MAX)
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
@@ -114,9 +118,13 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         s = pt_fail(PT_ERR_NOMEM, "cannot allocate the online path's buffers (%zu floats a row)", o.len);
         goto out;
     }
+    if (dist && (s = online_mix_init(&mx, &o)) != PT_OK) goto out;
     pt_rng rng;
     int shuffles = 0; /* the order has had one per epoch begun */
-    if (order) pt_train_state_order(from, p->seed, order, n, &rng, &shuffles);
+    /* each rank its own order: rank 0 the seed's (one rank is the plain run), rank r a
+     * stream derived from it */
+    uint64_t seed = p->seed + (uint64_t)pt_dist_rank() * 0x9E3779B97F4A7C15ull * dist;
+    if (order) pt_train_state_order(from, seed, order, n, &rng, &shuffles);
     int first = 1;
     size_t start = 0, carried = 0; /* where the first epoch starts, and its mistakes so far */
     bool finished = false;
@@ -146,7 +154,17 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
         size_t t = epoch == first ? start : 0, mistakes = epoch == first ? carried : 0;
         size_t before = mistakes;
+        if (dist) online_mix_save(&mx, &o);
         s = online_pass_epoch(&pass, &o, ds, order, map, mapped, epoch, last, &t, &mistakes);
+        if (dist && pt_dist_first_failed(s != PT_OK) >= 0) {
+            /* a rank stopped (or failed): every rank keeps the last mixed model */
+            online_mix_restore(&mx, &o);
+            if (s == PT_OK)
+                s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d: another rank stopped",
+                            epoch);
+            break;
+        }
+        if (dist) mistakes = online_mix(&mx, &o, mistakes, p->mix); /* all ranks' */
         r->updates += mistakes - before;
         if (s == PT_ERR_INTERRUPTED && o.vote_error != PT_OK) s = pt_fail(o.vote_error, "%s", o.vote_msg);
         if (s == PT_ERR_INTERRUPTED) {
@@ -191,6 +209,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         o.V = o.Vb = o.Vc = NULL;
     }
 out:
+    online_mix_free(&mx);
     pt_free(o.V);
     free(o.Vb);
     free(o.Vc);
