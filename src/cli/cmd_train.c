@@ -718,6 +718,17 @@ static int cross_validate(const train_opts *o, const pt_dataset *ds, const pt_tr
 
 static int signal_status(void) { return got_signal == SIGTERM ? EXIT_SIGTERM : EXIT_SIGINT; }
 
+/* Test hook (tests/mpi.sh), not part of the CLI: PTRON_TEST_KILL_RANK=R:E kills rank R with
+ * SIGKILL at the end of its epoch E, while the other ranks go on into the next epoch's
+ * collectives: the run must end on every rank, with no model written. */
+static int kill_rank = -1, kill_epoch;
+
+static int progress_or_kill(int epoch, size_t mistakes, double seconds, void *user)
+{
+    if (epoch == kill_epoch && pt_dist_rank() == kill_rank) raise(SIGKILL);
+    return progress_epoch(epoch, mistakes, seconds, user);
+}
+
 /* Under mpirun on several ranks: what a distributed run does not do (the library refuses
  * the paths and parameters it does not cover). Rank 0 says why; every rank exits. */
 static int refuse_distributed(const train_opts *o)
@@ -831,6 +842,9 @@ int cmd_train(int argc, char **argv)
     progress_init(&prog, o.quiet || o.json, p.epochs, pt_dataset_n(ds));
     p.progress = progress_epoch;
     p.progress_user = &prog;
+    const char *kill_at = getenv("PTRON_TEST_KILL_RANK");
+    if (kill_at && sscanf(kill_at, "%d:%d", &kill_rank, &kill_epoch) == 2)
+        p.progress = progress_or_kill;
 
     if (got_signal) {
         /* before training began: there is nothing to save */
