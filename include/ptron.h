@@ -740,6 +740,9 @@ typedef struct pt_train_report {
     pt_isa isa;                 /* variant actually used */
     int threads;
     double train_seconds;
+    /* A distributed run on more than one rank (pt_dataset_read_shard): the seconds each epoch
+     * spent in communication on this rank, waiting for the other ranks included; else NULL */
+    double *comm_seconds_per_epoch;
 } pt_train_report;
 
 /* Free what the report owns (not the struct itself). */

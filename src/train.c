@@ -350,7 +350,7 @@ static pt_status train_dispatch(const pt_dataset *ds, const pt_train_params *p, 
 
     pt_status s;
     pt_model *m = NULL;
-    double t0 = pt_now();
+    double t0 = pt_now(), c0 = pt_dist_comm_seconds();
     if (p->expand.kind != PT_EXPAND_NONE)
         s = train_expanded(ds, &call, k, &m, r);
     else if (p->path == PT_PATH_KERNEL)
@@ -367,6 +367,9 @@ static pt_status train_dispatch(const pt_dataset *ds, const pt_train_params *p, 
         double begin = e > 0 ? sec[e - 1] : t0;
         sec[e] = sec[e] > begin ? sec[e] - begin : 0.0;
     }
+    double *comm = r->comm_seconds_per_epoch; /* the same for the communication seconds */
+    for (int e = comm ? r->epochs_run - r->epochs_before - 1 : -1; e >= 0; e--)
+        comm[e] -= e > 0 ? comm[e - 1] : c0;
     if (m) {
         pt_model_set_meta(m, ds, &call);
         m->epochs_run = r->epochs_run;

@@ -476,6 +476,8 @@ static void print_json(const train_result *t)
     json_size_array(&j, "mistakes_per_epoch", rep->mistakes_per_epoch, (size_t)ran);
     if (rep->objective_per_epoch)
         json_double_array(&j, "objective_per_epoch", rep->objective_per_epoch, (size_t)ran);
+    if (rep->comm_seconds_per_epoch)
+        json_double_array(&j, "comm_seconds_per_epoch", rep->comm_seconds_per_epoch, (size_t)ran);
     if (rep->seconds_per_epoch)
         json_double_array(&j, "seconds_per_epoch", rep->seconds_per_epoch, (size_t)ran);
     json_int(&j, "updates", (long long)rep->updates);
