@@ -1051,6 +1051,12 @@ PT_API void pt_dist_abort(int status);
  * ("rank 2 of 4 failed to read its share of FILE"). On one rank: the whole file. */
 PT_API pt_status pt_dataset_read_shard(const char *path, const pt_read_options *o,
                                        pt_dataset **out);
+/* Read the whole dataset on every rank (collective; a rank that fails fails the call on every
+ * rank, as above): pt_train on it splits one-vs-rest's classes on the kernel path across the
+ * ranks (rank r trains the classes c with c mod P = r; the model, assembled on every rank, is
+ * the one process's byte for byte); on the other paths every rank trains the whole problem. */
+PT_API pt_status pt_dataset_read_replicated(const char *path, const pt_read_options *o,
+                                            pt_dataset **out);
 /* The rows of the whole dataset a share belongs to (pt_dataset_n for a dataset that is not
  * a share). */
 PT_API size_t pt_dataset_n_total(const pt_dataset *ds);

@@ -35,6 +35,7 @@ struct pt_dataset {
     /* a share of a distributed run (pt_dataset_read_shard): shard_count ranks (0: not a
      * share), n_total rows in all */
     size_t shard_count, n_total;
+    bool replicated; /* every rank of a distributed run holds it whole (pt_dataset_read_replicated) */
 };
 
 /* Allocate an n x d dataset with zeroed matrix and labels; NULL + error on failure. */

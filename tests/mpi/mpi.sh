@@ -7,6 +7,8 @@
 #     mixing: updates / P <= (R / gamma)^2 (McDonald, Hall and Mann 2010, Theorem 3);
 #   - batch np=2..4 equals np=1 within the README's bound, and a rerun on as many ranks gives
 #     the same bytes;
+#   - kernel one-vs-rest np=1..3 writes one process's model byte for byte;
+#   - a stop on one rank stops every rank, and rank 0 writes the last model they share;
 #   - a rank killed mid-run, a share that does not parse, and a rank with no row each fail
 #     the run on every rank, with no model file written.
 #   tests/mpi/mpi.sh PTRON_BIN TMP_DIR
@@ -79,6 +81,33 @@ for data in noisy.ptd sparse.ptd; do
         if cmp -s bP.model again.model; then ok "batch np=$P $data: rerun same bytes"
         else fail "batch np=$P $data: a rerun on $P ranks wrote other bytes"; fi
     done
+done
+
+# --- kernel path, one-vs-rest: the classes split across the ranks, the same model bytes
+"$bin" gen blobs -o blobs.ptd --n 600 --d 5 --classes 5 --seed 2 >/dev/null
+for run in "--kernel rbf --epochs 5" "--kernel poly --degree 2 --epochs 4 --averaged"; do
+    "$bin" train blobs.ptd -o k.model --path kernel $run -q
+    for P in 1 2 3; do
+        "${mpirun[@]}" -np "$P" "$bin" train blobs.ptd -o kP.model --path kernel $run -q
+        if cmp -s k.model kP.model; then ok "kernel one-vs-rest np=$P $run: same bytes"
+        else fail "kernel one-vs-rest np=$P $run: the model differs from one process's"; fi
+    done
+done
+
+# --- one rank stopped (as by SIGINT) at the end of epoch 7: every rank stops, rank 0 writes
+# the last model they share: online, the mix of epoch 7; batch, the step of epoch 8 taken
+for run in "online 7" "batch 8"; do
+    set -- $run
+    args=(--path "$1" --batch-size 0)
+    "${mpirun[@]}" -np 2 "$bin" train noisy.ptd -o ref.model "${args[@]}" --epochs "$2" -q
+    rc=0
+    PTRON_TEST_STOP_RANK=1:7 "${mpirun[@]}" -x PTRON_TEST_STOP_RANK -np 2 "$bin" train \
+        noisy.ptd -o stopped.model "${args[@]}" --epochs 200 -q >stop.out 2>&1 || rc=$?
+    if [ "$rc" -ne 0 ] && [ -e stopped.model ] &&
+        cmp -s <(weights ref.model) <(weights stopped.model)
+    then ok "$1: rank 1 stopped after epoch 7: exit $rc, the shared model of epoch $2 written"
+    else fail "$1: rank 1 stopped: exit $rc, output: $(cat stop.out)"; fi
+    rm -f stopped.model
 done
 
 # --- failures end every rank, and no model is written
