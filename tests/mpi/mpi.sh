@@ -2,7 +2,7 @@
 # Distributed training under mpirun (issue 20), on 1 to 4 ranks (--oversubscribe: more ranks
 # than cores):
 #   - np=1 writes the plain run's model byte for byte (online classic and averaged, batch full
-#     batch; .ptd dense and sparse, LIBSVM);
+#     batch; .ptd dense and sparse, LIBSVM, CSV with a header);
 #   - online np=2..4 on separable data converges, within the bound of iterative parameter
 #     mixing: updates / P <= (R / gamma)^2 (McDonald, Hall and Mann 2010, Theorem 3);
 #   - batch np=2..4 equals np=1 within the README's bound, and a rerun on as many ranks gives
@@ -36,10 +36,13 @@ json_num() { sed -n "s/.*\"$2\": \([-0-9.e+]*\).*/\1/p" "$1"; }
 "$bin" gen separable -o sep.ptd --n 4000 --d 20 --margin 0.05 --seed 3 >/dev/null
 "$bin" gen noisy -o noisy.ptd --n 3000 --d 24 --seed 5 >/dev/null
 "$bin" convert noisy.ptd -o noisy.svm
+# CSV with a header line: only the first share holds it, every share must know it
+"$bin" convert noisy.ptd -o plain.csv
+{ printf 'label'; for i in $(seq 1 24); do printf ',f%d' "$i"; done; echo; cat plain.csv; } >noisy.csv
 "$bin" gen sparse -o sparse.ptd --n 2000 --d 3000 --nnz 20 --seed 7 >/dev/null
 
 # --- np=1: the plain run's bytes
-for data in noisy.ptd noisy.svm sparse.ptd; do
+for data in noisy.ptd noisy.svm noisy.csv sparse.ptd; do
     for run in "--epochs 5" "--epochs 5 --averaged" "--path batch --batch-size 0 --epochs 8"; do
         "$bin" train "$data" -o plain.model $run -q
         "${mpirun[@]}" -np 1 "$bin" train "$data" -o np1.model $run -q
@@ -68,7 +71,7 @@ for mix in uniform mistakes; do
 done
 
 # --- batch np=2..4 against np=1: |w_P - w_1| <= 1e-5 max |w_1|; reruns bit-identical
-for data in noisy.ptd sparse.ptd; do
+for data in noisy.ptd noisy.csv sparse.ptd; do
     run=(--path batch --batch-size 0 --epochs 20)
     "${mpirun[@]}" -np 1 "$bin" train "$data" -o b1.model "${run[@]}" -q
     for P in 2 3 4; do
