@@ -449,6 +449,7 @@ static void print_json(const train_result *t)
     json_int(&j, "nnz", (long long)t->data.nnz);
     json_num(&j, "density", t->data.density);
     json_int(&j, "data_bytes", (long long)t->data.bytes);
+    json_str(&j, "dtype", pt_dtype_name(t->data.dtype));
     if (p->expand.kind != PT_EXPAND_NONE)
         json_int(&j, "expanded_d", (long long)pt_expand_dim(&p->expand, t->d));
     if (o->init) json_str(&j, "init", p->init_random ? "random" : o->init);

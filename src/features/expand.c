@@ -815,6 +815,16 @@ pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budg
 
 pt_status pt_expand(const pt_dataset *ds, const pt_expand_params *p, pt_dataset **out)
 {
+    if (ds->dtype != PT_DTYPE_F32) {
+        /* compact rows: the same on a float32 copy */
+        pt_dataset *wide;
+        const pt_dataset *use;
+        pt_clear_error();
+        PT_TRY(pt_dataset_as_f32(ds, 0, "the expansion", &wide, &use));
+        pt_status st = pt_expand(use, p, out);
+        pt_dataset_free(wide);
+        return st;
+    }
     pt_clear_error();
     *out = NULL;
     PT_TRY(PT_CHECK_STRUCT(p, pt_expand_params));

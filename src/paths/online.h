@@ -28,6 +28,8 @@ typedef struct online {
      * cw[cls[i]], set into eta before its visit */
     const float *cw;
     float eta0;
+    /* a compact dataset's row widened to float32 (len floats; NULL for float32 data) */
+    float *wide;
 } online;
 
 /* The step size of row i: eta, scaled by its class's weight when there are class weights. */

@@ -109,7 +109,11 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     if (map && ds->layout == PT_LAYOUT_SPARSE)
         return pt_require_dense(ds, "the online path over an expansion");
     /* every buffer once, before the first epoch */
-    if ((o.averaged && !(o.u = pt_calloc(o.len * sizeof(float), "averaging buffer"))) ||
+    if (map && ds->dtype != PT_DTYPE_F32)
+        return pt_fail(PT_ERR_UNSUPPORTED, "the online path over an expansion reads float32 rows "
+                       "(pt_train widens compact data first)");
+    if ((ds->dtype != PT_DTYPE_F32 && !(o.wide = pt_alloc(o.len * sizeof(float), "widened row"))) ||
+        (o.averaged && !(o.u = pt_calloc(o.len * sizeof(float), "averaging buffer"))) ||
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
         (map && !(mapped = pt_calloc(o.len * sizeof(float), "mapped row"))) ||
         (p->epoch_hook && (!(snap = pt_model_clone(m)) ||
@@ -214,6 +218,7 @@ out:
     free(o.Vb);
     free(o.Vc);
     pt_free(o.u);
+    pt_free(o.wide);
     pt_free(order);
     pt_free(mapped);
     pt_model_free(snap);
@@ -270,8 +275,11 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
     size_t *active = malloc(K * sizeof *active), *waiting = malloc(K * sizeof *waiting);
     pt_train_state **out = calloc(K, sizeof *out);
     uint32_t *order = p->shuffle ? pt_alloc((n ? n : 1) * sizeof *order, "sample order") : NULL;
+    /* a compact row is widened once for every class's step */
+    float *wide = ds->dtype != PT_DTYPE_F32 ? pt_alloc(len * sizeof(float), "widened row") : NULL;
     pt_status s = PT_OK;
-    if (!o || !pr || !active || !waiting || !out || (p->shuffle && !order)) {
+    if (!o || !pr || !active || !waiting || !out || (p->shuffle && !order) ||
+        (ds->dtype != PT_DTYPE_F32 && !wide)) {
         s = pt_fail(PT_ERR_NOMEM, "cannot allocate %zu one-vs-rest problems", K);
         goto out;
     }
@@ -350,7 +358,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
                                                              score_of_sparse(oc, idx, val, nnz));
                 }
             }
-            const float *x = sparse ? NULL : ds->X + i * len;
+            const float *x = sparse ? NULL : pt_row_f32(k, ds, i, wide);
             for (size_t a = 0; !sparse && a < nactive; a++) {
                 size_t c = active[a];
                 float y = cls == (int32_t)(c0 + c) ? 1.0f : -1.0f, sc;
@@ -424,5 +432,6 @@ out:
     free(waiting);
     free(out);
     pt_free(order);
+    pt_free(wide);
     return s;
 }
