@@ -113,6 +113,7 @@ void pt_dataset_free(pt_dataset *ds)
         pt_free(ds->val);
     }
     if (ds->map) munmap(ds->map, ds->map_len);
+    pt_window_free(ds->win);
     pt_free(ds->cls);
     pt_free(ds->y);
     pt_names_free(ds->class_names, ds->nclass);
@@ -389,7 +390,9 @@ void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info)
     info->nnz = ds->nnz;
     info->density = ds->n && ds->d ? (double)ds->nnz / ((double)ds->n * (double)ds->d) : 0.0;
     double r2 = 0.0;
+    pt_window_pos at = {0}; /* streamed: window by window */
     for (size_t i = 0; i < ds->n; i++) {
+        pt_window_at(ds, &at, i);
         /* the row's values: all d of a dense row, or the non-zeros of a sparse one */
         const float *x = ds->X ? ds->X + i * ds->stride : NULL;
         const uint32_t *col;
@@ -398,7 +401,10 @@ void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info)
         for (size_t j = 0; j < m; j++) s += (double)x[j] * x[j];
         if (s > r2) r2 = s;
     }
+    pt_window_end(ds, &at);
     info->R = sqrt(r2);
+    info->streamed = ds->win != NULL;
+    info->stream_rows = pt_dataset_streamed(ds);
     info->layout = ds->layout;
     info->bytes = ds->layout == PT_LAYOUT_SPARSE ? pt_sparse_bytes(ds->n, (size_t)ds->rowptr[ds->n])
                                                   : pt_dense_bytes(ds->n, ds->d);
