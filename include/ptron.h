@@ -358,9 +358,24 @@ typedef struct pt_dataset_info {
     pt_dtype dtype;      /* the matrix's element type (bytes counts its elements) */
     int u8_single;       /* u8: 1 if one divisor serves every feature */
     float u8_divisor;    /* u8 with one divisor: that divisor (255 for pixels / 255) */
+    int streamed;        /* 1: the matrix is streamed from its file (pt_dataset_streamed) */
+    size_t stream_rows;  /* streamed: rows of its window, else 0 */
 } pt_dataset_info;
 
 PT_API void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info);
+
+/* Whether ds is streamed, and its window's rows (0: the matrix is in memory). A .ptd file
+ * whose matrix (in its own layout) exceeds pt_read_options.mem_budget_bytes is not refused but
+ * streamed: mapped without being read in, and walked in windows of rows a quarter of the budget
+ * each (pages read ahead as a window begins, and dropped behind it as it ends), so the resident
+ * matrix stays within the budget; every pass reads the file's bytes once (from the page cache
+ * when it holds them). The reader verifies the checksums in a first such pass. The online and
+ * batch paths and scoring walk a streamed dataset window by window; the online paths take the
+ * windows in the chunked order of pt_train_params.shuffle_chunk when shuffled (its rows: the
+ * window's unless given). The kernel path needs every row at once (its Gram) and refuses one.
+ * Code that reads the rows in another order still works, with the file's pages resident (and
+ * reclaimable) as it reads them. */
+PT_API size_t pt_dataset_streamed(const pt_dataset *ds);
 
 /* Reads every byte of ds's matrix (the padded dense rows, or the CSR arrays) passes times on
  * threads threads (0: all), each thread its own share, with the SIMD loads the paths use; the
@@ -597,6 +612,13 @@ typedef struct pt_train_params {
     float margin;        /* tau: update when y w.x <= tau (0 = Rosenblatt) */
     pt_variant variant;
     int shuffle;         /* reshuffle the order each epoch from seed */
+    /* shuffle in chunks of this many consecutive rows (0: the whole order, default): each
+     * epoch the chunks come in an order shuffled from seed, and the rows of each chunk in an
+     * order shuffled from seed, chunk after chunk (see pt_dataset_streamed). A streamed dataset
+     * is always shuffled so, by its window's rows when this is 0; the same value gives an
+     * in-memory run the same order, so both train the same model bit for bit. Online paths
+     * (the batch path shuffles its blocks, which are chunks already). */
+    size_t shuffle_chunk;
     uint64_t seed;
     int bias;            /* 1: augment with a constant-1 coordinate (default) */
     pt_online_pass pass; /* online: sequential, blocked (both cores) or auto (default) */

@@ -260,6 +260,16 @@ pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
                        "path; the %s path trains one-vs-rest (pt_train_params.multiclass "
                        "PT_MULTI_OVR)",
                        ds->nclass, pt_path_name(p->path));
+    if (p->path == PT_PATH_KERNEL && pt_dataset_streamed(ds)) {
+        size_t bytes = ds->layout == PT_LAYOUT_SPARSE
+                           ? pt_sparse_bytes(ds->n, (size_t)ds->rowptr[ds->n])
+                           : pt_dense_bytes(ds->n, ds->d);
+        return pt_fail(PT_ERR_LIMIT, "the kernel path needs every row at once (its Gram, or "
+                       "kernel rows over all of them), and the %.1f MiB matrix is streamed from "
+                       "its file (it exceeded the reader's memory budget): read it with "
+                       "pt_read_options.mem_budget_bytes above that, or train on the online or "
+                       "batch path, which stream", bytes / 1048576.0);
+    }
     if (p->class_weight && p->class_weight_n != ds->nclass)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.class_weight has %zu weights; the data "
                        "has %zu classes", p->class_weight_n, ds->nclass);

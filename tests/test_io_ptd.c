@@ -380,10 +380,22 @@ START_TEST(memory_budget)
     pt_read_options_init(&o);
     o.mem_budget_bytes = 1000;
     pt_dataset *b = NULL;
+    /* over the budget: streamed, 1000 / 4 bytes a window (one 128-byte row of 32 floats) */
+    ck_assert_int_eq(pt_dataset_read(p, &o, &b), PT_OK);
+    ck_assert_uint_eq(pt_dataset_streamed(b), 1);
+    assert_same(a, b);
+    pt_dataset_info info;
+    pt_dataset_get_info(b, &info);
+    ck_assert(info.streamed && info.stream_rows == 1);
+    pt_dataset_free(b);
+    /* asked for the other layout, which does not fit either: refused */
+    o.layout = PT_LAYOUT_SPARSE;
     ASSERT_ERR(pt_dataset_read(p, &o, &b), PT_ERR_LIMIT, p, "memory budget");
     ck_assert_ptr_null(b);
+    o.layout = PT_LAYOUT_AUTO;
     o.mem_budget_bytes = 100 * 32 * 4; /* exactly enough */
     ck_assert_int_eq(pt_dataset_read(p, &o, &b), PT_OK);
+    ck_assert_uint_eq(pt_dataset_streamed(b), 0);
     unlink(p);
     pt_dataset_free(a);
     pt_dataset_free(b);
@@ -545,11 +557,16 @@ START_TEST(read_other_layout)
     ck_assert_int_eq(pt_dataset_layout(b), PT_LAYOUT_SPARSE);
     tu_assert_same_data(a, b, "dense file read sparse");
     pt_dataset_free(b);
-    /* neither fits: both named; a layout asked for that does not fit: refused */
+    /* neither fits: streamed in the file's layout; the other layout asked for that does not
+     * fit: refused */
     pt_read_options o;
     pt_read_options_init(&o);
     o.mem_budget_bytes = 1000;
-    ASSERT_ERR(pt_dataset_read(q, &o, &b), PT_ERR_LIMIT, q, "either way");
+    ck_assert_int_eq(pt_dataset_read(q, &o, &b), PT_OK);
+    ck_assert_int_eq(pt_dataset_layout(b), PT_LAYOUT_DENSE);
+    ck_assert_uint_gt(pt_dataset_streamed(b), 0);
+    tu_assert_same_data(a, b, "dense file streamed");
+    pt_dataset_free(b);
     o.layout = PT_LAYOUT_DENSE;
     o.mem_budget_bytes = 51199;
     ASSERT_ERR(pt_dataset_read(p, &o, &b), PT_ERR_LIMIT, p, "MiB dense");

@@ -193,6 +193,8 @@ int cmd_info(int argc, char **argv)
         json_num(&j, "density", in.density);
         json_num(&j, "R", in.R);
         json_int(&j, "bytes", (long long)in.bytes);
+        json_str(&j, "data_mode", in.streamed ? "streamed" : "in memory");
+        if (in.streamed) json_int(&j, "stream_rows", (long long)in.stream_rows);
         json_num(&j, "load_seconds", secs);
         if (in.has_truth) {
             json_str(&j, "generator", in.kind);
@@ -230,6 +232,9 @@ int cmd_info(int argc, char **argv)
             printf("  generator %s: w* stored, R = %.6g, margin gamma = %.6g, (R/gamma)^2 = %.6g\n",
                    in.kind, in.truth_R, in.truth_gamma,
                    in.truth_gamma > 0 ? (in.truth_R / in.truth_gamma) * (in.truth_R / in.truth_gamma) : 0.0);
+        if (in.streamed)
+            printf("  streamed: over the memory budget (--mem-mb), read from the file %zu rows "
+                   "at a time; the online and batch paths train on it so\n", in.stream_rows);
         printf("  read in %.3f s\n", secs);
     }
     free(counts);

@@ -71,6 +71,10 @@ static const struct {
      "                           too: each class votes with its own vectors, within 1/K of\n"
      "                           --mem-mb each)\n"
      "  --shuffle                shuffle the order each epoch\n"
+     "  --shuffle-chunk ROWS     shuffle in chunks of ROWS consecutive rows: the chunks in a\n"
+     "                           shuffled order, then the rows of each (online paths); a\n"
+     "                           streamed .ptd always shuffles so (by its window's rows unless\n"
+     "                           given), and the same ROWS gives an in-memory run its model\n"
      "  --pass auto|sequential|blocked   online: blocked has the other threads score samples\n"
      "                           ahead of the walk (same model, bit for bit; slower than\n"
      "                           sequential while mistakes are dense; default auto: blocked\n"
@@ -195,7 +199,9 @@ static const struct {
      "                           sparse form fits --mem-mb (a .ptd file keeps its own layout\n"
      "                           unless only the other fits)\n"
      "  --mem-mb M               memory budget for the data and training buffers (default:\n"
-     "                           half of RAM); larger needs are refused before allocating\n"
+     "                           half of RAM); larger needs are refused before allocating,\n"
+     "                           but a .ptd matrix larger than M is streamed from its file in\n"
+     "                           windows of M/4 (online and batch paths)\n"
      "  --json                   print one JSON object on stdout and nothing else there\n"
      "  --quiet                  no progress, no summary\n"},
     {"predict", "usage: ptron predict MODEL FILE [-o PREDICTIONS] [--scores SCORES]\n"
@@ -290,6 +296,7 @@ static const struct {
     {"pt_train_params.eta", "--eta"},
     {"pt_train_params.margin", "--margin"},
     {"pt_train_params.shuffle", "--shuffle"},
+    {"pt_train_params.shuffle_chunk", "--shuffle-chunk"},
     {"pt_train_params.threads", "--threads"},
     {"pt_train_params.mem_budget_bytes", "--mem-mb"},
     {"pt_train_params.lambda", "--lambda"},

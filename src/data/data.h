@@ -10,6 +10,11 @@
 #include "common/common.h"
 #include "kernels/kernels.h"
 
+/* The window of a streamed dataset (window.c): rows a window holds, and the page size. */
+typedef struct pt_window {
+    size_t rows, page;
+} pt_window;
+
 struct pt_dataset {
     size_t n, d, stride;  /* stride: floats of a dense row (and of a weight vector), both layouts */
     pt_layout layout;
@@ -46,7 +51,37 @@ struct pt_dataset {
     void *Xc;
     float *u8_m, *u8_r;
     bool u8_single;
+    pt_window *win; /* streamed (the matrix inside map, read window by window), else NULL */
 };
+
+/* --------------------------------------------- streamed datasets (window.c) */
+
+pt_window *pt_window_new(size_t rows);
+void pt_window_free(pt_window *w);
+/* Advice on the pages of [p, p + bytes) inside ds's mapping (nothing when ds is not streamed):
+ * fetch reads them in ahead of use, drop releases them (rounded outward to whole pages: a
+ * dropped page is read back from the file on its next use, so this is always safe). */
+void pt_window_fetch(const pt_dataset *ds, const void *p, size_t bytes);
+void pt_window_drop(const pt_dataset *ds, const void *p, size_t bytes);
+/* The same for rows [r0, r0 + rows) of ds, in either layout; thread-safe. */
+void pt_window_enter(const pt_dataset *ds, size_t r0, size_t rows);
+void pt_window_leave(const pt_dataset *ds, size_t r0, size_t rows);
+/* A walk over a streamed dataset's rows in windows (one per walker, zeroed at the start, or
+ * with rows set: windows of that many rows instead of the dataset's; with from, to set: rows
+ * [from, to) only, the windows clipped to them, so walkers of neighbouring ranges in other
+ * threads do not drop each other's rows): pt_window_at before
+ * reading row i moves the window to i's when i is outside it (dropping the last one, fetching
+ * the new one); pt_window_end drops the last one. The walker visits the rows of a window
+ * together (in order, or in an order from pt_rng_shuffle_chunks by the window's rows). */
+typedef struct pt_window_pos {
+    size_t lo, hi, rows, from, to;
+} pt_window_pos;
+void pt_window_move(const pt_dataset *ds, pt_window_pos *at, size_t i);
+static inline void pt_window_at(const pt_dataset *ds, pt_window_pos *at, size_t i)
+{
+    if (ds->win && (i < at->lo || i >= at->hi)) pt_window_move(ds, at, i);
+}
+void pt_window_end(const pt_dataset *ds, pt_window_pos *at);
 
 /* Allocate an n x d dataset with zeroed matrix and labels; NULL + error on failure. */
 pt_dataset *pt_dataset_alloc(size_t n, size_t d);
@@ -62,6 +97,9 @@ size_t pt_sparse_bytes(size_t n, size_t nnz);
  * >= d, or non-finite value is a PT_ERR_INVALID naming row and entry, prefixed by what. */
 pt_status pt_csr_check(size_t n, size_t d, const uint64_t *rowptr, const uint32_t *col,
                        const float *val, const char *what);
+/* pt_csr_check's checks of rows [r0, r1) only (offsets not decreasing, columns, values). */
+pt_status pt_csr_check_rows(size_t r0, size_t r1, size_t d, const uint64_t *rowptr,
+                            const uint32_t *col, const float *val, const char *what);
 /* Row i of a sparse dataset: its columns and values, and the count. */
 static inline size_t pt_csr_row(const pt_dataset *ds, size_t i, const uint32_t **col,
                                 const float **val)

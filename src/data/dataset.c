@@ -117,6 +117,7 @@ void pt_dataset_free(pt_dataset *ds)
     pt_free(ds->u8_r);
     if (ds->map) munmap(ds->map, ds->map_len);
     pt_free(ds->shard_rowptr);
+    pt_window_free(ds->win);
     pt_free(ds->cls);
     pt_free(ds->y);
     pt_names_free(ds->class_names, ds->nclass);
@@ -407,7 +408,9 @@ void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info)
     info->u8_single = ds->dtype == PT_DTYPE_U8 && ds->u8_single;
     info->u8_divisor = info->u8_single ? ds->u8_m[0] : 0.0f;
     float *wide = ds->dtype != PT_DTYPE_F32 ? pt_alloc(ds->stride * sizeof(float), "a row") : NULL;
+    pt_window_pos at = {0}; /* streamed: window by window */
     for (size_t i = 0; i < ds->n; i++) {
+        pt_window_at(ds, &at, i);
         /* the row's values: all d of a dense row, or the non-zeros of a sparse one */
         const float *x = ds->X ? ds->X + i * ds->stride : NULL;
         if (wide) x = pt_compact_widen_row(ds, i, wide);
@@ -418,7 +421,10 @@ void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info)
         if (s > r2) r2 = s;
     }
     pt_free(wide);
+    pt_window_end(ds, &at);
     info->R = sqrt(r2);
+    info->streamed = ds->win != NULL;
+    info->stream_rows = pt_dataset_streamed(ds);
     info->layout = ds->layout;
     info->bytes = ds->layout == PT_LAYOUT_SPARSE ? pt_sparse_bytes(ds->n, (size_t)ds->rowptr[ds->n])
                                                   : pt_dtype_bytes(ds->n, ds->d, ds->dtype);

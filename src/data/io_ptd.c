@@ -392,8 +392,11 @@ static pt_status verify_matrix(const char *path, const header *h, pt_dataset *ds
     if (!st) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a hash state", path);
     XXH3_64bits_reset(st);
     size_t nnz = 0, bad_row = SIZE_MAX, pad_row = SIZE_MAX, step = rows_per_block(stride);
-    for (size_t i0 = 0; i0 < n; i0 += step) {
-        size_t i1 = n - i0 < step ? n : i0 + step;
+    pt_window_pos at = {0}; /* streamed: blocks within windows, dropped behind */
+    for (size_t i0 = 0, i1; i0 < n; i0 = i1) {
+        pt_window_at(ds, &at, i0);
+        i1 = n - i0 < step ? n : i0 + step;
+        if (ds->win && i1 > at.hi) i1 = at.hi;
         const float *blk = ds->X + i0 * stride;
         XXH3_64bits_update(st, blk, (i1 - i0) * stride * sizeof(float));
         for (size_t i = i0; i < i1; i++) {
@@ -404,6 +407,7 @@ static pt_status verify_matrix(const char *path, const header *h, pt_dataset *ds
             if (r.pad && pad_row == SIZE_MAX) pad_row = i;
         }
     }
+    pt_window_end(ds, &at);
     uint64_t sum = XXH3_64bits_digest(st);
     XXH3_freeState(st);
     if (sum != h->sum[SEC_MATRIX])
@@ -471,12 +475,42 @@ static pt_status verify_compact(const char *path, const header *h, pt_dataset *d
 /* The sparse sections: checksums first (a corrupted byte is a checksum mismatch even where it
  * also breaks the layout), then the row offsets (from 0, not decreasing, ending at the entries:
  * so no row reaches past the mapped arrays), then columns and values (pt_csr_check), nnz. */
+/* check_section on a streamed dataset: the section hashed a window's bytes at a time, each
+ * dropped once hashed. */
+static pt_status check_section_streamed(const char *path, const header *h, pt_dataset *ds, int s,
+                                        size_t piece)
+{
+    XXH3_state_t *st = XXH3_createState();
+    if (!st) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a hash state", path);
+    XXH3_64bits_reset(st);
+    const unsigned char *p = (const unsigned char *)ds->map + h->off[s];
+    for (size_t at = 0, len = (size_t)h->len[s]; at < len; at += piece) {
+        size_t k = len - at < piece ? len - at : piece;
+        pt_window_fetch(ds, p + at, k);
+        XXH3_64bits_update(st, p + at, k);
+        pt_window_drop(ds, p + at, k);
+    }
+    uint64_t sum = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    if (sum != h->sum[s])
+        return pt_fail(PT_ERR_CHECKSUM, "%s: checksum mismatch in the %s section (file corrupted)",
+                       path, sec_name(h, s));
+    return PT_OK;
+}
+
 static pt_status verify_csr(const char *path, const header *h, pt_dataset *ds)
 {
     const unsigned char *base = ds->map;
-    for (int s = SEC_MATRIX; s <= SEC_VAL; s++) PT_TRY(check_section(path, h, base, s));
     size_t n = ds->n, entries = (size_t)(h->len[SEC_COL] / 4);
     const uint64_t *rp = ds->rowptr;
+    if (ds->win) {
+        /* streamed: the checksums in a first pass, then the rows window by window */
+        size_t piece = ds->win->rows * (entries / (n ? n : 1) * 8 + 8);
+        for (int s = SEC_MATRIX; s <= SEC_VAL; s++)
+            PT_TRY(check_section_streamed(path, h, ds, s, piece));
+    } else {
+        for (int s = SEC_MATRIX; s <= SEC_VAL; s++) PT_TRY(check_section(path, h, base, s));
+    }
     for (size_t i = 0; i <= n; i++) {
         uint64_t prev = i ? rp[i - 1] : 0;
         if (rp[i] < prev || rp[i] > entries || (i == 0 && rp[0] != 0))
@@ -487,13 +521,20 @@ static pt_status verify_csr(const char *path, const header *h, pt_dataset *ds)
     if (rp[n] != entries)
         return pt_fail(PT_ERR_FORMAT, "%s: the row offsets end at %" PRIu64 ", the file holds "
                        "%zu entries", path, rp[n], entries);
-    if (pt_csr_check(n, ds->d, rp, ds->col, ds->val, path) != PT_OK) {
-        char msg[512]; /* the check's message, as a format error of the file */
-        snprintf(msg, sizeof msg, "%s", pt_last_error());
-        return pt_fail(PT_ERR_FORMAT, "%s", msg);
+    size_t nnz = 0, step = ds->win ? ds->win->rows : n;
+    pt_window_pos at = {0};
+    for (size_t r0 = 0; r0 < n; r0 += step) {
+        size_t r1 = n - r0 < step ? n : r0 + step;
+        pt_window_at(ds, &at, r0);
+        if (pt_csr_check_rows(r0, r1, ds->d, rp, ds->col, ds->val, path) != PT_OK) {
+            char msg[512]; /* the check's message, as a format error of the file */
+            snprintf(msg, sizeof msg, "%s", pt_last_error());
+            pt_window_end(ds, &at);
+            return pt_fail(PT_ERR_FORMAT, "%s", msg);
+        }
+        for (uint64_t k = rp[r0]; k < rp[r1]; k++) nnz += ds->val[k] != 0.0f;
     }
-    size_t nnz = 0;
-    for (size_t k = 0; k < entries; k++) nnz += ds->val[k] != 0.0f;
+    pt_window_end(ds, &at);
     if (nnz != h->nnz)
         return pt_fail(PT_ERR_FORMAT,
                        "%s: inconsistent: the header says %" PRIu64
@@ -501,6 +542,15 @@ static pt_status verify_csr(const char *path, const header *h, pt_dataset *ds)
                        path, h->nnz, nnz);
     ds->nnz = nnz;
     return PT_OK;
+}
+
+/* The rows of a streamed file's window: a quarter of the budget (at least one row). */
+static size_t window_rows(const header *h, size_t budget)
+{
+    uint64_t matrix = h->len[SEC_MATRIX] + h->len[SEC_COL] + h->len[SEC_VAL];
+    uint64_t row = h->n ? (matrix + h->n - 1) / h->n : 1;
+    uint64_t rows = budget / 4 / (row ? row : 1);
+    return rows < 1 ? 1 : rows > h->n ? (size_t)(h->n ? h->n : 1) : (size_t)rows;
 }
 
 /* Whether n x d with nnz non-zeros fits budget in layout l. */
@@ -638,6 +688,7 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
         return pt_fail(PT_ERR_IO, "%s: not a regular file (a .ptd file is memory-mapped)", path);
     }
     header h = {0};
+    size_t stream_rows = 0; /* streamed: the window's rows */
     pt_status s = read_header(path, fd, (uint64_t)sb.st_size, &h);
     if (s == PT_OK && o && o->shard_count > 1) {
         s = read_share(path, fd, (size_t)sb.st_size, &h, o, out);
@@ -653,10 +704,13 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
         pt_layout asked = o ? o->layout : PT_LAYOUT_AUTO, other = sparse ? PT_LAYOUT_DENSE
                                                                          : PT_LAYOUT_SPARSE;
         /* auto keeps the file's layout (mapped, no copy) unless only the other fits; when
-         * neither does, resolving auto names both */
+         * neither does, or the file's layout is asked for and does not fit, it is streamed */
         if (asked == PT_LAYOUT_AUTO && layout_fits(stored, n, d, nnz, budget)) asked = stored;
         else if (asked == PT_LAYOUT_AUTO && layout_fits(other, n, d, nnz, budget)) asked = other;
-        s = pt_layout_resolve(path, asked, n, d, nnz, budget, &want);
+        /* the file's layout over the budget: streamed, a window a quarter of it */
+        if (asked == PT_LAYOUT_AUTO || (asked == stored && !layout_fits(stored, n, d, nnz, budget)))
+            stream_rows = window_rows(&h, budget);
+        else s = pt_layout_resolve(path, asked, n, d, nnz, budget, &want);
     }
     if (s != PT_OK) {
         close(fd);
@@ -664,9 +718,11 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     }
 
     /* MAP_POPULATE: the verification pass touches every page anyway, and populating in one
-     * call is much cheaper than a page fault per 64 KiB. */
+     * call is much cheaper than a page fault per 64 KiB. A streamed file's pages come in a
+     * window at a time (window.c). */
     size_t map_len = (size_t)sb.st_size;
-    void *map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    void *map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | (stream_rows ? 0 : MAP_POPULATE),
+                     fd, 0);
     int map_errno = errno;
     close(fd);
     if (map == MAP_FAILED)
@@ -681,6 +737,15 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     ds->map = map;
     ds->map_len = map_len;
     ds->X_owned = false;
+    if (stream_rows && !(ds->win = pt_window_new(stream_rows))) {
+        pt_dataset_free(ds);
+        return PT_ERR_NOMEM;
+    }
+    if (stream_rows)
+        pt_log(PT_LOG_INFO, "%s: the matrix (%.1f MiB) exceeds the memory budget (%.1f MiB): "
+               "streamed from the file, %zu rows a window", path,
+               (double)(map_len - h.off[SEC_MATRIX]) / 1048576.0, budget / 1048576.0,
+               stream_rows);
     ds->n = (size_t)h.n;
     ds->d = (size_t)h.d;
     ds->stride = (size_t)h.stride;

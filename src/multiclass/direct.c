@@ -165,7 +165,10 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
     if (snap) pt_model_set_meta(snap, ds, p);
     pt_rng rng;
     int shuffles = 0;
-    if (order) pt_train_state_order(from, p->seed, order, n, &rng, &shuffles);
+    const size_t chunk = pt_shuffle_chunk(p, ds);
+    if (order) pt_train_state_order_chunks(from, p->seed, order, n, chunk, &rng, &shuffles);
+    /* streamed: the epoch walks the windows (the order's chunks when shuffled) */
+    pt_window_pos at = {.rows = order ? chunk : 0};
     int first = 1;
     size_t start = 0, carried = 0;
     bool finished = false;
@@ -192,10 +195,11 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
         .hint = "lower pt_train_params.eta or rescale the features", .snapshot = hook_model,
         .path = &hook};
     for (int epoch = first; epoch <= p->epochs && !finished; epoch++) {
-        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
+        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle_chunks(&rng, order, n, chunk);
         size_t mistakes = epoch == first ? carried : 0, before = mistakes;
         for (size_t t = epoch == first ? start : 0; t < n; t++) {
             size_t i = order ? order[t] : t;
+            pt_window_at(ds, &at, i);
             if (p->class_weight) o.eta = p->eta * p->class_weight[ds->cls[i]];
             if (sparse) {
                 const uint32_t *idx;
@@ -213,6 +217,7 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
                 break;
             }
         }
+        pt_window_end(ds, &at);
         r->updates += mistakes - before;
         if (s != PT_OK) break;
         bool epoch_done, stop;

@@ -224,6 +224,8 @@ typedef struct online_pass {
     double seq_seconds;
     size_t blocked_below; /* auto tries blocked only under this many mistakes */
     int blocked_from;     /* and from this epoch on */
+    size_t window_rows;   /* streamed: rows of the windows the pass walks (0: the dataset's;
+                           * a shuffled order's chunk otherwise), sequential only */
 } online_pass;
 
 /* Set up the choice for a run of p (its pass) with `threads` threads on ds, rows of len floats

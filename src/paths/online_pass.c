@@ -31,8 +31,10 @@ void online_pass_init(online_pass *ps, const pt_train_params *p, int threads,
                         .blocked_below = SIZE_MAX};
     /* class weights: one step size a sample, which only the sequential pass takes; compact
      * rows are widened one at a time by the sequential pass (the blocked pass's scoring
-     * threads read float32 rows) */
-    if (p->class_weight || ds->dtype != PT_DTYPE_F32) ps->mode = PT_PASS_SEQUENTIAL;
+     * threads read float32 rows); a streamed dataset is walked window by window, which the
+     * sequential pass does */
+    if (p->class_weight || ds->dtype != PT_DTYPE_F32 || pt_dataset_streamed(ds))
+        ps->mode = PT_PASS_SEQUENTIAL;
     if (ps->mode == PT_PASS_AUTO && threads >= 2 && !mapped && ps->big) {
         /* start the thread team now, not in the first blocked epoch (whose time auto judges) */
 #pragma omp parallel num_threads(threads)
@@ -61,7 +63,7 @@ static bool choose_blocked(const online_pass *ps, int epoch, size_t last)
 /* epoch_sequential on a sparse dataset: every step O(nnz) (a gather, and on an update a
  * scatter), the plain pass a chunk of rows a kernel call as on dense data. */
 static pt_status epoch_sparse(online *o, const pt_dataset *ds, const uint32_t *order,
-                              size_t *t_io, size_t *mistakes, int epoch)
+                              pt_window_pos *at, size_t *t_io, size_t *mistakes, int epoch)
 {
     size_t count = *mistakes, t = *t_io;
     const float *Y = ds->y;
@@ -71,6 +73,8 @@ static pt_status epoch_sparse(online *o, const pt_dataset *ds, const uint32_t *o
         const size_t chunk = 8192;
         while (t < ds->n) {
             size_t rows = ds->n - t < chunk ? ds->n - t : chunk;
+            pt_window_at(ds, at, t);
+            if (ds->win && rows > at->hi - t) rows = at->hi - t;
             count += sk->step_rows(o->w, &o->b, ds->rowptr + t, ds->col, ds->val, Y + t, rows,
                                    o->tau, o->eta, o->bias);
             t += rows;
@@ -87,6 +91,7 @@ static pt_status epoch_sparse(online *o, const pt_dataset *ds, const uint32_t *o
     for (; t < ds->n; t++) {
         const uint32_t *idx;
         const float *val;
+        pt_window_at(ds, at, order ? order[t] : t);
         size_t nnz = sparse_row(ds, order, t, &idx, &val);
         float y = Y[order ? order[t] : t];
         online_weigh(o, ds, order ? order[t] : t);
@@ -165,10 +170,11 @@ static pt_status epoch_compact(online *o, const pt_dataset *ds, const uint32_t *
 /* One sequential epoch from sample *t on; *mistakes accumulates, *t ends at n (or where an
  * interrupt stopped it: the samples before *t are done). */
 static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_t *order,
-                                  const pt_row_map *map, float *mapped, size_t *t_io,
-                                  size_t *mistakes, int epoch)
+                                  const pt_row_map *map, float *mapped, pt_window_pos *at,
+                                  size_t *t_io, size_t *mistakes, int epoch)
 {
-    if (ds->layout == PT_LAYOUT_SPARSE) return epoch_sparse(o, ds, order, t_io, mistakes, epoch);
+    if (ds->layout == PT_LAYOUT_SPARSE)
+        return epoch_sparse(o, ds, order, at, t_io, mistakes, epoch);
     if (ds->dtype != PT_DTYPE_F32) return epoch_compact(o, ds, order, t_io, mistakes, epoch);
     size_t count = *mistakes, t = *t_io;
     const float *Y = ds->y;
@@ -179,6 +185,8 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
         const size_t chunk = 8192;
         while (t < ds->n) {
             size_t rows = ds->n - t < chunk ? ds->n - t : chunk;
+            pt_window_at(ds, at, t);
+            if (ds->win && rows > at->hi - t) rows = at->hi - t;
             count += o->k->step_rows(o->w, &o->b, ds->X + t * ds->stride, ds->stride, Y + t, rows,
                                      o->len, o->tau, o->eta, o->bias);
             t += rows;
@@ -192,6 +200,7 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
         return s;
     }
     for (; t < ds->n; t++) {
+        pt_window_at(ds, at, order ? order[t] : t);
         const float *x = row(ds, order, t);
         float y = Y[order ? order[t] : t];
         online_weigh(o, ds, order ? order[t] : t);
@@ -228,17 +237,19 @@ pt_status online_pass_epoch(online_pass *ps, online *o, const pt_dataset *ds,
     bool gave_up = false;
     double seq_rate = ps->mode == PT_PASS_AUTO && ps->seq_seconds > 0
                           ? (double)ps->n / ps->seq_seconds : 0.0;
+    pt_window_pos at = {.rows = ps->window_rows};
     pt_status s = blocked ? online_epoch_blocked(o, ds, order, ps->threads, last, t, mistakes,
                                                  epoch, seq_rate, &gave_up)
-                          : epoch_sequential(o, ds, order, map, mapped, t, mistakes, epoch);
+                          : epoch_sequential(o, ds, order, map, mapped, &at, t, mistakes, epoch);
     if (gave_up) {
         set_aside(ps, epoch, last);
         pt_log(PT_LOG_INFO,
                "online path: epoch %d: the blocked pass ran slower than the sequential one "
                "(%zu mistakes by sample %zu): sequential from there",
                epoch, *mistakes - before, *t);
-        s = epoch_sequential(o, ds, order, map, mapped, t, mistakes, epoch);
+        s = epoch_sequential(o, ds, order, map, mapped, &at, t, mistakes, epoch);
     }
+    pt_window_end(ds, &at);
     double took = pt_now() - e0;
     if (!blocked) {
         ps->seq_seconds = took;

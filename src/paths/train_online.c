@@ -128,7 +128,8 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     /* each rank its own order: rank 0 the seed's (one rank is the plain run), rank r a
      * stream derived from it */
     uint64_t seed = p->seed + (uint64_t)pt_dist_rank() * 0x9E3779B97F4A7C15ull * dist;
-    if (order) pt_train_state_order(from, seed, order, n, &rng, &shuffles);
+    const size_t chunk = pt_shuffle_chunk(p, ds);
+    if (order) pt_train_state_order_chunks(from, seed, order, n, chunk, &rng, &shuffles);
     int first = 1;
     size_t start = 0, carried = 0; /* where the first epoch starts, and its mistakes so far */
     bool finished = false;
@@ -153,9 +154,10 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     size_t last = from ? pt_train_state_last(from) : n; /* previous epoch's mistakes */
     online_pass pass;
     online_pass_init(&pass, p, threads, ds, o.len, map != NULL);
+    pass.window_rows = order ? chunk : 0;
 
     for (int epoch = first; epoch <= p->epochs && !finished; epoch++) {
-        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
+        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle_chunks(&rng, order, n, chunk);
         size_t t = epoch == first ? start : 0, mistakes = epoch == first ? carried : 0;
         size_t before = mistakes;
         if (dist) online_mix_save(&mx, &o);
@@ -318,13 +320,17 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
     }
     pt_rng rng;
     int shuffles = 0;
+    const size_t chunk = pt_shuffle_chunk(p, ds);
     if (order)
-        pt_train_state_order(first < K ? states[first] : NULL, p->seed, order, n, &rng, &shuffles);
+        pt_train_state_order_chunks(first < K ? states[first] : NULL, p->seed, order, n, chunk,
+                                    &rng, &shuffles);
+    /* streamed: the pass walks the windows (the order's chunks when shuffled) */
+    pt_window_pos at = {.rows = order ? chunk : 0};
     size_t nactive = 0, nwaiting = 0;
     for (size_t c = 0; c < K; c++)
         if (pr[c].running) waiting[nwaiting++] = c;
     for (int epoch = e0; first < K && epoch <= p->epochs && nactive + nwaiting > 0; epoch++) {
-        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
+        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle_chunks(&rng, order, n, chunk);
         for (size_t a = 0; a < nactive; a++) pr[active[a]].mistakes = 0;
         for (size_t t = epoch == e0 ? t0 : 0; t <= n; t++) {
             /* problems whose run stands here join the pass */
@@ -341,6 +347,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
             if (t == n) break;
             size_t i = order ? order[t] : t;
             int32_t cls = ds->cls[i];
+            pt_window_at(ds, &at, i);
             if (sparse) {
                 /* the row's pairs once, every class's step on them (O(nnz) each) */
                 const uint32_t *idx;
@@ -380,6 +387,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
                 goto finish;
             }
         }
+        pt_window_end(ds, &at);
         /* book the epoch; problems with no mistake are done */
         size_t keep = 0;
         for (size_t a = 0; a < nactive; a++) {
@@ -404,6 +412,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
         nactive = keep;
     }
 finish:
+    pt_window_end(ds, &at);
     if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
         /* where each problem stands, then the models as they stand */
         for (size_t c = 0; c < K; c++) {
