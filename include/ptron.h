@@ -723,6 +723,9 @@ typedef struct pt_train_report {
     pt_isa isa;                 /* variant actually used */
     int threads;
     double train_seconds;
+    /* Kernel path: of train_seconds, the seconds spent on kernel values (packing the rows,
+     * building the Gram with its first touch, kernel rows computed on demand); 0 elsewhere. */
+    double gram_seconds;
 } pt_train_report;
 
 /* Free what the report owns (not the struct itself). */

@@ -27,6 +27,7 @@ START_TEST(test_separable_20000x64_converges)
     const char *keys[] = {"\"path\": \"online\"", "\"isa\": ", "\"threads\": ", "\"n\": 20000", "\"d\": 64",
                           "\"epochs_run\": ", "\"mistakes_per_epoch\": [", "\"updates\": ",
                           "\"converged\": true", "\"load_seconds\": ", "\"train_seconds\": ",
+                          "\"evaluate_seconds\": ", "\"write_seconds\": ",
                           "\"train_accuracy\": 1,"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) HAS(out, keys[i]);
     ck_assert_str_eq(err, "");
