@@ -812,6 +812,9 @@ typedef struct pt_train_report {
     /* A distributed run on more than one rank (pt_dataset_read_shard): the seconds each epoch
      * spent in communication on this rank, waiting for the other ranks included; else NULL */
     double *comm_seconds_per_epoch;
+    /* Kernel path: of train_seconds, the seconds spent on kernel values (packing the rows,
+     * building the Gram with its first touch, kernel rows computed on demand); 0 elsewhere. */
+    double gram_seconds;
 } pt_train_report;
 
 /* Free what the report owns (not the struct itself). */

@@ -410,6 +410,7 @@ typedef struct train_result {
     size_t n, d;
     pt_dataset_info data; /* the training data as read: layout, nnz, density, bytes */
     double load_s;
+    double eval_s, write_s; /* the training accuracy's pass; the model's save */
     const pt_eval *ev;     /* on the training data */
     const heldout *held;   /* --test */
     bool interrupted, stopped_early;
@@ -504,6 +505,11 @@ static void print_json(const train_result *t)
     }
     json_num(&j, "load_seconds", t->load_s);
     json_num(&j, "train_seconds", rep->train_seconds);
+    /* the stages one after another: load, train (of which gram: kernel values), the training
+     * accuracy's evaluation, the model's write */
+    if (p->path == PT_PATH_KERNEL) json_num(&j, "gram_seconds", rep->gram_seconds);
+    json_num(&j, "evaluate_seconds", t->eval_s);
+    json_num(&j, "write_seconds", t->write_s);
     json_num(&j, "samples_per_second",
              rep->train_seconds > 0 ? samples / rep->train_seconds : 0.0);
     json_num(&j, "train_accuracy", ev->accuracy);
@@ -938,7 +944,9 @@ int cmd_train(int argc, char **argv)
     if (late) raise(strcmp(late, "TERM") == 0 ? SIGTERM : SIGINT);
 
     pt_eval ev;
+    double eval_t0 = cli_now();
     s = pt_model_evaluate(m, ds, &ev);
+    double eval_s = cli_now() - eval_t0;
     if (s != PT_OK) {
         rc = cli_fail(s);
         goto out;
@@ -959,7 +967,9 @@ int cmd_train(int argc, char **argv)
             goto out;
         }
     }
+    double write_t0 = cli_now();
     s = lead ? pt_model_save(m, o.model) : PT_OK; /* one rank writes the model */
+    double write_s = cli_now() - write_t0;
     if (s != PT_OK) {
         rc = cli_fail(s);
         goto out;
@@ -980,7 +990,8 @@ int cmd_train(int argc, char **argv)
     train_result res = {.o = &o, .p = &p, .gamma_asked = gamma_asked, .n_support = mi.n_support,
                         .rep = &rep,
                         .n = pt_dataset_n_total(ds),
-                        .d = pt_dataset_d(ds), .load_s = load_s, .ev = &ev, .held = &held,
+                        .d = pt_dataset_d(ds), .load_s = load_s, .eval_s = eval_s,
+                        .write_s = write_s, .ev = &ev, .held = &held,
                         .interrupted = interrupted, .stopped_early = stopped_early,
                         .b = want_bounds ? &b : NULL, .m = m};
     if (o.json) pt_dataset_get_info(ds, &res.data); /* a pass over the data (for R) */

@@ -184,4 +184,9 @@ void pt_warn_extra_features(size_t model_d, size_t data_d);
 float pt_vote_score(const pt_kernels *k, const float *V, size_t ldv, const float *Vb,
                     const float *Vc, size_t nv, const float *x, size_t len, float bias);
 
+/* Tests of the older formats' reader only: with on, kernel models with dense support vectors
+ * are written as before version 4 (text, one line a vector: version 1-3), so a test can edit
+ * them as text; off (the default), in version 4's binary section. */
+void pt_model_io_text_kernels(bool on);
+
 #endif /* PT_MODEL_H */
