@@ -154,10 +154,16 @@ static inline float pt_u8_decode(uint8_t q, float m, float r)
     float qf = (float)q, x0 = qf * r;
     return fmaf(fmaf(-x0, m, qf), r, x0);
 }
+/* Bytes of one element of type t (pt_dtype_size, inline for the files that dataset.c calls:
+ * window.c calling dataset.c would make a cycle). */
+static inline size_t pt_elem_bytes(pt_dtype t)
+{
+    return t == PT_DTYPE_U8 ? 1 : t == PT_DTYPE_BF16 ? 2 : 4;
+}
 /* Row i of a compact dataset (its first byte). */
 static inline const void *pt_compact_row(const pt_dataset *ds, size_t i)
 {
-    return (const unsigned char *)ds->Xc + i * ds->stride * pt_dtype_size(ds->dtype);
+    return (const unsigned char *)ds->Xc + i * ds->stride * pt_elem_bytes(ds->dtype);
 }
 /* Row i of a dense dataset of any type as float32 into out (stride floats); returns out. */
 const float *pt_compact_widen_row(const pt_dataset *ds, size_t i, float *out);

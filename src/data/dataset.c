@@ -645,7 +645,7 @@ const char *pt_dtype_name(pt_dtype t)
     return "?";
 }
 
-size_t pt_dtype_size(pt_dtype t) { return t == PT_DTYPE_U8 ? 1 : t == PT_DTYPE_BF16 ? 2 : 4; }
+size_t pt_dtype_size(pt_dtype t) { return pt_elem_bytes(t); }
 
 pt_dtype pt_dataset_dtype(const pt_dataset *ds) { return ds->dtype; }
 

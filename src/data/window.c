@@ -86,7 +86,7 @@ static void each_range(const pt_dataset *ds, size_t r0, size_t rows,
     if (ds->layout != PT_LAYOUT_SPARSE) {
         /* float32 rows, or compact ones (bf16, u8) */
         fn(ds, ds->X ? (const void *)(ds->X + r0 * ds->stride) : pt_compact_row(ds, r0),
-           rows * ds->stride * pt_dtype_size(ds->dtype));
+           rows * ds->stride * pt_elem_bytes(ds->dtype));
         return;
     }
     const uint64_t a = ds->rowptr[r0], b = ds->rowptr[r0 + rows];
