@@ -12,6 +12,10 @@ out=${1:?usage: bench/device-16core.sh OUT_DIR}
 S=/tmp/sys; mkdir -p $S
 for f in .dev/*.deb; do dpkg -x "$f" $S; done
 ln -sf pkgconf $S/usr/bin/pkg-config
+# zlib: the image's shared library (the deb's libz.so points outside the sysroot, and its
+# static libz.a cannot go into a shared object)
+rm -f $S/usr/lib/x86_64-linux-gnu/libz.a
+ln -sf /usr/lib/x86_64-linux-gnu/libz.so.1 $S/usr/lib/x86_64-linux-gnu/libz.so
 ln -sf mpirun.openmpi $S/usr/bin/mpirun
 export PATH=$S/usr/bin:$PATH
 export PKG_CONFIG_PATH=$S/usr/lib/x86_64-linux-gnu/pkgconfig:$S/usr/share/pkgconfig
