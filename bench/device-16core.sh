@@ -25,6 +25,7 @@ export LD_LIBRARY_PATH=$S/usr/lib/x86_64-linux-gnu/openblas-openmp:$S/usr/lib/x8
 export OMPI_MCA_mtl=^ofi,psm OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1
 { lscpu | grep -E "Model name|^CPU\(s\)|L3|NUMA node\(s\)|Flags" | sed 's/Flags:.*\(avx512_bf16\).*/Flags: ... \1 .../'
   gcc --version | head -1; meson --version; mpirun --version | head -1; } >"$out/machine.txt" 2>&1
+rm -rf /tmp/b
 meson setup /tmp/b -Dtests=false -Dbench=disabled -Dpython=disabled -Dmpi=enabled \
     -Dbuildtype=release >"$out/setup.log" 2>&1 || { tail -30 "$out/setup.log"; exit 1; }
 ninja -C /tmp/b >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
