@@ -300,6 +300,50 @@ PT_API pt_status pt_dataset_wrap_csr(size_t n, size_t d, const uint64_t *rowptr,
 PT_API pt_status pt_dataset_convert(const pt_dataset *ds, pt_layout to, size_t mem_budget_bytes,
                                     pt_dataset **out);
 
+/* ---------------------------------------------------------------- compact storage */
+
+/* The element type of a dense matrix. Arithmetic is float32 whatever the storage: the kernels
+ * widen compact rows as they load them.
+ *  - PT_DTYPE_F32: 4 bytes a feature (the default; every function reads it).
+ *  - PT_DTYPE_BF16: 2 bytes a feature, bfloat16 (float32's sign, exponent and top 7 mantissa
+ *    bits); a float32 is rounded to the nearest bf16, ties to even (relative error <= 2^-9).
+ *  - PT_DTYPE_U8: 1 byte a feature, q in 0..255, standing for x = q / m_j with a divisor m_j
+ *    per feature (the kernels compute q / m_j from m_j's float reciprocal r_j as
+ *    x0 = q r_j, x = x0 + r_j (q - x0 m_j), two fused multiply-adds, on every ISA alike).
+ *    Values must be >= 0. pt_dataset_to_dtype chooses one divisor for the whole matrix when it
+ *    represents every value exactly (pixels / 255: m = 255; tried: 255 / max, 1 / the smallest
+ *    positive value rounded, 255), else per feature m_j = 255 / max_i x_ij (1 for an all-zero
+ *    feature) and q = x m_j rounded to nearest, ties to even (error <= max_i x_ij / 510).
+ * Compact storage is for the dense layout only. A compact dataset's rows are not float32:
+ * pt_dataset_row, pt_dataset_row_const and pt_dataset_matrix return NULL for it (saying so in
+ * pt_last_error); pt_dataset_to_dtype(ds, PT_DTYPE_F32, ..) gives a float32 copy. The online
+ * path (every variant, one-vs-rest and the multiclass perceptron) reads compact rows directly;
+ * the other paths, scoring and the helpers widen a float32 copy of the data first (within the
+ * memory budget; the kernel Gram and the expansion are compute bound, the batch path reads X
+ * through BLAS). */
+typedef enum pt_dtype {
+    PT_DTYPE_F32 = 0,
+    PT_DTYPE_BF16 = 1,
+    PT_DTYPE_U8 = 2
+} pt_dtype;
+
+PT_API const char *pt_dtype_name(pt_dtype t); /* "f32", "bf16", "u8" */
+/* "f32" (or "float32"), "bf16", "u8"; anything else is PT_ERR_INVALID naming the choices. */
+PT_API pt_status pt_dtype_parse(const char *name, pt_dtype *out);
+PT_API pt_dtype pt_dataset_dtype(const pt_dataset *ds);
+/* Bytes of one element of type t (4, 2, 1). */
+PT_API size_t pt_dtype_size(pt_dtype t);
+/* A copy of a dense dataset with its matrix stored as `to` (see pt_dtype; from any type to any
+ * type; the labels, classes and truth copied). The copy must fit mem_budget_bytes (0: half of
+ * RAM), else PT_ERR_LIMIT with the bytes it needs. PT_DTYPE_U8 refuses a negative value
+ * (PT_ERR_INVALID naming row and feature); PT_DTYPE_BF16 a value beyond bf16's range. A
+ * sparse dataset is refused (compact storage is dense only). */
+PT_API pt_status pt_dataset_to_dtype(const pt_dataset *ds, pt_dtype to, size_t mem_budget_bytes,
+                                     pt_dataset **out);
+/* The u8 divisors m_j (stride floats; NULL for other types), and whether one divisor serves
+ * every feature (*single = 1: m_j is the same for every j). */
+PT_API const float *pt_dataset_u8_divisors(const pt_dataset *ds, int *single);
+
 /* What `ptron info` prints. */
 typedef struct pt_dataset_info {
     size_t n, d, stride, nclass;
@@ -311,9 +355,27 @@ typedef struct pt_dataset_info {
     int has_truth;       /* 1 if a generator stored w*, R and gamma */
     double truth_R, truth_gamma;
     char kind[16];       /* generator kind, "" if not generated */
+    pt_dtype dtype;      /* the matrix's element type (bytes counts its elements) */
+    int u8_single;       /* u8: 1 if one divisor serves every feature */
+    float u8_divisor;    /* u8 with one divisor: that divisor (255 for pixels / 255) */
+    int streamed;        /* 1: the matrix is streamed from its file (pt_dataset_streamed) */
+    size_t stream_rows;  /* streamed: rows of its window, else 0 */
 } pt_dataset_info;
 
 PT_API void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info);
+
+/* Whether ds is streamed, and its window's rows (0: the matrix is in memory). A .ptd file
+ * whose matrix (in its own layout) exceeds pt_read_options.mem_budget_bytes is not refused but
+ * streamed: mapped without being read in, and walked in windows of rows a quarter of the budget
+ * each (pages read ahead as a window begins, and dropped behind it as it ends), so the resident
+ * matrix stays within the budget; every pass reads the file's bytes once (from the page cache
+ * when it holds them). The reader verifies the checksums in a first such pass. The online and
+ * batch paths and scoring walk a streamed dataset window by window; the online paths take the
+ * windows in the chunked order of pt_train_params.shuffle_chunk when shuffled (its rows: the
+ * window's unless given). The kernel path needs every row at once (its Gram) and refuses one.
+ * Code that reads the rows in another order still works, with the file's pages resident (and
+ * reclaimable) as it reads them. */
+PT_API size_t pt_dataset_streamed(const pt_dataset *ds);
 
 /* Reads every byte of ds's matrix (the padded dense rows, or the CSR arrays) passes times on
  * threads threads (0: all), each thread its own share, with the SIMD loads the paths use; the
@@ -550,6 +612,13 @@ typedef struct pt_train_params {
     float margin;        /* tau: update when y w.x <= tau (0 = Rosenblatt) */
     pt_variant variant;
     int shuffle;         /* reshuffle the order each epoch from seed */
+    /* shuffle in chunks of this many consecutive rows (0: the whole order, default): each
+     * epoch the chunks come in an order shuffled from seed, and the rows of each chunk in an
+     * order shuffled from seed, chunk after chunk (see pt_dataset_streamed). A streamed dataset
+     * is always shuffled so, by its window's rows when this is 0; the same value gives an
+     * in-memory run the same order, so both train the same model bit for bit. Online paths
+     * (the batch path shuffles its blocks, which are chunks already). */
+    size_t shuffle_chunk;
     uint64_t seed;
     int bias;            /* 1: augment with a constant-1 coordinate (default) */
     pt_online_pass pass; /* online: sequential, blocked (both cores) or auto (default) */
@@ -743,6 +812,9 @@ typedef struct pt_train_report {
     /* A distributed run on more than one rank (pt_dataset_read_shard): the seconds each epoch
      * spent in communication on this rank, waiting for the other ranks included; else NULL */
     double *comm_seconds_per_epoch;
+    /* Kernel path: of train_seconds, the seconds spent on kernel values (packing the rows,
+     * building the Gram with its first touch, kernel rows computed on demand); 0 elsewhere. */
+    double gram_seconds;
 } pt_train_report;
 
 /* Free what the report owns (not the struct itself). */

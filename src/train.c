@@ -262,6 +262,16 @@ pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
                        "path; the %s path trains one-vs-rest (pt_train_params.multiclass "
                        "PT_MULTI_OVR)",
                        ds->nclass, pt_path_name(p->path));
+    if (p->path == PT_PATH_KERNEL && pt_dataset_streamed(ds)) {
+        size_t bytes = ds->layout == PT_LAYOUT_SPARSE
+                           ? pt_sparse_bytes(ds->n, (size_t)ds->rowptr[ds->n])
+                           : pt_dense_bytes(ds->n, ds->d);
+        return pt_fail(PT_ERR_LIMIT, "the kernel path needs every row at once (its Gram, or "
+                       "kernel rows over all of them), and the %.1f MiB matrix is streamed from "
+                       "its file (it exceeded the reader's memory budget): read it with "
+                       "pt_read_options.mem_budget_bytes above that, or train on the online or "
+                       "batch path, which stream", bytes / 1048576.0);
+    }
     if (p->class_weight && p->class_weight_n != ds->nclass)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.class_weight has %zu weights; the data "
                        "has %zu classes", p->class_weight_n, ds->nclass);
@@ -290,8 +300,43 @@ static int scaled_epoch(const pt_model *m, int epoch, size_t mistakes, void *use
 static pt_status train_dispatch(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
                                 pt_train_report *report);
 
+static pt_status train_scaled(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
+                              pt_train_report *report);
+
+/* Whether a run of p reads the rows of a compact dataset directly: the online path (every
+ * variant, one-vs-rest, the multiclass perceptron) on the rows as they are. The kernel Gram,
+ * the expansion (both compute bound), the batch path (BLAS reads float32) and scaling train on
+ * a float32 copy. */
+static bool reads_compact(const pt_train_params *p)
+{
+    return p->path == PT_PATH_ONLINE && p->expand.kind == PT_EXPAND_NONE &&
+           p->scale == PT_SCALE_NONE;
+}
+
 pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
                    pt_train_report *report)
+{
+    if (ds->dtype == PT_DTYPE_F32 || reads_compact(p) || pt_train_params_check(p) != PT_OK)
+        return train_scaled(ds, p, model, report);
+    pt_clear_error();
+    *model = NULL;
+    if (report) memset(report, 0, sizeof *report);
+    pt_dataset *wide;
+    const pt_dataset *use;
+    PT_TRY(pt_dataset_as_f32(ds, p->mem_budget_bytes,
+                             p->path == PT_PATH_ONLINE ? "the online path with scaling or an "
+                                                         "expansion"
+                                                       : p->path == PT_PATH_BATCH
+                                                             ? "the batch path"
+                                                             : "the kernel path",
+                             &wide, &use));
+    pt_status s = train_scaled(use, p, model, report);
+    pt_dataset_free(wide);
+    return s;
+}
+
+static pt_status train_scaled(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
+                              pt_train_report *report)
 {
     if (p->scale == PT_SCALE_NONE || pt_train_params_check(p) != PT_OK || ds->shard_count > 1)
         return train_dispatch(ds, p, model, report);

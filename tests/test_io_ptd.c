@@ -308,11 +308,11 @@ START_TEST(newer_version)
 {
     size_t len;
     char *b = sample_bytes(&len);
-    uint32_t v = 3;
+    uint32_t v = 4;
     memcpy(b + H_VERSION, &v, 4);
     const char *p;
-    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_VERSION, p, "version 3");
-    ck_assert_msg(has(pt_last_error(), "version 2"), "%s", pt_last_error());
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_VERSION, p, "version 4");
+    ck_assert_msg(has(pt_last_error(), "version 3"), "%s", pt_last_error());
     free(b);
 }
 END_TEST
@@ -380,10 +380,22 @@ START_TEST(memory_budget)
     pt_read_options_init(&o);
     o.mem_budget_bytes = 1000;
     pt_dataset *b = NULL;
+    /* over the budget: streamed, 1000 / 4 bytes a window (one 128-byte row of 32 floats) */
+    ck_assert_int_eq(pt_dataset_read(p, &o, &b), PT_OK);
+    ck_assert_uint_eq(pt_dataset_streamed(b), 1);
+    assert_same(a, b);
+    pt_dataset_info info;
+    pt_dataset_get_info(b, &info);
+    ck_assert(info.streamed && info.stream_rows == 1);
+    pt_dataset_free(b);
+    /* asked for the other layout, which does not fit either: refused */
+    o.layout = PT_LAYOUT_SPARSE;
     ASSERT_ERR(pt_dataset_read(p, &o, &b), PT_ERR_LIMIT, p, "memory budget");
     ck_assert_ptr_null(b);
+    o.layout = PT_LAYOUT_AUTO;
     o.mem_budget_bytes = 100 * 32 * 4; /* exactly enough */
     ck_assert_int_eq(pt_dataset_read(p, &o, &b), PT_OK);
+    ck_assert_uint_eq(pt_dataset_streamed(b), 0);
     unlink(p);
     pt_dataset_free(a);
     pt_dataset_free(b);
@@ -545,11 +557,16 @@ START_TEST(read_other_layout)
     ck_assert_int_eq(pt_dataset_layout(b), PT_LAYOUT_SPARSE);
     tu_assert_same_data(a, b, "dense file read sparse");
     pt_dataset_free(b);
-    /* neither fits: both named; a layout asked for that does not fit: refused */
+    /* neither fits: streamed in the file's layout; the other layout asked for that does not
+     * fit: refused */
     pt_read_options o;
     pt_read_options_init(&o);
     o.mem_budget_bytes = 1000;
-    ASSERT_ERR(pt_dataset_read(q, &o, &b), PT_ERR_LIMIT, q, "either way");
+    ck_assert_int_eq(pt_dataset_read(q, &o, &b), PT_OK);
+    ck_assert_int_eq(pt_dataset_layout(b), PT_LAYOUT_DENSE);
+    ck_assert_uint_gt(pt_dataset_streamed(b), 0);
+    tu_assert_same_data(a, b, "dense file streamed");
+    pt_dataset_free(b);
     o.layout = PT_LAYOUT_DENSE;
     o.mem_budget_bytes = 51199;
     ASSERT_ERR(pt_dataset_read(p, &o, &b), PT_ERR_LIMIT, p, "MiB dense");
@@ -707,9 +724,9 @@ START_TEST(sparse_crafted)
     fix_header_sum(b);
     ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "unknown layout 7");
     RESET();
-    b[H_LAYOUT + 4] = 1;
+    b[H_LAYOUT + 4] = 1; /* the element type: compact storage is dense only */
     fix_header_sum(b);
-    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "reserved");
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "compact storage is dense only");
     RESET();
     put64(b, H_SECTIONS + 24 * SEC_VAL + 8, sec_len(b, SEC_VAL) - 4); /* col and val differ */
     fix_header_sum(b);

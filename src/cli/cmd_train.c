@@ -122,6 +122,7 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (IS("--averaged")) p->variant = PT_VARIANT_AVERAGED;
         else if (IS("--voted")) p->variant = PT_VARIANT_VOTED;
         else if (IS("--shuffle")) p->shuffle = 1;
+        else if (IS("--shuffle-chunk")) cli_size(&a, arg, 1, SIZE_MAX >> 1, &p->shuffle_chunk);
         else if (IS("--multiclass")) {
             const char *v = cli_value(&a, arg);
             if (v && pt_multiclass_parse(v, &p->multiclass)) return cli_usage_error("train", "%s", pt_last_error());
@@ -409,6 +410,7 @@ typedef struct train_result {
     size_t n, d;
     pt_dataset_info data; /* the training data as read: layout, nnz, density, bytes */
     double load_s;
+    double eval_s, write_s; /* the training accuracy's pass; the model's save */
     const pt_eval *ev;     /* on the training data */
     const heldout *held;   /* --test */
     bool interrupted, stopped_early;
@@ -449,6 +451,16 @@ static void print_json(const train_result *t)
     json_int(&j, "nnz", (long long)t->data.nnz);
     json_num(&j, "density", t->data.density);
     json_int(&j, "data_bytes", (long long)t->data.bytes);
+    json_str(&j, "dtype", pt_dtype_name(t->data.dtype));
+    /* in memory, or streamed from the file a window at a time; what an epoch reads (the GEMV
+     * batch pass reads the rows twice) */
+    json_str(&j, "data_mode", t->data.streamed ? "streamed" : "in memory");
+    json_int(&j, "bytes_per_epoch", (long long)t->data.bytes *
+             (p->path == PT_PATH_BATCH && p->batch_impl == PT_BATCH_GEMV ? 2 : 1));
+    if (t->data.streamed) json_int(&j, "stream_rows", (long long)t->data.stream_rows);
+    if (p->shuffle && (p->shuffle_chunk || t->data.streamed))
+        json_int(&j, "shuffle_chunk",
+                 (long long)(p->shuffle_chunk ? p->shuffle_chunk : t->data.stream_rows));
     if (p->expand.kind != PT_EXPAND_NONE)
         json_int(&j, "expanded_d", (long long)pt_expand_dim(&p->expand, t->d));
     if (o->init) json_str(&j, "init", p->init_random ? "random" : o->init);
@@ -493,6 +505,11 @@ static void print_json(const train_result *t)
     }
     json_num(&j, "load_seconds", t->load_s);
     json_num(&j, "train_seconds", rep->train_seconds);
+    /* the stages one after another: load, train (of which gram: kernel values), the training
+     * accuracy's evaluation, the model's write */
+    if (p->path == PT_PATH_KERNEL) json_num(&j, "gram_seconds", rep->gram_seconds);
+    json_num(&j, "evaluate_seconds", t->eval_s);
+    json_num(&j, "write_seconds", t->write_s);
     json_num(&j, "samples_per_second",
              rep->train_seconds > 0 ? samples / rep->train_seconds : 0.0);
     json_num(&j, "train_accuracy", ev->accuracy);
@@ -565,6 +582,10 @@ static void print_text(const train_result *t)
         printf("features scaled (%s), the scaling kept in the model\n",
                pt_scale_kind_name(p->scale));
     if (o->class_weight) printf("class weights %s\n", o->class_weight);
+    if (t->data.streamed)
+        printf("data streamed from %s (over --mem-mb), %zu rows a window%s\n", o->file,
+               t->data.stream_rows,
+               p->shuffle && !p->shuffle_chunk ? ", shuffled in chunks of that many rows" : "");
     if (p->init_random)
         printf("started from random weights (uniform in [0, 1), seed %llu)\n",
                (unsigned long long)p->seed);
@@ -939,7 +960,9 @@ int cmd_train(int argc, char **argv)
     if (late) raise(strcmp(late, "TERM") == 0 ? SIGTERM : SIGINT);
 
     pt_eval ev;
+    double eval_t0 = cli_now();
     s = pt_model_evaluate(m, ds, &ev);
+    double eval_s = cli_now() - eval_t0;
     if (s != PT_OK) {
         rc = cli_fail(s);
         goto out;
@@ -960,7 +983,9 @@ int cmd_train(int argc, char **argv)
             goto out;
         }
     }
+    double write_t0 = cli_now();
     s = lead ? pt_model_save(m, o.model) : PT_OK; /* one rank writes the model */
+    double write_s = cli_now() - write_t0;
     if (s != PT_OK) {
         rc = cli_fail(s);
         goto out;
@@ -981,10 +1006,13 @@ int cmd_train(int argc, char **argv)
     train_result res = {.o = &o, .p = &p, .gamma_asked = gamma_asked, .n_support = mi.n_support,
                         .rep = &rep,
                         .n = pt_dataset_n_total(ds),
-                        .d = pt_dataset_d(ds), .load_s = load_s, .ev = &ev, .held = &held,
+                        .d = pt_dataset_d(ds), .load_s = load_s, .eval_s = eval_s,
+                        .write_s = write_s, .ev = &ev, .held = &held,
                         .interrupted = interrupted, .stopped_early = stopped_early,
                         .b = want_bounds ? &b : NULL, .m = m};
     if (o.json) pt_dataset_get_info(ds, &res.data); /* a pass over the data (for R) */
+    res.data.streamed = pt_dataset_streamed(ds) > 0;
+    res.data.stream_rows = pt_dataset_streamed(ds);
     if (o.json) print_json(&res);
     else if (!o.quiet) print_text(&res);
     rc = interrupted || got_signal ? signal_status() : EXIT_OK;

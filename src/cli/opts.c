@@ -38,13 +38,19 @@ static const struct {
              "  --label-column N|last|NAME  CSV label column (default 1; see ptron help train)\n"
              "  --layout auto|dense|sparse  the layout to read into (default auto: see train)\n"},
     {"convert", "usage: ptron convert IN -o OUT [--format F] [--to F] [--layout L]\n"
-                "                     [--max-features N] [--mem-mb M] [--delimiter C]\n"
+                "                     [--dtype f32|bf16|u8] [--max-features N] [--mem-mb M]\n"
+                "                     [--delimiter C]\n"
                 "  between LIBSVM (.svm/.libsvm/.txt), CSV (.csv) and ptron's binary .ptd\n"
                 "  --format F  input format (default: by extension); --to F  output format\n"
                 "  --layout auto|dense|sparse  the layout IN is read into and a .ptd OUT is\n"
                 "              written in (default auto: see ptron help train); LIBSVM output\n"
                 "              holds the non-zeros, CSV output every value (refused when its\n"
                 "              dense form would not fit half of RAM)\n"
+                "  --dtype f32|bf16|u8  how a dense .ptd OUT stores values (default: as IN):\n"
+                "              bf16 2 bytes (rounded to nearest), u8 1 byte, values >= 0,\n"
+                "              x = q / m: one divisor m when exact (pixels / 255), else per\n"
+                "              feature m = 255 / max, q rounded to nearest; every path trains\n"
+                "              on it (the online path reads it as is, the others widen)\n"
                 "  --delimiter C  field separator of a CSV input (default ','; 'tab' for a tab);\n"
                 "                 CSV is written with commas (label first)\n"
                 "  --label-column N|last|NAME  a CSV input's label column (default 1; see\n"
@@ -65,6 +71,10 @@ static const struct {
      "                           too: each class votes with its own vectors, within 1/K of\n"
      "                           --mem-mb each)\n"
      "  --shuffle                shuffle the order each epoch\n"
+     "  --shuffle-chunk ROWS     shuffle in chunks of ROWS consecutive rows: the chunks in a\n"
+     "                           shuffled order, then the rows of each (online paths); a\n"
+     "                           streamed .ptd always shuffles so (by its window's rows unless\n"
+     "                           given), and the same ROWS gives an in-memory run its model\n"
      "  --pass auto|sequential|blocked   online: blocked has the other threads score samples\n"
      "                           ahead of the walk (same model, bit for bit; slower than\n"
      "                           sequential while mistakes are dense; default auto: blocked\n"
@@ -189,7 +199,9 @@ static const struct {
      "                           sparse form fits --mem-mb (a .ptd file keeps its own layout\n"
      "                           unless only the other fits)\n"
      "  --mem-mb M               memory budget for the data and training buffers (default:\n"
-     "                           half of RAM); larger needs are refused before allocating\n"
+     "                           half of RAM); larger needs are refused before allocating,\n"
+     "                           but a .ptd matrix larger than M is streamed from its file in\n"
+     "                           windows of M/4 (online and batch paths)\n"
      "  --json                   print one JSON object on stdout and nothing else there\n"
      "  --quiet                  no progress, no summary\n"},
     {"predict", "usage: ptron predict MODEL FILE [-o PREDICTIONS] [--scores SCORES]\n"
@@ -284,6 +296,7 @@ static const struct {
     {"pt_train_params.eta", "--eta"},
     {"pt_train_params.margin", "--margin"},
     {"pt_train_params.shuffle", "--shuffle"},
+    {"pt_train_params.shuffle_chunk", "--shuffle-chunk"},
     {"pt_train_params.threads", "--threads"},
     {"pt_train_params.mem_budget_bytes", "--mem-mb"},
     {"pt_train_params.lambda", "--lambda"},
@@ -697,6 +710,13 @@ bool cli_delimiter(cli_args *a, const char *opt)
         return false;
     }
     return true;
+}
+
+double cli_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 pt_status cli_read_dataset(const char *path, const char *format, size_t max_features,

@@ -87,6 +87,11 @@ double pt_rng_uniform(pt_rng *r);               /* [0, 1) */
 double pt_rng_normal(pt_rng *r);                /* N(0, 1), Box-Muller */
 uint64_t pt_rng_below(pt_rng *r, uint64_t n);   /* [0, n), unbiased */
 void pt_rng_shuffle(pt_rng *r, uint32_t *a, size_t n); /* Fisher-Yates */
+/* The order of an epoch in chunks of `chunk` consecutive rows (pt_train_params.shuffle_chunk):
+ * a[0..n) becomes a fresh order in which the chunks come in an order shuffled by r (Fisher-Yates
+ * over the chunk indices) and then, chunk after chunk in that order, the rows of each chunk are
+ * shuffled by r; the last chunk may be shorter. chunk 0: pt_rng_shuffle(r, a, n). */
+void pt_rng_shuffle_chunks(pt_rng *r, uint32_t *a, size_t n, size_t chunk);
 
 /* ------------------------------------------------------ atomic files (atomic_file.c) */
 

@@ -65,3 +65,29 @@ void pt_rng_shuffle(pt_rng *r, uint32_t *a, size_t n)
         a[j] = t;
     }
 }
+
+void pt_rng_shuffle_chunks(pt_rng *r, uint32_t *a, size_t n, size_t chunk)
+{
+    if (chunk == 0) {
+        pt_rng_shuffle(r, a, n);
+        return;
+    }
+    if (n == 0) return;
+    /* the chunk order first, in a[0..C), then each chunk's rows written from the back: chunk
+     * position k starts at or after k, so nothing not yet read is overwritten */
+    const size_t C = (n + chunk - 1) / chunk, last = n - (C - 1) * chunk;
+    for (size_t k = 0; k < C; k++) a[k] = (uint32_t)k;
+    pt_rng_shuffle(r, a, C);
+    size_t short_at = 0; /* the position of the last (shorter) chunk */
+    while (a[short_at] != C - 1) short_at++;
+    for (size_t k = C; k-- > 0;) {
+        size_t c = a[k], rows = c == C - 1 ? last : chunk;
+        size_t start = k * chunk - (short_at < k ? chunk - last : 0);
+        for (size_t j = rows; j-- > 0;) a[start + j] = (uint32_t)(c * chunk + j);
+    }
+    for (size_t k = 0, start = 0; k < C; k++) {
+        size_t rows = k == short_at ? last : chunk;
+        pt_rng_shuffle(r, a + start, rows);
+        start += rows;
+    }
+}

@@ -112,7 +112,13 @@ pt_status pt_csr_check(size_t n, size_t d, const uint64_t *rowptr, const uint32_
     if (rowptr[n] && (!col || !val))
         return pt_fail(PT_ERR_INVALID, "%s: %llu non-zeros but no column or value array", what,
                        (unsigned long long)rowptr[n]);
-    for (size_t i = 0; i < n; i++) {
+    return pt_csr_check_rows(0, n, d, rowptr, col, val, what);
+}
+
+pt_status pt_csr_check_rows(size_t r0, size_t r1, size_t d, const uint64_t *rowptr,
+                            const uint32_t *col, const float *val, const char *what)
+{
+    for (size_t i = r0; i < r1; i++) {
         uint64_t a = rowptr[i], b = rowptr[i + 1];
         if (b < a)
             return pt_fail(PT_ERR_INVALID, "%s: row %zu: offset %llu after %llu (offsets must not "

@@ -6,7 +6,7 @@
  *
  *   offset size  header (HEADER_SIZE = 256 bytes)
  *   0      8     magic "PTRONDS\0"
- *   8      4     format version, u32 (PTD_VERSION = 2; version 1 files still read)
+ *   8      4     format version, u32 (PTD_VERSION = 3; versions 1 and 2 still read)
  *   12     4     header size in bytes, u32 (256)
  *   16     8     n: rows, u64
  *   24     8     d: features, u64
@@ -19,9 +19,11 @@
  *   80     16    generator kind, NUL padded ("" if not generated)
  *   96     144   six section entries of {offset u64, length u64, checksum u64}, in this order:
  *                class values, labels, w*, matrix (dense rows, or the sparse row offsets),
- *                sparse column indices, sparse values (the last two all zero when dense)
+ *                sparse column indices (dense u8: the divisors), sparse values (the last two
+ *                all zero when dense, but for u8's divisors)
  *   240    4     layout, u32: 0 dense, 1 sparse (CSR; see pt_layout in ptron.h)
- *   244    4     reserved, zero
+ *   244    4     element type of the dense matrix, u32 (pt_dtype: 0 f32, 1 bf16, 2 u8; 0 when
+ *                sparse)
  *   248    8     header checksum: pt_checksum (XXH3-64) of bytes 0..247
  *
  *   sections, each checksummed with pt_checksum over its bytes:
@@ -29,15 +31,19 @@
  *   round_up(.., 8)          labels: n int32 class indices (0..nclass-1)
  *   round_up(.., 8)          w*: d doubles, only when flag bit 0 is set (else length 0)
  *   dense:
- *   round_up(.., 4096)       matrix: n rows of stride float32, zero past d; the file ends here
+ *   round_up(.., 4096)       matrix: n rows of stride elements of the element type (float32,
+ *                            bf16 or u8), zero past d; the file ends here but for u8:
+ *   round_up(.., 4096)       u8 divisors: stride float32 m_j (x = q / m_j), finite and > 0, 1
+ *                            past d; the file ends here
  *   sparse:
  *   round_up(.., 4096)       row offsets: n + 1 u64, from 0, not decreasing, the last = E
  *   round_up(.., 4096)       column indices: E u32, increasing within a row, each < d
  *   round_up(.., 4096)       values: E float32, finite (nnz counts the non-zero ones); the
  *                            file ends here
  *
- * Version 1 is version 2 without the layout: four section entries, bytes 192..247 reserved,
- * always dense. The section offsets are fixed by n, d, nclass, the flag, the layout and (sparse)
+ * Version 2 is version 3 with bytes 244..247 zero (float32 only); version 1 is version 2
+ * without the layout: four section entries, bytes 192..247 reserved, always dense. The
+ * section offsets are fixed by n, d, nclass, the flag, the layout, the element type and (sparse)
  * the entries E (the column section's length / 4): a reader recomputes them and refuses a header
  * that says otherwise. The matrix sections start at multiples of 4096 and the reader maps the
  * whole file from offset 0, so they are page aligned (64-byte alignment is what the SIMD kernels
@@ -63,7 +69,7 @@
 #error "the .ptd reader and writer assume a little-endian host"
 #endif
 
-#define PTD_VERSION 2u
+#define PTD_VERSION 3u
 #define HEADER_SIZE 256u
 #define HEADER_SUM_AT 248u
 #define SECTIONS_AT 96u
@@ -77,11 +83,13 @@ static const char magic[8] = {'P', 'T', 'R', 'O', 'N', 'D', 'S', '\0'};
 
 /* SEC_MATRIX holds the dense rows, or the sparse row offsets. */
 enum { SEC_CLASSES, SEC_LABELS, SEC_WSTAR, SEC_MATRIX, SEC_COL, SEC_VAL, NSEC };
+/* A dense u8 file's divisors are in the column indices' entry. */
+#define SEC_DIVISORS SEC_COL
 #define NSEC_V1 4
 enum { LAYOUT_DENSE = 0, LAYOUT_SPARSE = 1 };
 
 typedef struct header {
-    uint32_t version, header_size, layout, reserved;
+    uint32_t version, header_size, layout, dtype; /* dtype: bytes 244..247 (reserved before v3) */
     uint64_t n, d, stride, nclass, nnz, flags;
     double truth_R, truth_gamma;
     char kind[16];
@@ -92,6 +100,7 @@ static const char *sec_name(const header *h, int s)
 {
     static const char *const names[NSEC] = {"class values", "labels", "w*", "matrix",
                                             "column indices", "values"};
+    if (s == SEC_DIVISORS && h->layout == LAYOUT_DENSE) return "u8 divisors";
     return s == SEC_MATRIX && h->layout == LAYOUT_SPARSE ? "row offsets" : names[s];
 }
 
@@ -123,7 +132,7 @@ static void encode(const header *h, unsigned char b[HEADER_SIZE])
         put64(b + SECTIONS_AT + 24 * s + 16, h->sum[s]);
     }
     put32(b + LAYOUT_AT, h->layout);
-    put32(b + LAYOUT_AT + 4, h->reserved);
+    put32(b + LAYOUT_AT + 4, h->dtype);
     put64(b + HEADER_SUM_AT, pt_checksum(b, HEADER_SUM_AT));
 }
 
@@ -148,14 +157,14 @@ static void decode(const unsigned char b[HEADER_SIZE], header *h)
         h->sum[s] = s < nsec ? get64(b + SECTIONS_AT + 24 * s + 16) : 0;
     }
     h->layout = h->version == 1 ? LAYOUT_DENSE : get32(b + LAYOUT_AT);
-    h->reserved = h->version == 1 ? 0 : get32(b + LAYOUT_AT + 4);
+    h->dtype = h->version == 1 ? 0 : get32(b + LAYOUT_AT + 4);
 }
 
 /* The canonical section offsets and lengths for these sizes (a sparse file's E entries), and
  * the file size; false if any of it overflows 64 bits. A dense file's sparse entries are zero. */
 static bool plan(uint64_t n, uint64_t d, uint64_t stride, uint64_t nclass, bool truth,
-                 bool sparse, uint64_t entries, uint64_t off[NSEC], uint64_t len[NSEC],
-                 uint64_t *total)
+                 bool sparse, uint64_t entries, pt_dtype dtype, uint64_t off[NSEC],
+                 uint64_t len[NSEC], uint64_t *total)
 {
     uint64_t cells;
     memset(off, 0, NSEC * sizeof *off);
@@ -165,14 +174,16 @@ static bool plan(uint64_t n, uint64_t d, uint64_t stride, uint64_t nclass, bool 
         __builtin_mul_overflow(truth ? d : 0, 8, &len[SEC_WSTAR]))
         return false;
     if (!sparse && (__builtin_mul_overflow(n, stride, &cells) ||
-                    __builtin_mul_overflow(cells, 4, &len[SEC_MATRIX])))
+                    __builtin_mul_overflow(cells, pt_dtype_size(dtype), &len[SEC_MATRIX])))
         return false;
     if (sparse && (n == UINT64_MAX || __builtin_mul_overflow(n + 1, 8, &len[SEC_MATRIX]) ||
                    __builtin_mul_overflow(entries, 4, &len[SEC_COL])))
         return false;
     len[SEC_VAL] = len[SEC_COL];
+    bool divisors = !sparse && dtype == PT_DTYPE_U8;
+    if (divisors && __builtin_mul_overflow(stride, 4, &len[SEC_DIVISORS])) return false;
     uint64_t at = HEADER_SIZE;
-    int last = sparse ? SEC_VAL : SEC_MATRIX;
+    int last = sparse ? SEC_VAL : divisors ? SEC_DIVISORS : SEC_MATRIX;
     for (int s = 0; s <= last; s++) {
         uint64_t align = s >= SEC_MATRIX ? MATRIX_ALIGN : 8;
         if (at > UINT64_MAX - align) return false;
@@ -259,9 +270,15 @@ static pt_status read_header(const char *path, int fd, uint64_t file_size, heade
     if (h->layout != LAYOUT_DENSE && h->layout != LAYOUT_SPARSE)
         return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: unknown layout %" PRIu32, path,
                        h->layout);
-    if (h->reserved != 0)
+    if (h->version < 3 && h->dtype != 0)
         return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: reserved bytes 244..247 are not "
                        "zero", path);
+    if (h->dtype > PT_DTYPE_U8)
+        return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: unknown element type %" PRIu32
+                       " (0 f32, 1 bf16, 2 u8)", path, h->dtype);
+    if (h->layout == LAYOUT_SPARSE && h->dtype != PT_DTYPE_F32)
+        return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: a sparse file of %s elements "
+                       "(compact storage is dense only)", path, pt_dtype_name(h->dtype));
     bool sparse = h->layout == LAYOUT_SPARSE;
     if (sparse && h->d > UINT32_MAX)
         return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: %" PRIu64 " features in the "
@@ -289,7 +306,7 @@ static pt_status read_header(const char *path, int fd, uint64_t file_size, heade
 
     uint64_t off[NSEC], len[NSEC], total;
     if (!plan(h->n, h->d, h->stride, h->nclass, h->flags & FLAG_TRUTH, sparse,
-              h->len[SEC_COL] / 4, off, len, &total) ||
+              sparse ? h->len[SEC_COL] / 4 : 0, (pt_dtype)h->dtype, off, len, &total) ||
         total > SIZE_MAX)
         return pt_fail(PT_ERR_FORMAT,
                        "%s: inconsistent header: %" PRIu64 " rows x %" PRIu64
@@ -375,8 +392,11 @@ static pt_status verify_matrix(const char *path, const header *h, pt_dataset *ds
     if (!st) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a hash state", path);
     XXH3_64bits_reset(st);
     size_t nnz = 0, bad_row = SIZE_MAX, pad_row = SIZE_MAX, step = rows_per_block(stride);
-    for (size_t i0 = 0; i0 < n; i0 += step) {
-        size_t i1 = n - i0 < step ? n : i0 + step;
+    pt_window_pos at = {0}; /* streamed: blocks within windows, dropped behind */
+    for (size_t i0 = 0, i1; i0 < n; i0 = i1) {
+        pt_window_at(ds, &at, i0);
+        i1 = n - i0 < step ? n : i0 + step;
+        if (ds->win && i1 > at.hi) i1 = at.hi;
         const float *blk = ds->X + i0 * stride;
         XXH3_64bits_update(st, blk, (i1 - i0) * stride * sizeof(float));
         for (size_t i = i0; i < i1; i++) {
@@ -387,6 +407,7 @@ static pt_status verify_matrix(const char *path, const header *h, pt_dataset *ds
             if (r.pad && pad_row == SIZE_MAX) pad_row = i;
         }
     }
+    pt_window_end(ds, &at);
     uint64_t sum = XXH3_64bits_digest(st);
     XXH3_freeState(st);
     if (sum != h->sum[SEC_MATRIX])
@@ -407,15 +428,89 @@ static pt_status verify_matrix(const char *path, const header *h, pt_dataset *ds
     return PT_OK;
 }
 
+/* A compact matrix (bf16 or u8) and u8's divisors: checksums, then bf16 values finite (no
+ * exponent of all ones), the padding zero, the divisors finite and > 0 (copied, with their
+ * reciprocals), nnz. */
+static pt_status verify_compact(const char *path, const header *h, pt_dataset *ds)
+{
+    const unsigned char *base = ds->map;
+    PT_TRY(check_section(path, h, base, SEC_MATRIX));
+    size_t n = ds->n, d = ds->d, stride = ds->stride, es = pt_dtype_size(ds->dtype);
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *b = pt_compact_row(ds, i);
+        for (size_t j = 0; es == 2 && j < d; j++)
+            if ((b[2 * j + 1] & 0x7f) == 0x7f && (b[2 * j] & 0x80))
+                return pt_fail(PT_ERR_FORMAT, "%s: row %zu, feature %zu: value is not finite",
+                               path, i + 1, j + 1);
+        for (size_t k = d * es; k < stride * es; k++)
+            if (b[k] != 0)
+                return pt_fail(PT_ERR_FORMAT, "%s: row %zu: non-zero padding past feature %zu",
+                               path, i + 1, d);
+    }
+    if (ds->dtype == PT_DTYPE_U8) {
+        PT_TRY(check_section(path, h, base, SEC_DIVISORS));
+        const float *m = (const float *)(const void *)(base + h->off[SEC_DIVISORS]);
+        bool single = true;
+        for (size_t j = 0; j < stride; j++) {
+            if (!(m[j] > 0.0f && m[j] <= FLT_MAX) || (j >= d && m[j] != 1.0f))
+                return pt_fail(PT_ERR_FORMAT, "%s: u8 divisor %zu is %g (finite and > 0, 1 past "
+                               "the features)", path, j + 1, (double)m[j]);
+            single = single && (j >= d || m[j] == m[0]);
+        }
+        ds->u8_m = pt_alloc(stride * sizeof(float), "u8 divisors");
+        ds->u8_r = pt_alloc(stride * sizeof(float), "u8 divisors");
+        if (!ds->u8_m || !ds->u8_r) return PT_ERR_NOMEM;
+        pt_u8_set_divisors(ds, m, single);
+    }
+    size_t nnz = pt_compact_nnz(ds);
+    if (nnz != h->nnz)
+        return pt_fail(PT_ERR_FORMAT,
+                       "%s: inconsistent: the header says %" PRIu64
+                       " non-zeros, the matrix has %zu",
+                       path, h->nnz, nnz);
+    ds->nnz = nnz;
+    return PT_OK;
+}
+
 /* The sparse sections: checksums first (a corrupted byte is a checksum mismatch even where it
  * also breaks the layout), then the row offsets (from 0, not decreasing, ending at the entries:
  * so no row reaches past the mapped arrays), then columns and values (pt_csr_check), nnz. */
+/* check_section on a streamed dataset: the section hashed a window's bytes at a time, each
+ * dropped once hashed. */
+static pt_status check_section_streamed(const char *path, const header *h, pt_dataset *ds, int s,
+                                        size_t piece)
+{
+    XXH3_state_t *st = XXH3_createState();
+    if (!st) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a hash state", path);
+    XXH3_64bits_reset(st);
+    const unsigned char *p = (const unsigned char *)ds->map + h->off[s];
+    for (size_t at = 0, len = (size_t)h->len[s]; at < len; at += piece) {
+        size_t k = len - at < piece ? len - at : piece;
+        pt_window_fetch(ds, p + at, k);
+        XXH3_64bits_update(st, p + at, k);
+        pt_window_drop(ds, p + at, k);
+    }
+    uint64_t sum = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    if (sum != h->sum[s])
+        return pt_fail(PT_ERR_CHECKSUM, "%s: checksum mismatch in the %s section (file corrupted)",
+                       path, sec_name(h, s));
+    return PT_OK;
+}
+
 static pt_status verify_csr(const char *path, const header *h, pt_dataset *ds)
 {
     const unsigned char *base = ds->map;
-    for (int s = SEC_MATRIX; s <= SEC_VAL; s++) PT_TRY(check_section(path, h, base, s));
     size_t n = ds->n, entries = (size_t)(h->len[SEC_COL] / 4);
     const uint64_t *rp = ds->rowptr;
+    if (ds->win) {
+        /* streamed: the checksums in a first pass, then the rows window by window */
+        size_t piece = ds->win->rows * (entries / (n ? n : 1) * 8 + 8);
+        for (int s = SEC_MATRIX; s <= SEC_VAL; s++)
+            PT_TRY(check_section_streamed(path, h, ds, s, piece));
+    } else {
+        for (int s = SEC_MATRIX; s <= SEC_VAL; s++) PT_TRY(check_section(path, h, base, s));
+    }
     for (size_t i = 0; i <= n; i++) {
         uint64_t prev = i ? rp[i - 1] : 0;
         if (rp[i] < prev || rp[i] > entries || (i == 0 && rp[0] != 0))
@@ -426,13 +521,20 @@ static pt_status verify_csr(const char *path, const header *h, pt_dataset *ds)
     if (rp[n] != entries)
         return pt_fail(PT_ERR_FORMAT, "%s: the row offsets end at %" PRIu64 ", the file holds "
                        "%zu entries", path, rp[n], entries);
-    if (pt_csr_check(n, ds->d, rp, ds->col, ds->val, path) != PT_OK) {
-        char msg[512]; /* the check's message, as a format error of the file */
-        snprintf(msg, sizeof msg, "%s", pt_last_error());
-        return pt_fail(PT_ERR_FORMAT, "%s", msg);
+    size_t nnz = 0, step = ds->win ? ds->win->rows : n;
+    pt_window_pos at = {0};
+    for (size_t r0 = 0; r0 < n; r0 += step) {
+        size_t r1 = n - r0 < step ? n : r0 + step;
+        pt_window_at(ds, &at, r0);
+        if (pt_csr_check_rows(r0, r1, ds->d, rp, ds->col, ds->val, path) != PT_OK) {
+            char msg[512]; /* the check's message, as a format error of the file */
+            snprintf(msg, sizeof msg, "%s", pt_last_error());
+            pt_window_end(ds, &at);
+            return pt_fail(PT_ERR_FORMAT, "%s", msg);
+        }
+        for (uint64_t k = rp[r0]; k < rp[r1]; k++) nnz += ds->val[k] != 0.0f;
     }
-    size_t nnz = 0;
-    for (size_t k = 0; k < entries; k++) nnz += ds->val[k] != 0.0f;
+    pt_window_end(ds, &at);
     if (nnz != h->nnz)
         return pt_fail(PT_ERR_FORMAT,
                        "%s: inconsistent: the header says %" PRIu64
@@ -440,6 +542,15 @@ static pt_status verify_csr(const char *path, const header *h, pt_dataset *ds)
                        path, h->nnz, nnz);
     ds->nnz = nnz;
     return PT_OK;
+}
+
+/* The rows of a streamed file's window: a quarter of the budget (at least one row). */
+static size_t window_rows(const header *h, size_t budget)
+{
+    uint64_t matrix = h->len[SEC_MATRIX] + h->len[SEC_COL] + h->len[SEC_VAL];
+    uint64_t row = h->n ? (matrix + h->n - 1) / h->n : 1;
+    uint64_t rows = budget / 4 / (row ? row : 1);
+    return rows < 1 ? 1 : rows > h->n ? (size_t)(h->n ? h->n : 1) : (size_t)rows;
 }
 
 /* Whether n x d with nnz non-zeros fits budget in layout l. */
@@ -577,6 +688,7 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
         return pt_fail(PT_ERR_IO, "%s: not a regular file (a .ptd file is memory-mapped)", path);
     }
     header h = {0};
+    size_t stream_rows = 0; /* streamed: the window's rows */
     pt_status s = read_header(path, fd, (uint64_t)sb.st_size, &h);
     if (s == PT_OK && o && o->shard_count > 1) {
         s = read_share(path, fd, (size_t)sb.st_size, &h, o, out);
@@ -592,10 +704,13 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
         pt_layout asked = o ? o->layout : PT_LAYOUT_AUTO, other = sparse ? PT_LAYOUT_DENSE
                                                                          : PT_LAYOUT_SPARSE;
         /* auto keeps the file's layout (mapped, no copy) unless only the other fits; when
-         * neither does, resolving auto names both */
+         * neither does, or the file's layout is asked for and does not fit, it is streamed */
         if (asked == PT_LAYOUT_AUTO && layout_fits(stored, n, d, nnz, budget)) asked = stored;
         else if (asked == PT_LAYOUT_AUTO && layout_fits(other, n, d, nnz, budget)) asked = other;
-        s = pt_layout_resolve(path, asked, n, d, nnz, budget, &want);
+        /* the file's layout over the budget: streamed, a window a quarter of it */
+        if (asked == PT_LAYOUT_AUTO || (asked == stored && !layout_fits(stored, n, d, nnz, budget)))
+            stream_rows = window_rows(&h, budget);
+        else s = pt_layout_resolve(path, asked, n, d, nnz, budget, &want);
     }
     if (s != PT_OK) {
         close(fd);
@@ -603,9 +718,11 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     }
 
     /* MAP_POPULATE: the verification pass touches every page anyway, and populating in one
-     * call is much cheaper than a page fault per 64 KiB. */
+     * call is much cheaper than a page fault per 64 KiB. A streamed file's pages come in a
+     * window at a time (window.c). */
     size_t map_len = (size_t)sb.st_size;
-    void *map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    void *map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | (stream_rows ? 0 : MAP_POPULATE),
+                     fd, 0);
     int map_errno = errno;
     close(fd);
     if (map == MAP_FAILED)
@@ -620,6 +737,15 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     ds->map = map;
     ds->map_len = map_len;
     ds->X_owned = false;
+    if (stream_rows && !(ds->win = pt_window_new(stream_rows))) {
+        pt_dataset_free(ds);
+        return PT_ERR_NOMEM;
+    }
+    if (stream_rows)
+        pt_log(PT_LOG_INFO, "%s: the matrix (%.1f MiB) exceeds the memory budget (%.1f MiB): "
+               "streamed from the file, %zu rows a window", path,
+               (double)(map_len - h.off[SEC_MATRIX]) / 1048576.0, budget / 1048576.0,
+               stream_rows);
     ds->n = (size_t)h.n;
     ds->d = (size_t)h.d;
     ds->stride = (size_t)h.stride;
@@ -629,6 +755,9 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
         ds->rowptr = (uint64_t *)(void *)(base + h.off[SEC_MATRIX]);
         ds->col = (uint32_t *)(void *)(base + h.off[SEC_COL]);
         ds->val = (float *)(void *)(base + h.off[SEC_VAL]);
+    } else if (h.dtype != PT_DTYPE_F32) {
+        ds->dtype = (pt_dtype)h.dtype;
+        ds->Xc = base + h.off[SEC_MATRIX];
     } else {
         ds->X = (float *)(void *)(base + h.off[SEC_MATRIX]);
     }
@@ -637,7 +766,12 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     memcpy(ds->kind, h.kind, sizeof ds->kind);
 
     s = load_small(path, &h, map, ds);
-    if (s == PT_OK) s = sparse ? verify_csr(path, &h, ds) : verify_matrix(path, &h, ds);
+    if (s == PT_OK) s = sparse ? verify_csr(path, &h, ds)
+                         : ds->dtype != PT_DTYPE_F32 ? verify_compact(path, &h, ds)
+                                                    : verify_matrix(path, &h, ds);
+    if (s == PT_OK && want != stored && ds->dtype != PT_DTYPE_F32)
+        s = pt_fail(PT_ERR_UNSUPPORTED, "%s: a %s file is read in the dense layout only (compact "
+                    "storage is dense)", path, pt_dtype_name(ds->dtype));
     if (s == PT_OK && want != stored) {
         /* the other layout, asked for: a copy, budgeted above */
         pt_dataset *copy;
@@ -768,6 +902,28 @@ static pt_status write_sparse(FILE *f, const pt_dataset *ds, header *h, const do
     return PT_OK;
 }
 
+/* A compact dataset's file: the matrix (its padding is zero: compact matrices are only made
+ * by this library) and u8's divisors, written as they are. */
+static pt_status write_compact(FILE *f, const pt_dataset *ds, header *h, const double *classes)
+{
+    h->nnz = pt_compact_nnz(ds);
+    h->sum[SEC_MATRIX] = pt_checksum(ds->Xc, (size_t)h->len[SEC_MATRIX]);
+    if (ds->dtype == PT_DTYPE_U8)
+        h->sum[SEC_DIVISORS] = pt_checksum(ds->u8_m, (size_t)h->len[SEC_DIVISORS]);
+    unsigned char b[HEADER_SIZE];
+    encode(h, b);
+    const void *data[NSEC] = {classes, ds->cls, ds->wstar, ds->Xc, ds->u8_m, NULL};
+    PT_TRY(put(f, b, HEADER_SIZE));
+    uint64_t at = HEADER_SIZE;
+    int last = ds->dtype == PT_DTYPE_U8 ? SEC_DIVISORS : SEC_MATRIX;
+    for (int k = 0; k <= last; k++) {
+        PT_TRY(pad_to(f, at, h->off[k]));
+        PT_TRY(put(f, data[k], (size_t)h->len[k]));
+        at = h->off[k] + h->len[k];
+    }
+    return PT_OK;
+}
+
 pt_status pt_write_ptd(FILE *f, const void *ctx)
 {
     const pt_dataset *ds = ctx;
@@ -805,12 +961,15 @@ pt_status pt_write_ptd(FILE *f, const void *ctx)
     size_t entries = sparse ? (size_t)ds->rowptr[n] : 0;
     h.layout = sparse ? LAYOUT_SPARSE : LAYOUT_DENSE;
     uint64_t total;
-    if (!plan(n, d, stride, nclass, ds->wstar != NULL, sparse, entries, h.off, h.len, &total))
+    h.dtype = sparse ? PT_DTYPE_F32 : ds->dtype;
+    if (!plan(n, d, stride, nclass, ds->wstar != NULL, sparse, entries, (pt_dtype)h.dtype, h.off,
+              h.len, &total))
         return pt_fail(PT_ERR_INVALID, "dataset of %zu x %zu: size overflows", n, d);
     h.sum[SEC_CLASSES] = pt_checksum(classes, nclass * sizeof(double));
     h.sum[SEC_LABELS] = pt_checksum(ds->cls, n * sizeof(int32_t));
     h.sum[SEC_WSTAR] = pt_checksum(ds->wstar, ds->wstar ? d * sizeof(double) : 0);
     if (sparse) return write_sparse(f, ds, &h, classes);
+    if (ds->dtype != PT_DTYPE_F32) return write_compact(f, ds, &h, classes);
 
     /* The header carries the matrix checksum and nnz, so a first pass computes them (and
      * refuses NaN/Inf, which the reader would refuse); the second pass writes. */

@@ -70,6 +70,12 @@ pt_status pt_train_state_keep_order(pt_train_state *st, const uint32_t *order, s
  * shuffles until it has had one per epoch). */
 void pt_train_state_order(const pt_train_state *from, uint64_t seed, uint32_t *order,
                           size_t count, pt_rng *rng, int *shuffles);
+/* The same for an order shuffled by pt_rng_shuffle_chunks in chunks of `chunk` rows. */
+void pt_train_state_order_chunks(const pt_train_state *from, uint64_t seed, uint32_t *order,
+                                 size_t count, size_t chunk, pt_rng *rng, int *shuffles);
+/* The chunk of p's shuffled order on ds: p->shuffle_chunk, else a streamed dataset's window
+ * (0: the whole order). */
+size_t pt_shuffle_chunk(const pt_train_params *p, const pt_dataset *ds);
 /* Fill st->hist with the last epochs' mistakes up to st->epochs_done: those after
  * r->epochs_before from the report, the older ones from prev (the state the run started from,
  * or NULL). */
@@ -163,8 +169,9 @@ pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float 
 /* pt_model_class_scores without the feature-count warning (callers scoring in blocks warn
  * once themselves). */
 pt_status pt_class_scores(const pt_model *m, const pt_dataset *ds, float *out);
-/* The rows a model scores: ds itself, or for a model trained on scaled features (m->scale) a
- * scaled copy in *tmp (free it with pt_dataset_free; NULL when there is none). */
+/* The rows a model scores: ds itself, or a copy in *tmp (free it with pt_dataset_free; NULL
+ * when there is none): float32 for compact rows, scaled for a model trained on scaled features
+ * (m->scale). */
 pt_status pt_model_scaled(const pt_model *m, const pt_dataset *ds, const pt_dataset **use,
                           pt_dataset **tmp);
 /* pt_model_scores on rows already scaled (no scaling, no error cleared). */
@@ -176,5 +183,10 @@ void pt_warn_extra_features(size_t model_d, size_t data_d);
  * biases Vb, survival counts Vc) of Vc[v] sigma(V[v].x + Vb[v] bias), summed in double. */
 float pt_vote_score(const pt_kernels *k, const float *V, size_t ldv, const float *Vb,
                     const float *Vc, size_t nv, const float *x, size_t len, float bias);
+
+/* Tests of the older formats' reader only: with on, kernel models with dense support vectors
+ * are written as before version 4 (text, one line a vector: version 1-3), so a test can edit
+ * them as text; off (the default), in version 4's binary section. */
+void pt_model_io_text_kernels(bool on);
 
 #endif /* PT_MODEL_H */

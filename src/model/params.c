@@ -240,6 +240,7 @@ static const field fields[] = {
     FIELD(margin, F_FLOAT),
     ENUM(variant, pt_variant_name_int),
     FIELD(shuffle, F_BOOL),
+    FIELD(shuffle_chunk, F_SIZE),
     FIELD(seed, F_U64),
     FIELD(bias, F_BOOL),
     ENUM(pass, pt_online_pass_name_int),

@@ -29,14 +29,18 @@ static pt_status predict_raw(const pt_model *m, const pt_dataset *ds, int32_t *p
 {
     size_t K = m->nclass, n = ds->n;
     size_t rows = K > 2 ? CLASS_SCORE_BLOCK_BYTES / sizeof(float) / K : n;
+    /* streamed: a window at a time, each dropped once scored */
+    const size_t win = pt_dataset_streamed(ds);
+    const bool blocks = K > 2 || win;
+    if (win && rows > win) rows = win;
     rows = rows < 1 ? 1 : rows > n ? (n ? n : 1) : rows;
     float *s = pt_alloc(rows * (K > 2 ? K : 1) * sizeof(float), "scores");
     if (!s) return PT_ERR_NOMEM;
     if (K > 2) pt_warn_extra_features(m->d, ds->d);
-    pt_status st = K > 2 ? PT_OK : pt_model_scores_raw(m, ds, s);
+    pt_status st = blocks ? PT_OK : pt_model_scores_raw(m, ds, s);
     /* sigma(0) = +1 */
-    for (size_t i = 0; K == 2 && st == PT_OK && i < n; i++) pred[i] = pt_sign_positive(s[i]);
-    for (size_t i0 = 0; K > 2 && st == PT_OK && i0 < n; i0 += rows) {
+    for (size_t i = 0; !blocks && st == PT_OK && i < n; i++) pred[i] = pt_sign_positive(s[i]);
+    for (size_t i0 = 0; blocks && st == PT_OK && i0 < n; i0 += rows) {
         /* rows [i0, i0 + block) as a dataset of their own (shares X, or the CSR arrays: the
          * offsets index the whole of them) */
         pt_dataset block = *ds;
@@ -45,8 +49,12 @@ static pt_status predict_raw(const pt_model *m, const pt_dataset *ds, int32_t *p
         else block.X = ds->X + i0 * ds->stride;
         block.cls = ds->cls ? ds->cls + i0 : NULL;
         block.y = ds->y ? ds->y + i0 : NULL;
-        if ((st = pt_class_scores(m, &block, s)) != PT_OK) break;
-        for (size_t i = 0; i < block.n; i++) {
+        pt_window_enter(ds, i0, block.n);
+        st = K > 2 ? pt_class_scores(m, &block, s) : pt_model_scores_raw(m, &block, s);
+        pt_window_leave(ds, i0, block.n);
+        if (st != PT_OK) break;
+        for (size_t i = 0; K == 2 && i < block.n; i++) pred[i0 + i] = pt_sign_positive(s[i]);
+        for (size_t i = 0; K > 2 && i < block.n; i++) {
             /* argmax; a tie goes to the lowest class index (the smallest label) */
             const float *r = s + i * K;
             size_t best = 0;

@@ -112,6 +112,17 @@ pt_status pt_train_state_keep_order(pt_train_state *st, const uint32_t *order, s
 void pt_train_state_order(const pt_train_state *from, uint64_t seed, uint32_t *order,
                           size_t count, pt_rng *rng, int *shuffles)
 {
+    pt_train_state_order_chunks(from, seed, order, count, 0, rng, shuffles);
+}
+
+size_t pt_shuffle_chunk(const pt_train_params *p, const pt_dataset *ds)
+{
+    return p->shuffle_chunk ? p->shuffle_chunk : pt_dataset_streamed(ds);
+}
+
+void pt_train_state_order_chunks(const pt_train_state *from, uint64_t seed, uint32_t *order,
+                                 size_t count, size_t chunk, pt_rng *rng, int *shuffles)
+{
     if (from && from->order && from->norder == count) {
         memcpy(order, from->order, count * sizeof *order);
         *rng = from->rng;
@@ -123,7 +134,7 @@ void pt_train_state_order(const pt_train_state *from, uint64_t seed, uint32_t *o
     *shuffles = 0;
     /* the shuffles of the complete epochs; the epoch in progress was shuffled when it began */
     int want = from ? from->epochs_done + (from->pos > 0) : 0;
-    for (; *shuffles < want; ++*shuffles) pt_rng_shuffle(rng, order, count);
+    for (; *shuffles < want; ++*shuffles) pt_rng_shuffle_chunks(rng, order, count, chunk);
 }
 
 void pt_train_state_history(pt_train_state *st, const pt_train_state *prev,

@@ -145,6 +145,7 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
     const pt_train_state *from = p->resume ? p->resume->states[0] : NULL;
     uint32_t *order = NULL;
+    float *wide = NULL; /* a compact row widened */
     pt_model *snap = NULL;
     pt_train_state *state = NULL;
     pt_status s = PT_OK;
@@ -152,6 +153,8 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
     if (!o.s || (o.averaged && (!(o.U = pt_calloc(K * o.len * sizeof(float), "averaging buffers")) ||
                                 !(o.UB = pt_calloc(K * sizeof(float), "averaging buffers")))) ||
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
+        (ds->dtype != PT_DTYPE_F32 &&
+         !(wide = pt_alloc(ds->stride * sizeof(float), "widened row"))) ||
         !(state = direct_state_new(&o, n)) ||
         (p->epoch_hook && (!(snap = pt_model_alloc_multiclass(ds->d, K, ds->class_values)) ||
                            pt_model_keep_run(snap, direct_state_new(&o, n)) != PT_OK))) {
@@ -162,7 +165,10 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
     if (snap) pt_model_set_meta(snap, ds, p);
     pt_rng rng;
     int shuffles = 0;
-    if (order) pt_train_state_order(from, p->seed, order, n, &rng, &shuffles);
+    const size_t chunk = pt_shuffle_chunk(p, ds);
+    if (order) pt_train_state_order_chunks(from, p->seed, order, n, chunk, &rng, &shuffles);
+    /* streamed: the epoch walks the windows (the order's chunks when shuffled) */
+    pt_window_pos at = {.rows = order ? chunk : 0};
     int first = 1;
     size_t start = 0, carried = 0;
     bool finished = false;
@@ -189,10 +195,11 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
         .hint = "lower pt_train_params.eta or rescale the features", .snapshot = hook_model,
         .path = &hook};
     for (int epoch = first; epoch <= p->epochs && !finished; epoch++) {
-        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
+        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle_chunks(&rng, order, n, chunk);
         size_t mistakes = epoch == first ? carried : 0, before = mistakes;
         for (size_t t = epoch == first ? start : 0; t < n; t++) {
             size_t i = order ? order[t] : t;
+            pt_window_at(ds, &at, i);
             if (p->class_weight) o.eta = p->eta * p->class_weight[ds->cls[i]];
             if (sparse) {
                 const uint32_t *idx;
@@ -200,7 +207,7 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
                 size_t nnz = pt_csr_row(ds, i, &idx, &val);
                 mistakes += (size_t)direct_visit(&o, NULL, idx, val, nnz, (size_t)ds->cls[i]);
             } else {
-                mistakes += (size_t)direct_visit(&o, ds->X + i * ds->stride, NULL, NULL, 0,
+                mistakes += (size_t)direct_visit(&o, pt_row_f32(k, ds, i, wide), NULL, NULL, 0,
                                                  (size_t)ds->cls[i]);
             }
             if (pt_stopping(p->stop)) {
@@ -210,6 +217,7 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
                 break;
             }
         }
+        pt_window_end(ds, &at);
         r->updates += mistakes - before;
         if (s != PT_OK) break;
         bool epoch_done, stop;
@@ -239,6 +247,7 @@ out:
     pt_free(o.U);
     pt_free(o.UB);
     pt_free(order);
+    pt_free(wide);
     pt_model_free(snap);
     pt_train_state_free(state);
     return s;

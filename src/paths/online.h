@@ -28,6 +28,8 @@ typedef struct online {
      * cw[cls[i]], set into eta before its visit */
     const float *cw;
     float eta0;
+    /* a compact dataset's row widened to float32 (len floats; NULL for float32 data) */
+    float *wide;
 } online;
 
 /* The step size of row i: eta, scaled by its class's weight when there are class weights. */
@@ -222,6 +224,8 @@ typedef struct online_pass {
     double seq_seconds;
     size_t blocked_below; /* auto tries blocked only under this many mistakes */
     int blocked_from;     /* and from this epoch on */
+    size_t window_rows;   /* streamed: rows of the windows the pass walks (0: the dataset's;
+                           * a shuffled order's chunk otherwise), sequential only */
 } online_pass;
 
 /* Set up the choice for a run of p (its pass) with `threads` threads on ds, rows of len floats

@@ -72,6 +72,8 @@ typedef struct batch_run {
     size_t d, len;
     const float *X, *Y;
     const pt_dataset *ds; /* the rows when sparse (X is then NULL) */
+    const pt_dataset *rows; /* the dataset, either layout: a streamed one's windows follow the
+                             * chunks (fetched as a chunk begins, dropped as it ends) */
     const int32_t *C;     /* the rows' classes, for the class weights cw (NULL: none) */
     const float *cw;
     float *w;
@@ -163,10 +165,12 @@ static void add_eval(pt_batch_eval *to, const pt_batch_eval *e)
     to->gsum += e->gsum;
 }
 
-/* Fused pass over rows of one chunk: acc = sum g_i x_i, in row order. */
-static void fused_chunk(const batch_run *run, const float *X, const float *Y, const int32_t *C,
-                        size_t rows, float *acc, pt_batch_eval *ev)
+/* Fused pass over rows of one chunk (from row g0 on): acc = sum g_i x_i, in row order. */
+static void fused_chunk(const batch_run *run, size_t g0, const float *X, const float *Y,
+                        const int32_t *C, size_t rows, float *acc, pt_batch_eval *ev)
 {
+    /* streamed: the chunk's rows window by window */
+    pt_window_pos at = {.from = g0, .to = g0 + rows};
     const pt_kernels *k = run->k;
     const size_t len = run->len;
     const float bb = run->p->bias ? run->b : 0.0f;
@@ -177,6 +181,7 @@ static void fused_chunk(const batch_run *run, const float *X, const float *Y, co
     memset(acc, 0, len * sizeof *acc);
     for (size_t i = 0; i < rows; i++) {
         const float *x = X + i * len;
+        pt_window_at(run->rows, &at, g0 + i);
         if (i + ahead < rows)
             for (size_t j = 0; j < len; j += PT_ALIGN_FLOATS)
                 __builtin_prefetch(x + ahead * len + j, 0, 3);
@@ -184,6 +189,7 @@ static void fused_chunk(const batch_run *run, const float *X, const float *Y, co
                               run->cw ? run->cw[C[i]] : 1.0f, &e);
         if (g != 0.0f) k->axpy(g, x, acc, len);
     }
+    pt_window_end(run->rows, &at);
     *ev = e;
 }
 
@@ -200,13 +206,16 @@ static void sparse_chunk(const batch_run *run, size_t r0, size_t rows, float *ac
     const uint32_t *col = ds->col;
     const float *val = ds->val, *Y = run->Y;
     pt_batch_eval e = {0};
+    pt_window_pos at = {.from = r0, .to = r0 + rows}; /* streamed: window by window */
     memset(acc, 0, run->len * sizeof *acc);
     for (size_t i = r0; i < r0 + rows; i++) {
+        pt_window_at(ds, &at, i);
         size_t a = (size_t)rp[i], nz = (size_t)(rp[i + 1] - a);
         float g = subgradient(loss, sk->dot(run->w, col + a, val + a, nz) + bb, Y[i],
                               run->cw ? run->cw[run->C[i]] : 1.0f, &e);
         if (g != 0.0f) sk->axpy(g, col + a, val + a, nz, acc);
     }
+    pt_window_end(ds, &at);
     *ev = e;
 }
 
@@ -235,8 +244,8 @@ static const float *pass_fused(batch_run *run, size_t r0, size_t rows, pt_batch_
     if (run->threads > 1 && nch > 1)
     for (long c = 0; c < (long)nch; c++) {
         size_t i0 = (size_t)c * cr, m = rows - i0 < cr ? rows - i0 : cr;
-        fused_chunk(run, X + i0 * len, Y + i0, run->C + r0 + i0, m, run->part + (size_t)c * len,
-                    &run->cst[c]);
+        fused_chunk(run, r0 + i0, X + i0 * len, Y + i0, run->C + r0 + i0, m,
+                    run->part + (size_t)c * len, &run->cst[c]);
     }
     reduce_parts(run, nch);
     memset(ev, 0, sizeof *ev);
@@ -261,9 +270,10 @@ static const float *pass_sparse(batch_run *run, size_t r0, size_t rows, pt_batch
     }
 #pragma omp parallel for num_threads(run->threads) schedule(dynamic, 1) \
     if (run->threads > 1 && nch > 1)
-    for (long c = 0; c < (long)nch; c++)
+    for (long c = 0; c < (long)nch; c++) {
         sparse_chunk(run, bound[c], bound[c + 1] - bound[c], run->part + (size_t)c * len,
                      &run->cst[c]);
+    }
     reduce_parts(run, nch);
     memset(ev, 0, sizeof *ev);
     for (size_t c = 0; c < nch; c++) add_eval(ev, &run->cst[c]);
@@ -302,8 +312,10 @@ static const float *pass_gemv(batch_run *run, size_t r0, size_t rows, pt_batch_e
 #pragma omp parallel for num_threads(run->threads) schedule(dynamic, 1) if (run->threads > 1)
     for (long c = 0; c < (long)nch; c++) {
         size_t i0 = (size_t)c * cr, m = rows - i0 < cr ? rows - i0 : cr;
+        pt_window_enter(run->rows, r0 + i0, m);
         gemv_chunk(run, X + i0 * len, Y + i0, run->C + r0 + i0, m, run->mg + i0,
                    run->part + (size_t)c * len, &run->cst[c]);
+        pt_window_leave(run->rows, r0 + i0, m);
     }
     reduce_parts(run, nch);
     memset(ev, 0, sizeof *ev);
@@ -371,6 +383,7 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
     run->d = ds->d;
     run->len = ds->stride;
     run->X = ds->X;
+    run->rows = ds;
     run->Y = ds->y;
     run->C = ds->cls;
     run->cw = p->class_weight;

@@ -109,7 +109,11 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     if (map && ds->layout == PT_LAYOUT_SPARSE)
         return pt_require_dense(ds, "the online path over an expansion");
     /* every buffer once, before the first epoch */
-    if ((o.averaged && !(o.u = pt_calloc(o.len * sizeof(float), "averaging buffer"))) ||
+    if (map && ds->dtype != PT_DTYPE_F32)
+        return pt_fail(PT_ERR_UNSUPPORTED, "the online path over an expansion reads float32 rows "
+                       "(pt_train widens compact data first)");
+    if ((ds->dtype != PT_DTYPE_F32 && !(o.wide = pt_alloc(o.len * sizeof(float), "widened row"))) ||
+        (o.averaged && !(o.u = pt_calloc(o.len * sizeof(float), "averaging buffer"))) ||
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
         (map && !(mapped = pt_calloc(o.len * sizeof(float), "mapped row"))) ||
         (p->epoch_hook && (!(snap = pt_model_clone(m)) ||
@@ -124,7 +128,8 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     /* each rank its own order: rank 0 the seed's (one rank is the plain run), rank r a
      * stream derived from it */
     uint64_t seed = p->seed + (uint64_t)pt_dist_rank() * 0x9E3779B97F4A7C15ull * dist;
-    if (order) pt_train_state_order(from, seed, order, n, &rng, &shuffles);
+    const size_t chunk = pt_shuffle_chunk(p, ds);
+    if (order) pt_train_state_order_chunks(from, seed, order, n, chunk, &rng, &shuffles);
     int first = 1;
     size_t start = 0, carried = 0; /* where the first epoch starts, and its mistakes so far */
     bool finished = false;
@@ -149,9 +154,10 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     size_t last = from ? pt_train_state_last(from) : n; /* previous epoch's mistakes */
     online_pass pass;
     online_pass_init(&pass, p, threads, ds, o.len, map != NULL);
+    pass.window_rows = order ? chunk : 0;
 
     for (int epoch = first; epoch <= p->epochs && !finished; epoch++) {
-        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
+        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle_chunks(&rng, order, n, chunk);
         size_t t = epoch == first ? start : 0, mistakes = epoch == first ? carried : 0;
         size_t before = mistakes;
         if (dist) online_mix_save(&mx, &o);
@@ -214,6 +220,7 @@ out:
     free(o.Vb);
     free(o.Vc);
     pt_free(o.u);
+    pt_free(o.wide);
     pt_free(order);
     pt_free(mapped);
     pt_model_free(snap);
@@ -270,8 +277,11 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
     size_t *active = malloc(K * sizeof *active), *waiting = malloc(K * sizeof *waiting);
     pt_train_state **out = calloc(K, sizeof *out);
     uint32_t *order = p->shuffle ? pt_alloc((n ? n : 1) * sizeof *order, "sample order") : NULL;
+    /* a compact row is widened once for every class's step */
+    float *wide = ds->dtype != PT_DTYPE_F32 ? pt_alloc(len * sizeof(float), "widened row") : NULL;
     pt_status s = PT_OK;
-    if (!o || !pr || !active || !waiting || !out || (p->shuffle && !order)) {
+    if (!o || !pr || !active || !waiting || !out || (p->shuffle && !order) ||
+        (ds->dtype != PT_DTYPE_F32 && !wide)) {
         s = pt_fail(PT_ERR_NOMEM, "cannot allocate %zu one-vs-rest problems", K);
         goto out;
     }
@@ -310,13 +320,17 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
     }
     pt_rng rng;
     int shuffles = 0;
+    const size_t chunk = pt_shuffle_chunk(p, ds);
     if (order)
-        pt_train_state_order(first < K ? states[first] : NULL, p->seed, order, n, &rng, &shuffles);
+        pt_train_state_order_chunks(first < K ? states[first] : NULL, p->seed, order, n, chunk,
+                                    &rng, &shuffles);
+    /* streamed: the pass walks the windows (the order's chunks when shuffled) */
+    pt_window_pos at = {.rows = order ? chunk : 0};
     size_t nactive = 0, nwaiting = 0;
     for (size_t c = 0; c < K; c++)
         if (pr[c].running) waiting[nwaiting++] = c;
     for (int epoch = e0; first < K && epoch <= p->epochs && nactive + nwaiting > 0; epoch++) {
-        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
+        for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle_chunks(&rng, order, n, chunk);
         for (size_t a = 0; a < nactive; a++) pr[active[a]].mistakes = 0;
         for (size_t t = epoch == e0 ? t0 : 0; t <= n; t++) {
             /* problems whose run stands here join the pass */
@@ -333,6 +347,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
             if (t == n) break;
             size_t i = order ? order[t] : t;
             int32_t cls = ds->cls[i];
+            pt_window_at(ds, &at, i);
             if (sparse) {
                 /* the row's pairs once, every class's step on them (O(nnz) each) */
                 const uint32_t *idx;
@@ -350,7 +365,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
                                                              score_of_sparse(oc, idx, val, nnz));
                 }
             }
-            const float *x = sparse ? NULL : ds->X + i * len;
+            const float *x = sparse ? NULL : pt_row_f32(k, ds, i, wide);
             for (size_t a = 0; !sparse && a < nactive; a++) {
                 size_t c = active[a];
                 float y = cls == (int32_t)(c0 + c) ? 1.0f : -1.0f, sc;
@@ -372,6 +387,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
                 goto finish;
             }
         }
+        pt_window_end(ds, &at);
         /* book the epoch; problems with no mistake are done */
         size_t keep = 0;
         for (size_t a = 0; a < nactive; a++) {
@@ -396,6 +412,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
         nactive = keep;
     }
 finish:
+    pt_window_end(ds, &at);
     if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
         /* where each problem stands, then the models as they stand */
         for (size_t c = 0; c < K; c++) {
@@ -424,5 +441,6 @@ out:
     free(waiting);
     free(out);
     pt_free(order);
+    pt_free(wide);
     return s;
 }

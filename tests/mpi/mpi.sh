@@ -13,7 +13,7 @@
 #     the run on every rank, with no model file written.
 #   tests/mpi/mpi.sh PTRON_BIN TMP_DIR
 set -euo pipefail
-bin=$1
+bin=$(realpath "$1") # meson may pass it relative to the build folder
 dir=$(mktemp -d "$2/mpi.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"

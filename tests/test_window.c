@@ -1,0 +1,307 @@
+/* Streamed datasets (src/data/window.c): a .ptd file over the memory budget is read streamed,
+ * holds the same data, and trains the same model file, byte for byte, as the same file read
+ * into memory, on every path that streams (online in all variants, one-vs-rest and the
+ * multiclass perceptron, batch), in both layouts, in order and shuffled in chunks; the kernel
+ * path refuses it; its checksums are verified; the chunked order is what ptron.h says. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "data/data.h"
+#include "testutil.h"
+
+static pt_dataset *generate(pt_gen_kind kind, size_t n, size_t d, size_t classes)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = kind;
+    g.n = n;
+    g.d = d;
+    g.seed = 11;
+    g.noise = 0.05;
+    if (classes) g.classes = classes;
+    if (kind == PT_GEN_SPARSE) g.nnz = 12;
+    pt_dataset *ds;
+    ck_assert_msg(pt_generate(&g, &ds) == PT_OK, "%s", pt_last_error());
+    return ds;
+}
+
+/* ds written to a .ptd file in layout l, and read back in memory (*mem) and streamed with a
+ * budget of `budget` bytes (*str). */
+static void both(const pt_dataset *ds, pt_layout l, size_t budget, pt_dataset **mem,
+                 pt_dataset **str)
+{
+    pt_dataset *conv = NULL;
+    if (pt_dataset_layout(ds) != l) ck_assert_int_eq(pt_dataset_convert(ds, l, 0, &conv), PT_OK);
+    const char *p = tu_path("win", ".ptd");
+    ck_assert_int_eq(pt_dataset_write(conv ? conv : ds, p, PT_FORMAT_PTD), PT_OK);
+    pt_dataset_free(conv);
+    ck_assert_int_eq(pt_dataset_read(p, NULL, mem), PT_OK);
+    ck_assert_uint_eq(pt_dataset_streamed(*mem), 0);
+    pt_read_options o;
+    pt_read_options_init(&o);
+    o.mem_budget_bytes = budget;
+    ck_assert_msg(pt_dataset_read(p, &o, str) == PT_OK, "%s", pt_last_error());
+    ck_assert_uint_gt(pt_dataset_streamed(*str), 0);
+    ck_assert_int_eq(pt_dataset_layout(*str), l);
+    unlink(p);
+}
+
+/* The model file of a run of p on ds. */
+static void *model_bytes(const pt_dataset *ds, const pt_train_params *p, size_t *len)
+{
+    pt_model *m = NULL;
+    ck_assert_msg(pt_train(ds, p, &m, NULL) == PT_OK, "%s", pt_last_error());
+    void *buf = NULL;
+    ck_assert_int_eq(pt_model_save_buffer(m, &buf, len), PT_OK);
+    pt_model_free(m);
+    return buf;
+}
+
+static void assert_same_model(const pt_dataset *mem, const pt_dataset *str,
+                              const pt_train_params *p, const char *what)
+{
+    size_t la, lb;
+    void *a = model_bytes(mem, p, &la), *b = model_bytes(str, p, &lb);
+    ck_assert_msg(la == lb && memcmp(a, b, la) == 0, "%s: the streamed run's model differs", what);
+    free(a);
+    free(b);
+}
+
+/* Every streaming path and variant, in order and shuffled in chunks of 37 rows, with a
+ * window of `budget` / 4 bytes. */
+static void same_models(const pt_dataset *mem, const pt_dataset *str, const char *layout)
+{
+    char what[128];
+    for (int shuffled = 0; shuffled < 2; shuffled++) {
+        pt_train_params p;
+        pt_train_params_init(&p);
+        p.epochs = 4;
+        p.threads = 2;
+        p.shuffle = shuffled;
+        p.shuffle_chunk = shuffled ? 37 : 0;
+        p.seed = 9;
+        const pt_variant variants[] = {PT_VARIANT_CLASSIC, PT_VARIANT_AVERAGED, PT_VARIANT_VOTED};
+        for (size_t v = 0; v < 3; v++) {
+            p.variant = variants[v];
+            snprintf(what, sizeof what, "%s online %s shuffled %d", layout,
+                     pt_variant_name(p.variant), shuffled);
+            assert_same_model(mem, str, &p, what);
+        }
+        p.variant = PT_VARIANT_CLASSIC;
+        if (pt_dataset_nclass(mem) > 2) {
+            p.multiclass = PT_MULTI_DIRECT;
+            snprintf(what, sizeof what, "%s multiclass perceptron shuffled %d", layout, shuffled);
+            assert_same_model(mem, str, &p, what);
+            p.multiclass = PT_MULTI_OVR;
+        }
+        p.path = PT_PATH_BATCH;
+        p.loss = PT_LOSS_HINGE;
+        p.lambda = 0.01f;
+        p.batch_size = shuffled ? 50 : 0;
+        snprintf(what, sizeof what, "%s batch shuffled %d", layout, shuffled);
+        assert_same_model(mem, str, &p, what);
+    }
+}
+
+START_TEST(dense_same_model)
+{
+    pt_dataset *ds = generate(PT_GEN_NOISY, 600, 40, 0), *mem, *str;
+    both(ds, PT_LAYOUT_DENSE, 4096, &mem, &str); /* 1 KiB windows: 5 rows of 48 floats */
+    ck_assert_uint_eq(pt_dataset_streamed(str), 5);
+    tu_assert_same_data(mem, str, "dense streamed");
+    same_models(mem, str, "dense");
+    pt_dataset_free(mem);
+    pt_dataset_free(str);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+START_TEST(sparse_same_model)
+{
+    pt_dataset *ds = generate(PT_GEN_SPARSE, 700, 300, 0), *mem, *str;
+    both(ds, PT_LAYOUT_SPARSE, 6000, &mem, &str);
+    tu_assert_same_data(mem, str, "sparse streamed");
+    same_models(mem, str, "sparse");
+    pt_dataset_free(mem);
+    pt_dataset_free(str);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+START_TEST(multiclass_same_model)
+{
+    pt_dataset *ds = generate(PT_GEN_BLOBS, 500, 20, 4), *mem, *str;
+    for (int l = 0; l < 2; l++) {
+        both(ds, l ? PT_LAYOUT_SPARSE : PT_LAYOUT_DENSE, 3000, &mem, &str);
+        same_models(mem, str, l ? "sparse blobs" : "dense blobs");
+        pt_dataset_free(mem);
+        pt_dataset_free(str);
+    }
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* Shuffled without a chunk, a streamed run takes its window's rows as the chunk: the same
+ * weights as the in-memory run given that chunk. */
+START_TEST(window_is_the_default_chunk)
+{
+    pt_dataset *ds = generate(PT_GEN_NOISY, 500, 30, 0), *mem, *str;
+    both(ds, PT_LAYOUT_DENSE, 8192, &mem, &str);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.epochs = 3;
+    p.shuffle = 1;
+    pt_model *a = NULL, *b = NULL;
+    ck_assert_int_eq(pt_train(str, &p, &b, NULL), PT_OK);
+    p.shuffle_chunk = pt_dataset_streamed(str);
+    ck_assert_int_eq(pt_train(mem, &p, &a, NULL), PT_OK);
+    const size_t d = 30;
+    float ba, bb, bc;
+    ck_assert(memcmp(pt_model_weights(a, &ba), pt_model_weights(b, &bb), d * sizeof(float)) == 0);
+    ck_assert(ba == bb);
+    /* and not the whole-order shuffle's */
+    pt_model *c = NULL;
+    p.shuffle_chunk = 0;
+    ck_assert_int_eq(pt_train(mem, &p, &c, NULL), PT_OK);
+    ck_assert(memcmp(pt_model_weights(a, &ba), pt_model_weights(c, &bc), d * sizeof(float)) != 0);
+    pt_model_free(a);
+    pt_model_free(b);
+    pt_model_free(c);
+    pt_dataset_free(mem);
+    pt_dataset_free(str);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+START_TEST(kernel_path_refuses)
+{
+    pt_dataset *ds = generate(PT_GEN_NOISY, 200, 10, 0), *mem, *str;
+    both(ds, PT_LAYOUT_DENSE, 2048, &mem, &str);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.path = PT_PATH_KERNEL;
+    pt_model *m = NULL;
+    ck_assert_int_eq(pt_train(str, &p, &m, NULL), PT_ERR_LIMIT);
+    HAS(pt_last_error(), "kernel path needs every row");
+    HAS(pt_last_error(), "online or batch path");
+    ck_assert_ptr_null(m);
+    pt_dataset_free(mem);
+    pt_dataset_free(str);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* A streamed read verifies what an in-memory read does: a flipped byte anywhere in the matrix
+ * (the last row; a sparse file's values) is a checksum mismatch. */
+START_TEST(streamed_checksums)
+{
+    for (int l = 0; l < 2; l++) {
+        pt_dataset *ds = generate(l ? PT_GEN_SPARSE : PT_GEN_NOISY, 300, 50, 0), *conv = NULL;
+        if (l) ck_assert_int_eq(pt_dataset_convert(ds, PT_LAYOUT_SPARSE, 0, &conv), PT_OK);
+        const char *p = tu_path("win", ".ptd");
+        ck_assert_int_eq(pt_dataset_write(conv ? conv : ds, p, PT_FORMAT_PTD), PT_OK);
+        size_t len;
+        char *b = tu_read_file(p, &len);
+        b[len - 5] ^= 0x10;
+        const char *q = tu_write_bytes("win", ".ptd", b, len);
+        pt_read_options o;
+        pt_read_options_init(&o);
+        o.mem_budget_bytes = 4096;
+        pt_dataset *r = NULL;
+        ck_assert_int_eq(pt_dataset_read(q, &o, &r), PT_ERR_CHECKSUM);
+        HAS(pt_last_error(), l ? "values section" : "matrix section");
+        ck_assert_ptr_null(r);
+        unlink(p);
+        unlink(q);
+        free(b);
+        pt_dataset_free(conv);
+        pt_dataset_free(ds);
+    }
+}
+END_TEST
+
+/* Predictions and the evaluation walk a streamed dataset window by window: the same answers. */
+START_TEST(streamed_predictions)
+{
+    pt_dataset *ds = generate(PT_GEN_BLOBS, 400, 12, 3), *mem, *str;
+    both(ds, PT_LAYOUT_DENSE, 2048, &mem, &str);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    pt_model *m = NULL;
+    ck_assert_int_eq(pt_train(mem, &p, &m, NULL), PT_OK);
+    pt_eval a, b;
+    ck_assert_int_eq(pt_model_evaluate(m, mem, &a), PT_OK);
+    ck_assert_int_eq(pt_model_evaluate(m, str, &b), PT_OK);
+    ck_assert_uint_eq(a.correct, b.correct);
+    ck_assert_uint_eq(a.n, b.n);
+    pt_dataset_info ia, ib;
+    pt_dataset_get_info(mem, &ia);
+    pt_dataset_get_info(str, &ib);
+    ck_assert(ia.R == ib.R && !ia.streamed && ib.streamed && ib.stream_rows > 0);
+    pt_model_free(m);
+    pt_dataset_free(mem);
+    pt_dataset_free(str);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* pt_rng_shuffle_chunks: a permutation whose chunks are whole, each chunk's rows contiguous,
+ * the chunk order and the rows within shuffled; chunk 0 is pt_rng_shuffle. */
+START_TEST(chunked_order)
+{
+    const size_t n = 1003, chunk = 50, C = (n + chunk - 1) / chunk;
+    uint32_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    char *seen = calloc(n, 1);
+    pt_rng r;
+    pt_rng_seed(&r, 3);
+    pt_rng_shuffle_chunks(&r, a, n, chunk);
+    size_t moved = 0, chunks_moved = 0;
+    for (size_t t = 0, k = 0; t < n; k++) {
+        size_t c = a[t] / chunk, rows = c == C - 1 ? n - c * chunk : chunk;
+        chunks_moved += c != k;
+        for (size_t j = 0; j < rows; j++, t++) {
+            ck_assert_uint_lt(a[t], n);
+            ck_assert_uint_eq(a[t] / chunk, c); /* the chunk's rows together */
+            ck_assert(!seen[a[t]]);
+            seen[a[t]] = 1;
+            moved += a[t] != c * chunk + j;
+        }
+    }
+    ck_assert_uint_gt(chunks_moved, C / 2);
+    ck_assert_uint_gt(moved, n / 2);
+    /* the same seed, the same order; chunk 0 is the whole-order shuffle */
+    pt_rng_seed(&r, 3);
+    pt_rng_shuffle_chunks(&r, b, n, chunk);
+    ck_assert(memcmp(a, b, n * sizeof *a) == 0);
+    for (size_t i = 0; i < n; i++) a[i] = b[i] = (uint32_t)i;
+    pt_rng_seed(&r, 4);
+    pt_rng_shuffle_chunks(&r, a, n, 0);
+    pt_rng_seed(&r, 4);
+    pt_rng_shuffle(&r, b, n);
+    ck_assert(memcmp(a, b, n * sizeof *a) == 0);
+    free(a);
+    free(b);
+    free(seen);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("window");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, dense_same_model);
+    tcase_add_test(tc, sparse_same_model);
+    tcase_add_test(tc, multiclass_same_model);
+    tcase_add_test(tc, window_is_the_default_chunk);
+    tcase_add_test(tc, kernel_path_refuses);
+    tcase_add_test(tc, streamed_checksums);
+    tcase_add_test(tc, streamed_predictions);
+    tcase_add_test(tc, chunked_order);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return tu_run_suite(suite()); }
