@@ -469,8 +469,8 @@ static pt_status share_class(kernel_ovr *ko, size_t c, int owner)
 }
 
 /* The split run: this rank's classes trained, then every class shared. */
-static pt_status ovr_kernel_split(kernel_ovr *ko, const pt_dataset *ds, const pt_train_params *inner,
-                                  const pt_kernels *k)
+static pt_status ovr_kernel_split(kernel_ovr *ko, const pt_dataset *ds,
+                                  const pt_train_params *inner, const pt_kernels *k)
 {
     const size_t K = ds->nclass, P = (size_t)pt_dist_size(), me = (size_t)pt_dist_rank();
     size_t *mine = malloc(K * sizeof *mine), Km = 0;
