@@ -342,6 +342,7 @@ void pt_widen_bf16_avx2(const uint16_t *x, float *out, size_t n);
 void pt_widen_u8_avx2(const uint8_t *x, const float *m, const float *r, float *out, size_t n);
 #endif
 #if defined(PT_HAVE_AVX512)
+extern const pt_compact_kernels pt_compact_kernels_avx512; /* fused step_rows */
 void pt_widen_bf16_avx512(const uint16_t *x, float *out, size_t n);
 void pt_widen_u8_avx512(const uint8_t *x, const float *m, const float *r, float *out, size_t n);
 #endif
