@@ -338,6 +338,7 @@ typedef struct pt_kernels {
 void pt_widen_bf16_scalar(const uint16_t *x, float *out, size_t n);
 void pt_widen_u8_scalar(const uint8_t *x, const float *m, const float *r, float *out, size_t n);
 #if defined(PT_HAVE_AVX2)
+extern const pt_compact_kernels pt_compact_kernels_avx2; /* fused step_rows */
 void pt_widen_bf16_avx2(const uint16_t *x, float *out, size_t n);
 void pt_widen_u8_avx2(const uint8_t *x, const float *m, const float *r, float *out, size_t n);
 #endif
