@@ -1,7 +1,7 @@
 /*
  * Compact rows with AVX2 + FMA (kernels.h, pt_compact_kernels): 8 elements a vector, widened
  * in registers, the same floats as compact_scalar.c. bf16: zero-extend and shift; u8:
- * zero-extend, convert, then the divisor's two fused multiply-adds.
+ * zero-extend, convert, then fma(q, rh, q rl).
  *
  * - widen: the tail of 1..7 elements goes through a zeroed 8-element block and masked stores
  *   (vmaskmovps), so nothing past n is read or written.
@@ -39,11 +39,10 @@ INLINE __m256 bf16_8(__m128i h)
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
-INLINE __m256 u8_8(__m128i b, __m256 m, __m256 r)
+INLINE __m256 u8_8(__m128i b, __m256 rh, __m256 rl)
 {
     __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b));
-    __m256 x0 = _mm256_mul_ps(q, r);
-    return _mm256_fmadd_ps(_mm256_fnmadd_ps(x0, m, q), r, x0);
+    return _mm256_fmadd_ps(q, rh, _mm256_mul_ps(q, rl));
 }
 
 /* The 8 widened elements at i; the tail's first k (1..7), zeros after. */
@@ -59,21 +58,20 @@ INLINE __m256 tail_bf16(const uint16_t *x, size_t i, size_t k)
     return bf16_8(_mm_loadu_si128((const __m128i *)t));
 }
 
-INLINE __m256 load_u8(const uint8_t *x, const float *m, const float *r, size_t i)
+INLINE __m256 load_u8(const uint8_t *x, const float *rh, const float *rl, size_t i)
 {
-    return u8_8(_mm_loadl_epi64((const __m128i *)(x + i)), _mm256_loadu_ps(m + i),
-                _mm256_loadu_ps(r + i));
+    return u8_8(_mm_loadl_epi64((const __m128i *)(x + i)), _mm256_loadu_ps(rh + i),
+                _mm256_loadu_ps(rl + i));
 }
 
-INLINE __m256 tail_u8(const uint8_t *x, const float *m, const float *r, size_t i, size_t k)
+INLINE __m256 tail_u8(const uint8_t *x, const float *rh, const float *rl, size_t i, size_t k)
 {
     uint8_t t[16] = {0};
     memcpy(t, x + i, k);
-    /* masked divisor loads give 0 past n: those lanes are NaN, never stored or summed (the
-     * callers mask them) */
+    /* masked reciprocal loads give 0 past n: those lanes widen to 0 */
     __m256i km = tail_mask(k);
-    return u8_8(_mm_loadl_epi64((const __m128i *)t), _mm256_maskload_ps(m + i, km),
-                _mm256_maskload_ps(r + i, km));
+    return u8_8(_mm_loadl_epi64((const __m128i *)t), _mm256_maskload_ps(rh + i, km),
+                _mm256_maskload_ps(rl + i, km));
 }
 
 void pt_widen_bf16_avx2(const uint16_t *x, float *out, size_t n)
@@ -83,11 +81,11 @@ void pt_widen_bf16_avx2(const uint16_t *x, float *out, size_t n)
     if (i < n) _mm256_maskstore_ps(out + i, tail_mask(n - i), tail_bf16(x, i, n - i));
 }
 
-void pt_widen_u8_avx2(const uint8_t *x, const float *m, const float *r, float *out, size_t n)
+void pt_widen_u8_avx2(const uint8_t *x, const float *rh, const float *rl, float *out, size_t n)
 {
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, load_u8(x, m, r, i));
-    if (i < n) _mm256_maskstore_ps(out + i, tail_mask(n - i), tail_u8(x, m, r, i, n - i));
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, load_u8(x, rh, rl, i));
+    if (i < n) _mm256_maskstore_ps(out + i, tail_mask(n - i), tail_u8(x, rh, rl, i, n - i));
 }
 
 /* avx2.c's dot of w with the widened row. The tail's lanes past n are zeroed (blend) before
@@ -137,16 +135,16 @@ void pt_widen_u8_avx2(const uint8_t *x, const float *m, const float *r, float *o
 
 #define LB(i) load_bf16(x, i)
 #define TB(i, k) tail_bf16(x, i, k)
-#define LU(i) load_u8(x, m, r, i)
-#define TU(i, k) tail_u8(x, m, r, i, k)
+#define LU(i) load_u8(x, rh, rl, i)
+#define TU(i, k) tail_u8(x, rh, rl, i, k)
 
 INLINE float dot_bf16(const float *w, const uint16_t *x, size_t n) { COMPACT_DOT(LB, TB); }
-INLINE float dot_u8(const float *w, const uint8_t *x, const float *m, const float *r, size_t n)
+INLINE float dot_u8(const float *w, const uint8_t *x, const float *rh, const float *rl, size_t n)
 {
     COMPACT_DOT(LU, TU);
 }
 INLINE void axpy_bf16(float a, const uint16_t *x, float *w, size_t n) { COMPACT_AXPY(LB, TB) }
-INLINE void axpy_u8(float a, const uint8_t *x, const float *m, const float *r, float *w, size_t n)
+INLINE void axpy_u8(float a, const uint8_t *x, const float *rh, const float *rl, float *w, size_t n)
 {
     COMPACT_AXPY(LU, TU)
 }
@@ -174,20 +172,20 @@ static size_t step_rows_bf16(float *w, float *b, const void *X, size_t ldx, cons
     STEP_ROWS(uint16_t, dot_bf16(w, x, n), axpy_bf16(a, x, w, n));
 }
 
-static size_t step_rows_u8(float *w, float *b, const void *X, size_t ldx, const float *m,
-                           const float *r, const float *Y, size_t rows, size_t n, float tau,
+static size_t step_rows_u8(float *w, float *b, const void *X, size_t ldx, const float *rh,
+                           const float *rl, const float *Y, size_t rows, size_t n, float tau,
                            float eta, float bias)
 {
-    STEP_ROWS(uint8_t, dot_u8(w, x, m, r, n), axpy_u8(a, x, m, r, w, n));
+    STEP_ROWS(uint8_t, dot_u8(w, x, rh, rl, n), axpy_u8(a, x, rh, rl, w, n));
 }
 
 static size_t avx2_compact_step_rows(float *w, float *b, const void *X, size_t ldx, pt_dtype t,
-                                     const float *m, const float *r, const float *Y, size_t rows,
+                                     const float *rh, const float *rl, const float *Y, size_t rows,
                                      size_t n, float tau, float eta, float bias, float *buf)
 {
     (void)buf; /* fused: no buffer */
     if (t == PT_DTYPE_BF16) return step_rows_bf16(w, b, X, ldx, Y, rows, n, tau, eta, bias);
-    return step_rows_u8(w, b, X, ldx, m, r, Y, rows, n, tau, eta, bias);
+    return step_rows_u8(w, b, X, ldx, rh, rl, Y, rows, n, tau, eta, bias);
 }
 
 const pt_compact_kernels pt_compact_kernels_avx2 = {

@@ -1,7 +1,7 @@
 /*
  * Compact rows with AVX-512F (kernels.h, pt_compact_kernels): 16 elements a vector, widened
  * in registers, the same floats as compact_scalar.c. bf16: zero-extend to 32 bits and shift;
- * u8: zero-extend, convert, then the divisor's two fused multiply-adds.
+ * u8: zero-extend, convert, then fma(q, rh, q rl).
  *
  * - widen: the tail of 1..15 elements is copied into a zeroed 16-element block (a masked
  *   byte or word load needs AVX-512BW) and stored masked, so nothing past n is read or
@@ -43,11 +43,10 @@ INLINE __m512 bf16_16(__m256i h)
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-INLINE __m512 u8_16(__m128i b, __m512 m, __m512 r)
+INLINE __m512 u8_16(__m128i b, __m512 rh, __m512 rl)
 {
     __m512 q = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(b));
-    __m512 x0 = _mm512_mul_ps(q, r);
-    return _mm512_fmadd_ps(_mm512_fnmadd_ps(x0, m, q), r, x0);
+    return _mm512_fmadd_ps(q, rh, _mm512_mul_ps(q, rl));
 }
 
 /* The 16 widened elements at i; the tail's first k (1..15), zeros after. */
@@ -63,21 +62,21 @@ INLINE __m512 tail_bf16(const uint16_t *x, size_t i, size_t k)
     return bf16_16(_mm256_loadu_si256((const __m256i *)t));
 }
 
-INLINE __m512 load_u8(const uint8_t *x, const float *m, const float *r, size_t i)
+INLINE __m512 load_u8(const uint8_t *x, const float *rh, const float *rl, size_t i)
 {
-    return u8_16(_mm_loadu_si128((const __m128i *)(x + i)), _mm512_loadu_ps(m + i),
-                 _mm512_loadu_ps(r + i));
+    return u8_16(_mm_loadu_si128((const __m128i *)(x + i)), _mm512_loadu_ps(rh + i),
+                 _mm512_loadu_ps(rl + i));
 }
 
-INLINE __m512 tail_u8(const uint8_t *x, const float *m, const float *r, size_t i, size_t k)
+INLINE __m512 tail_u8(const uint8_t *x, const float *rh, const float *rl, size_t i, size_t k)
 {
     uint8_t t[16] = {0};
     memcpy(t, x + i, k);
     /* masked divisor loads: 1 past n, so those lanes widen 0 to 0 */
     __mmask16 km = tail_mask(k);
     __m512 one = _mm512_set1_ps(1.0f);
-    return u8_16(_mm_loadu_si128((const __m128i *)t), _mm512_mask_loadu_ps(one, km, m + i),
-                 _mm512_mask_loadu_ps(one, km, r + i));
+    return u8_16(_mm_loadu_si128((const __m128i *)t), _mm512_mask_loadu_ps(one, km, rh + i),
+                 _mm512_mask_loadu_ps(one, km, rl + i));
 }
 
 void pt_widen_bf16_avx512(const uint16_t *x, float *out, size_t n)
@@ -87,11 +86,11 @@ void pt_widen_bf16_avx512(const uint16_t *x, float *out, size_t n)
     if (i < n) _mm512_mask_storeu_ps(out + i, tail_mask(n - i), tail_bf16(x, i, n - i));
 }
 
-void pt_widen_u8_avx512(const uint8_t *x, const float *m, const float *r, float *out, size_t n)
+void pt_widen_u8_avx512(const uint8_t *x, const float *rh, const float *rl, float *out, size_t n)
 {
     size_t i = 0;
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, load_u8(x, m, r, i));
-    if (i < n) _mm512_mask_storeu_ps(out + i, tail_mask(n - i), tail_u8(x, m, r, i, n - i));
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, load_u8(x, rh, rl, i));
+    if (i < n) _mm512_mask_storeu_ps(out + i, tail_mask(n - i), tail_u8(x, rh, rl, i, n - i));
 }
 
 /* avx512.c's dot of w with the widened row: LOAD(i) the 16 widened elements at i, TAIL(i, k)
@@ -138,16 +137,16 @@ void pt_widen_u8_avx512(const uint8_t *x, const float *m, const float *r, float 
 
 #define LB(i) load_bf16(x, i)
 #define TB(i, k) tail_bf16(x, i, k)
-#define LU(i) load_u8(x, m, r, i)
-#define TU(i, k) tail_u8(x, m, r, i, k)
+#define LU(i) load_u8(x, rh, rl, i)
+#define TU(i, k) tail_u8(x, rh, rl, i, k)
 
 INLINE float dot_bf16(const float *w, const uint16_t *x, size_t n) { COMPACT_DOT(LB, TB); }
-INLINE float dot_u8(const float *w, const uint8_t *x, const float *m, const float *r, size_t n)
+INLINE float dot_u8(const float *w, const uint8_t *x, const float *rh, const float *rl, size_t n)
 {
     COMPACT_DOT(LU, TU);
 }
 INLINE void axpy_bf16(float a, const uint16_t *x, float *w, size_t n) { COMPACT_AXPY(LB, TB) }
-INLINE void axpy_u8(float a, const uint8_t *x, const float *m, const float *r, float *w, size_t n)
+INLINE void axpy_u8(float a, const uint8_t *x, const float *rh, const float *rl, float *w, size_t n)
 {
     COMPACT_AXPY(LU, TU)
 }
@@ -175,21 +174,21 @@ static size_t step_rows_bf16(float *w, float *b, const void *X, size_t ldx, cons
     STEP_ROWS(uint16_t, dot_bf16(w, x, n), axpy_bf16(a, x, w, n));
 }
 
-static size_t step_rows_u8(float *w, float *b, const void *X, size_t ldx, const float *m,
-                           const float *r, const float *Y, size_t rows, size_t n, float tau,
+static size_t step_rows_u8(float *w, float *b, const void *X, size_t ldx, const float *rh,
+                           const float *rl, const float *Y, size_t rows, size_t n, float tau,
                            float eta, float bias)
 {
-    STEP_ROWS(uint8_t, dot_u8(w, x, m, r, n), axpy_u8(a, x, m, r, w, n));
+    STEP_ROWS(uint8_t, dot_u8(w, x, rh, rl, n), axpy_u8(a, x, rh, rl, w, n));
 }
 
 static size_t avx512_compact_step_rows(float *w, float *b, const void *X, size_t ldx, pt_dtype t,
-                                       const float *m, const float *r, const float *Y,
+                                       const float *rh, const float *rl, const float *Y,
                                        size_t rows, size_t n, float tau, float eta, float bias,
                                        float *buf)
 {
     (void)buf; /* fused: no buffer */
     if (t == PT_DTYPE_BF16) return step_rows_bf16(w, b, X, ldx, Y, rows, n, tau, eta, bias);
-    return step_rows_u8(w, b, X, ldx, m, r, Y, rows, n, tau, eta, bias);
+    return step_rows_u8(w, b, X, ldx, rh, rl, Y, rows, n, tau, eta, bias);
 }
 
 const pt_compact_kernels pt_compact_kernels_avx512 = {
