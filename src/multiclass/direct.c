@@ -204,7 +204,7 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
                 size_t nnz = pt_csr_row(ds, i, &idx, &val);
                 mistakes += (size_t)direct_visit(&o, NULL, idx, val, nnz, (size_t)ds->cls[i]);
             } else {
-                mistakes += (size_t)direct_visit(&o, ds->X + i * ds->stride, NULL, NULL, 0,
+                mistakes += (size_t)direct_visit(&o, pt_window_row(ds, &at, i), NULL, NULL, 0,
                                                  (size_t)ds->cls[i]);
             }
             if (pt_stopping(p->stop)) {

@@ -338,7 +338,7 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
                                                              score_of_sparse(oc, idx, val, nnz));
                 }
             }
-            const float *x = sparse ? NULL : ds->X + i * len;
+            const float *x = sparse ? NULL : pt_window_row(ds, &at, i);
             for (size_t a = 0; !sparse && a < nactive; a++) {
                 size_t c = active[a];
                 float y = cls == (int32_t)(c0 + c) ? 1.0f : -1.0f, sc;
