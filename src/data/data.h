@@ -63,11 +63,29 @@ typedef struct pt_window_pos {
     size_t lo, hi, rows, from, to;
     int buf;           /* the window's copy (window.c): its buffer + 1, or 0 */
     const float *copy; /* dense rows [lo, hi) copied, or NULL (they are read in the mapping) */
+    int next_buf;      /* the next window's, being read ahead: its buffer + 1, or 0 */
+    size_t next_lo, next_hi;
 } pt_window_pos;
+/* Move to row i's window; next: a row of the window the walker takes after it (SIZE_MAX:
+ * none), which is read ahead meanwhile. pt_window_move reads ahead the rows after i's. */
+void pt_window_move_to(const pt_dataset *ds, pt_window_pos *at, size_t i, size_t next);
 void pt_window_move(const pt_dataset *ds, pt_window_pos *at, size_t i);
 static inline void pt_window_at(const pt_dataset *ds, pt_window_pos *at, size_t i)
 {
     if (ds->win && (i < at->lo || i >= at->hi)) pt_window_move(ds, at, i);
+}
+/* pt_window_at for the walk of a chunked order (pt_rng_shuffle_chunks, by the windows' rows):
+ * sample t (row order[t]) of n; on entering a window, the next chunk's is read ahead. */
+static inline void pt_window_at_order(const pt_dataset *ds, pt_window_pos *at,
+                                      const uint32_t *order, size_t t, size_t n)
+{
+    size_t i = order[t];
+    if (!ds->win || (i >= at->lo && i < at->hi)) return;
+    /* a chunk's rows fill the positions from t on; the next chunk starts after them */
+    const size_t rows = at->rows ? at->rows : pt_dataset_streamed(ds);
+    size_t lo = i - i % rows, end = ds->n - lo < rows ? ds->n : lo + rows;
+    size_t after = t + (end - lo);
+    pt_window_move_to(ds, at, i, after < n ? order[after] : SIZE_MAX);
 }
 void pt_window_end(const pt_dataset *ds, pt_window_pos *at);
 /* Dense row i, after pt_window_at(ds, at, i): in the window's copy, or in the matrix. The rows

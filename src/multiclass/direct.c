@@ -196,7 +196,8 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
         size_t mistakes = epoch == first ? carried : 0, before = mistakes;
         for (size_t t = epoch == first ? start : 0; t < n; t++) {
             size_t i = order ? order[t] : t;
-            pt_window_at(ds, &at, i);
+            if (order) pt_window_at_order(ds, &at, order, t, n);
+            else pt_window_at(ds, &at, i);
             if (p->class_weight) o.eta = p->eta * p->class_weight[ds->cls[i]];
             if (sparse) {
                 const uint32_t *idx;

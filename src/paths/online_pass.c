@@ -88,7 +88,8 @@ static pt_status epoch_sparse(online *o, const pt_dataset *ds, const uint32_t *o
     for (; t < ds->n; t++) {
         const uint32_t *idx;
         const float *val;
-        pt_window_at(ds, at, order ? order[t] : t);
+        if (order) pt_window_at_order(ds, at, order, t, ds->n);
+        else pt_window_at(ds, at, t);
         size_t nnz = sparse_row(ds, order, t, &idx, &val);
         float y = Y[order ? order[t] : t];
         online_weigh(o, ds, order ? order[t] : t);
@@ -142,7 +143,8 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
         return s;
     }
     for (; t < ds->n; t++) {
-        pt_window_at(ds, at, order ? order[t] : t);
+        if (order) pt_window_at_order(ds, at, order, t, ds->n);
+        else pt_window_at(ds, at, t);
         const float *x = pt_window_row(ds, at, order ? order[t] : t);
         float y = Y[order ? order[t] : t];
         online_weigh(o, ds, order ? order[t] : t);

@@ -320,7 +320,8 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
             if (t == n) break;
             size_t i = order ? order[t] : t;
             int32_t cls = ds->cls[i];
-            pt_window_at(ds, &at, i);
+            if (order) pt_window_at_order(ds, &at, order, t, n);
+            else pt_window_at(ds, &at, i);
             if (sparse) {
                 /* the row's pairs once, every class's step on them (O(nnz) each) */
                 const uint32_t *idx;
