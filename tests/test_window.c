@@ -287,6 +287,52 @@ START_TEST(chunked_order)
 }
 END_TEST
 
+/* The CLI: train and info say the data was streamed; the streamed run's model file is the
+ * in-memory run's, shuffled (the window's rows given to the in-memory run) and not. */
+START_TEST(cli_streamed)
+{
+    /* (tu_path's buffers are reused by tu_run_cli) */
+    char data[512], m1[512], m2[512];
+    snprintf(data, sizeof data, "%s", tu_path("win", ".ptd"));
+    snprintf(m1, sizeof m1, "%s", tu_path("win", ".model"));
+    snprintf(m2, sizeof m2, "%s", tu_path("win", ".model"));
+    char cmd[2048], *out = NULL;
+    snprintf(cmd, sizeof cmd, "gen noisy --n 30000 --d 60 --seed 4 -o %s", data);
+    ck_assert_int_eq(tu_run_cli(cmd, NULL, NULL), 0);
+    snprintf(cmd, sizeof cmd, "train %s -o %s --mem-mb 1 --epochs 3 --shuffle --json", data, m1);
+    ck_assert_int_eq(tu_run_cli(cmd, &out, NULL), 0);
+    HAS(out, "\"data_mode\": \"streamed\"");
+    HAS(out, "\"stream_rows\": 1024"); /* 256 KiB windows of 256-byte rows */
+    HAS(out, "\"shuffle_chunk\": 1024");
+    HAS(out, "\"bytes_per_epoch\": 7680000");
+    free(out);
+    snprintf(cmd, sizeof cmd, "train %s -o %s --epochs 3 --shuffle --shuffle-chunk 1024 --json",
+             data, m2);
+    ck_assert_int_eq(tu_run_cli(cmd, &out, NULL), 0);
+    HAS(out, "\"data_mode\": \"in memory\"");
+    free(out);
+    size_t l1, l2;
+    char *b1 = tu_read_file(m1, &l1), *b2 = tu_read_file(m2, &l2);
+    ck_assert_msg(b1 && b2 && l1 == l2 && memcmp(b1, b2, l1) == 0, "the model files differ");
+    free(b1);
+    free(b2);
+    snprintf(cmd, sizeof cmd, "info %s --mem-mb 1", data);
+    char *err = NULL;
+    int rc = tu_run_cli(cmd, &out, &err);
+    ck_assert_msg(rc == 0, "info: %d: %s", rc, err);
+    free(err);
+    HAS(out, "streamed");
+    free(out);
+    snprintf(cmd, sizeof cmd, "train %s -o %s --mem-mb 1 --path kernel", data, m1);
+    ck_assert_int_eq(tu_run_cli(cmd, NULL, &err), 2);
+    HAS(err, "--mem-mb");
+    free(err);
+    unlink(data);
+    unlink(m1);
+    unlink(m2);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("window");
@@ -300,6 +346,7 @@ static Suite *suite(void)
     tcase_add_test(tc, streamed_checksums);
     tcase_add_test(tc, streamed_predictions);
     tcase_add_test(tc, chunked_order);
+    tcase_add_test(tc, cli_streamed);
     suite_add_tcase(s, tc);
     return s;
 }
