@@ -108,7 +108,7 @@ static void same_models(const pt_dataset *mem, const pt_dataset *str, const char
 START_TEST(dense_same_model)
 {
     pt_dataset *ds = generate(PT_GEN_NOISY, 600, 40, 0), *mem, *str;
-    both(ds, PT_LAYOUT_DENSE, 4096, &mem, &str); /* 1 KiB windows: 5 rows of 48 floats */
+    both(ds, PT_LAYOUT_DENSE, 8192, &mem, &str); /* 1 KiB windows: 5 rows of 48 floats */
     ck_assert_uint_eq(pt_dataset_streamed(str), 5);
     tu_assert_same_data(mem, str, "dense streamed");
     same_models(mem, str, "dense");
@@ -302,11 +302,11 @@ START_TEST(cli_streamed)
     snprintf(cmd, sizeof cmd, "train %s -o %s --mem-mb 1 --epochs 3 --shuffle --json", data, m1);
     ck_assert_int_eq(tu_run_cli(cmd, &out, NULL), 0);
     HAS(out, "\"data_mode\": \"streamed\"");
-    HAS(out, "\"stream_rows\": 1024"); /* 256 KiB windows of 256-byte rows */
-    HAS(out, "\"shuffle_chunk\": 1024");
+    HAS(out, "\"stream_rows\": 512"); /* 128 KiB windows of 256-byte rows */
+    HAS(out, "\"shuffle_chunk\": 512");
     HAS(out, "\"bytes_per_epoch\": 7680000");
     free(out);
-    snprintf(cmd, sizeof cmd, "train %s -o %s --epochs 3 --shuffle --shuffle-chunk 1024 --json",
+    snprintf(cmd, sizeof cmd, "train %s -o %s --epochs 3 --shuffle --shuffle-chunk 512 --json",
              data, m2);
     ck_assert_int_eq(tu_run_cli(cmd, &out, NULL), 0);
     HAS(out, "\"data_mode\": \"in memory\"");
@@ -323,6 +323,12 @@ START_TEST(cli_streamed)
     free(err);
     HAS(out, "streamed");
     free(out);
+    /* a chunk of rows that, held twice, exceeds the budget: refused before training */
+    snprintf(cmd, sizeof cmd, "train %s -o %s --mem-mb 1 --shuffle --shuffle-chunk 4096", data,
+             m1);
+    ck_assert_int_eq(tu_run_cli(cmd, NULL, &err), 2);
+    HAS(err, "--shuffle-chunk");
+    free(err);
     snprintf(cmd, sizeof cmd, "train %s -o %s --mem-mb 1 --path kernel", data, m1);
     ck_assert_int_eq(tu_run_cli(cmd, NULL, &err), 2);
     HAS(err, "--mem-mb");

@@ -483,12 +483,14 @@ static pt_status verify_csr(const char *path, const header *h, pt_dataset *ds)
     return PT_OK;
 }
 
-/* The rows of a streamed file's window: a quarter of the budget (at least one row). */
+/* The rows of a streamed file's window: an eighth of the budget (at least one row), since a
+ * walker holds two (the one it reads and the next, read ahead), and two walk at once on the
+ * batch path's two threads. */
 static size_t window_rows(const header *h, size_t budget)
 {
     uint64_t matrix = h->len[SEC_MATRIX] + h->len[SEC_COL] + h->len[SEC_VAL];
     uint64_t row = h->n ? (matrix + h->n - 1) / h->n : 1;
-    uint64_t rows = budget / 4 / (row ? row : 1);
+    uint64_t rows = budget / 8 / (row ? row : 1);
     return rows < 1 ? 1 : rows > h->n ? (size_t)(h->n ? h->n : 1) : (size_t)rows;
 }
 
@@ -530,7 +532,7 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
          * neither does, or the file's layout is asked for and does not fit, it is streamed */
         if (asked == PT_LAYOUT_AUTO && layout_fits(stored, n, d, nnz, budget)) asked = stored;
         else if (asked == PT_LAYOUT_AUTO && layout_fits(other, n, d, nnz, budget)) asked = other;
-        /* the file's layout over the budget: streamed, a window a quarter of it */
+        /* the file's layout over the budget: streamed, a window an eighth of it */
         if (asked == PT_LAYOUT_AUTO || (asked == stored && !layout_fits(stored, n, d, nnz, budget)))
             stream_rows = window_rows(&h, budget);
         else s = pt_layout_resolve(path, asked, n, d, nnz, budget, &want);
