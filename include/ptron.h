@@ -180,6 +180,13 @@ typedef struct pt_read_options {
                                  * line: the first line is then the header, and a name it
                                  * lacks is an error listing the names it has (this wins
                                  * over csv_label_column) */
+    /* Read only share shard_index of shard_count (default 0 of 0: the whole file): the rows
+     * [i n / P, (i + 1) n / P) of a .ptd file (only those pages touched; the matrix checksum,
+     * a hash of the whole section, is then not verified), or the lines that start in the
+     * bytes [i L / P, (i + 1) L / P) of a LIBSVM or CSV file of L bytes (not gzip, not
+     * standard input). d and the class table are the share's own: pt_dataset_read_shard
+     * agrees them across the ranks of a distributed run. */
+    size_t shard_index, shard_count;
 } pt_read_options;
 
 /* csv_label_column: the label is the last column. */
@@ -293,6 +300,50 @@ PT_API pt_status pt_dataset_wrap_csr(size_t n, size_t d, const uint64_t *rowptr,
 PT_API pt_status pt_dataset_convert(const pt_dataset *ds, pt_layout to, size_t mem_budget_bytes,
                                     pt_dataset **out);
 
+/* ---------------------------------------------------------------- compact storage */
+
+/* The element type of a dense matrix. Arithmetic is float32 whatever the storage: the kernels
+ * widen compact rows as they load them.
+ *  - PT_DTYPE_F32: 4 bytes a feature (the default; every function reads it).
+ *  - PT_DTYPE_BF16: 2 bytes a feature, bfloat16 (float32's sign, exponent and top 7 mantissa
+ *    bits); a float32 is rounded to the nearest bf16, ties to even (relative error <= 2^-9).
+ *  - PT_DTYPE_U8: 1 byte a feature, q in 0..255, standing for x = q / m_j with a divisor m_j
+ *    per feature (the kernels compute q / m_j from m_j's float reciprocal r_j as
+ *    x0 = q r_j, x = x0 + r_j (q - x0 m_j), two fused multiply-adds, on every ISA alike).
+ *    Values must be >= 0. pt_dataset_to_dtype chooses one divisor for the whole matrix when it
+ *    represents every value exactly (pixels / 255: m = 255; tried: 255 / max, 1 / the smallest
+ *    positive value rounded, 255), else per feature m_j = 255 / max_i x_ij (1 for an all-zero
+ *    feature) and q = x m_j rounded to nearest, ties to even (error <= max_i x_ij / 510).
+ * Compact storage is for the dense layout only. A compact dataset's rows are not float32:
+ * pt_dataset_row, pt_dataset_row_const and pt_dataset_matrix return NULL for it (saying so in
+ * pt_last_error); pt_dataset_to_dtype(ds, PT_DTYPE_F32, ..) gives a float32 copy. The online
+ * path (every variant, one-vs-rest and the multiclass perceptron) reads compact rows directly;
+ * the other paths, scoring and the helpers widen a float32 copy of the data first (within the
+ * memory budget; the kernel Gram and the expansion are compute bound, the batch path reads X
+ * through BLAS). */
+typedef enum pt_dtype {
+    PT_DTYPE_F32 = 0,
+    PT_DTYPE_BF16 = 1,
+    PT_DTYPE_U8 = 2
+} pt_dtype;
+
+PT_API const char *pt_dtype_name(pt_dtype t); /* "f32", "bf16", "u8" */
+/* "f32" (or "float32"), "bf16", "u8"; anything else is PT_ERR_INVALID naming the choices. */
+PT_API pt_status pt_dtype_parse(const char *name, pt_dtype *out);
+PT_API pt_dtype pt_dataset_dtype(const pt_dataset *ds);
+/* Bytes of one element of type t (4, 2, 1). */
+PT_API size_t pt_dtype_size(pt_dtype t);
+/* A copy of a dense dataset with its matrix stored as `to` (see pt_dtype; from any type to any
+ * type; the labels, classes and truth copied). The copy must fit mem_budget_bytes (0: half of
+ * RAM), else PT_ERR_LIMIT with the bytes it needs. PT_DTYPE_U8 refuses a negative value
+ * (PT_ERR_INVALID naming row and feature); PT_DTYPE_BF16 a value beyond bf16's range. A
+ * sparse dataset is refused (compact storage is dense only). */
+PT_API pt_status pt_dataset_to_dtype(const pt_dataset *ds, pt_dtype to, size_t mem_budget_bytes,
+                                     pt_dataset **out);
+/* The u8 divisors m_j (stride floats; NULL for other types), and whether one divisor serves
+ * every feature (*single = 1: m_j is the same for every j). */
+PT_API const float *pt_dataset_u8_divisors(const pt_dataset *ds, int *single);
+
 /* What `ptron info` prints. */
 typedef struct pt_dataset_info {
     size_t n, d, stride, nclass;
@@ -304,6 +355,9 @@ typedef struct pt_dataset_info {
     int has_truth;       /* 1 if a generator stored w*, R and gamma */
     double truth_R, truth_gamma;
     char kind[16];       /* generator kind, "" if not generated */
+    pt_dtype dtype;      /* the matrix's element type (bytes counts its elements) */
+    int u8_single;       /* u8: 1 if one divisor serves every feature */
+    float u8_divisor;    /* u8 with one divisor: that divisor (255 for pixels / 255) */
     int streamed;        /* 1: the matrix is streamed from its file (pt_dataset_streamed) */
     size_t stream_rows;  /* streamed: rows of its window, else 0 */
 } pt_dataset_info;
@@ -546,6 +600,11 @@ PT_API int pt_stop_is_requested(const pt_stop *s);
 /* Clear a request, to use the token again. */
 PT_API void pt_stop_reset(pt_stop *s);
 
+/* How a distributed online run mixes its ranks' weights (pt_train_params.mix). */
+typedef enum pt_mix { PT_MIX_UNIFORM = 0, PT_MIX_MISTAKES = 1 } pt_mix;
+PT_API const char *pt_mix_name(pt_mix m); /* "uniform", "mistakes" */
+PT_API pt_status pt_mix_parse(const char *name, pt_mix *out);
+
 typedef struct pt_train_params {
     size_t struct_size;  /* sizeof(pt_train_params), set by pt_train_params_init */
     pt_path path;
@@ -675,6 +734,11 @@ typedef struct pt_train_params {
      * file), so that scoring scales raw rows first: predict takes the data as it was given.
      * The epoch hook's models keep it too. */
     pt_scale_kind scale;
+    /* A distributed run's online path (a dataset read by pt_dataset_read_shard on more than
+     * one rank): how the ranks' weights are mixed after each epoch of iterative parameter
+     * mixing (McDonald, Hall and Mann 2010). PT_MIX_UNIFORM (default): their mean;
+     * PT_MIX_MISTAKES: each rank's weighted by its share of the epoch's mistakes. */
+    pt_mix mix;
 } pt_train_params;
 
 /* Every field to its default (struct_size included): the only way to start a params struct. */
@@ -746,6 +810,12 @@ typedef struct pt_train_report {
     pt_isa isa;                 /* variant actually used */
     int threads;
     double train_seconds;
+    /* A distributed run on more than one rank (pt_dataset_read_shard): the seconds each epoch
+     * spent in communication on this rank, waiting for the other ranks included; else NULL */
+    double *comm_seconds_per_epoch;
+    /* Kernel path: of train_seconds, the seconds spent on kernel values (packing the rows,
+     * building the Gram with its first touch, kernel rows computed on demand); 0 elsewhere. */
+    double gram_seconds;
 } pt_train_report;
 
 /* Free what the report owns (not the struct itself). */
@@ -1022,6 +1092,43 @@ PT_API pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *
  * NULL), without measuring anything: call it before a long run. */
 PT_API pt_status pt_bounds_check_reference(const pt_dataset *ds, const pt_train_params *p,
                                            const pt_model *reference);
+
+/* ------------------------------------------------------- distributed runs (Open MPI) */
+
+/* A run launched by `mpirun -np P` trains on P ranks: each reads its share of the data
+ * (pt_dataset_read_shard) and pt_train combines them (the batch path's exact gradient, the
+ * online path's iterative parameter mixing). In a build without MPI (meson -Dmpi=disabled) or
+ * a process not launched by mpirun there is one rank and everything below is a no-op. */
+
+/* Start MPI when the process was launched by mpirun (else nothing); call it once, first. */
+PT_API pt_status pt_dist_init(int *argc, char ***argv);
+/* End MPI (after the last collective call; nothing when it was not started). */
+PT_API void pt_dist_finalize(void);
+/* 1 when pt_dist_init started MPI (even on one rank), else 0. */
+PT_API int pt_dist_launched(void);
+/* 1 when the library was built with MPI. */
+PT_API int pt_dist_built(void);
+/* This process's rank (0 ..), and the ranks of the run (1 without mpirun). */
+PT_API int pt_dist_rank(void);
+PT_API int pt_dist_size(void);
+/* End every rank of the run with this exit status (MPI_Abort), or this process (exit). */
+PT_API void pt_dist_abort(int status);
+
+/* Read this rank's share of a dataset (collective: every rank calls it with the same path and
+ * options): share pt_dist_rank() of pt_dist_size() (see pt_read_options.shard_index), then d
+ * (the largest), the layout (chosen from the whole data's n, d and non-zeros) and the class
+ * table (the union, sorted as a plain read sorts it) agreed across the ranks, so every rank
+ * holds rows of the same space and classes. The dataset remembers that it is a share: pt_train
+ * and pt_model_evaluate on it are collective too. A rank that cannot read its share, or has
+ * no row, fails the call on every rank: that rank's message names it, the others' name it
+ * ("rank 2 of 4 failed to read its share of FILE"). On one rank: the whole file. */
+PT_API pt_status pt_dataset_read_shard(const char *path, const pt_read_options *o,
+                                       pt_dataset **out);
+/* The rows of the whole dataset a share belongs to (pt_dataset_n for a dataset that is not
+ * a share). */
+PT_API size_t pt_dataset_n_total(const pt_dataset *ds);
+/* Seconds this rank has spent in the run's collective communication since it began. */
+PT_API double pt_dist_comm_seconds(void);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,7 @@
 # Sourced, not run.
 
 # The packages every build needs (DESIGN.md's list).
-PTRON_BUILD_PACKAGES="meson ninja-build pkg-config gcc g++ libopenblas-openmp-dev check libxxhash-dev zlib1g-dev"
+PTRON_BUILD_PACKAGES="meson ninja-build pkg-config gcc g++ libopenblas-openmp-dev check libxxhash-dev zlib1g-dev openmpi-bin libopenmpi-dev"
 # The Python binding and its tests (Debian's python3; pandas for scikit-learn's checks of
 # DataFrame input, which skip without it).
 PTRON_PYTHON_PACKAGES="python3-numpy python3-scipy python3-sklearn python3-pytest python3-pandas"

@@ -223,10 +223,34 @@ static pt_status train_linear(const pt_dataset *ds, const pt_train_params *p, co
                                     : pt_train_online(ds, p, k, m, r);
 }
 
+/* A share of a distributed run on more than one rank (pt_dataset_read_shard): what the
+ * distributed paths cover. Every rank refuses the same run, from the same parameters and the
+ * agreed classes, before any communication. */
+static pt_status check_share(const pt_dataset *ds, const pt_train_params *p)
+{
+    if (ds->shard_count < 2) return PT_OK;
+    const char *no = p->path == PT_PATH_KERNEL ? "the kernel path"
+                     : ds->nclass > 2 ? "more than two classes"
+                     : p->variant == PT_VARIANT_VOTED ? "the voted variant"
+                     : p->expand.kind != PT_EXPAND_NONE ? "a feature expansion"
+                     : p->scale != PT_SCALE_NONE ? "feature scaling (fitted on one rank's rows)"
+                     : p->resume ? "resuming a run"
+                     : p->path == PT_PATH_BATCH && p->batch_size && p->batch_size < ds->n_total
+                         ? "mini-batches (pt_train_params.batch_size 0: the full batch)"
+                         : NULL;
+    if (no)
+        return pt_fail(PT_ERR_UNSUPPORTED, "a distributed run (%zu ranks) does not support %s; "
+                       "it trains two classes on the online path (classic or averaged, by "
+                       "iterative parameter mixing) or the batch path's full batch",
+                       ds->shard_count, no);
+    return PT_OK;
+}
+
 pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
 {
     pt_clear_error();
     PT_TRY(pt_train_params_check(p));
+    PT_TRY(check_share(ds, p));
     if (ds->nclass < 2)
         return pt_fail(PT_ERR_LABELS, "training needs two classes; the data has %zu (label %g)",
                        ds->nclass, ds->nclass ? ds->class_values[0] : 0.0);
@@ -286,10 +310,45 @@ static int scaled_epoch(const pt_model *m, int epoch, size_t mistakes, void *use
 static pt_status train_dispatch(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
                                 pt_train_report *report);
 
+static pt_status train_scaled(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
+                              pt_train_report *report);
+
+/* Whether a run of p reads the rows of a compact dataset directly: the online path (every
+ * variant, one-vs-rest, the multiclass perceptron) on the rows as they are. The kernel Gram,
+ * the expansion (both compute bound), the batch path (BLAS reads float32) and scaling train on
+ * a float32 copy. */
+static bool reads_compact(const pt_train_params *p)
+{
+    return p->path == PT_PATH_ONLINE && p->expand.kind == PT_EXPAND_NONE &&
+           p->scale == PT_SCALE_NONE;
+}
+
 pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
                    pt_train_report *report)
 {
-    if (p->scale == PT_SCALE_NONE || pt_train_params_check(p) != PT_OK)
+    if (ds->dtype == PT_DTYPE_F32 || reads_compact(p) || pt_train_params_check(p) != PT_OK)
+        return train_scaled(ds, p, model, report);
+    pt_clear_error();
+    *model = NULL;
+    if (report) memset(report, 0, sizeof *report);
+    pt_dataset *wide;
+    const pt_dataset *use;
+    PT_TRY(pt_dataset_as_f32(ds, p->mem_budget_bytes,
+                             p->path == PT_PATH_ONLINE ? "the online path with scaling or an "
+                                                         "expansion"
+                                                       : p->path == PT_PATH_BATCH
+                                                             ? "the batch path"
+                                                             : "the kernel path",
+                             &wide, &use));
+    pt_status s = train_scaled(use, p, model, report);
+    pt_dataset_free(wide);
+    return s;
+}
+
+static pt_status train_scaled(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
+                              pt_train_report *report)
+{
+    if (p->scale == PT_SCALE_NONE || pt_train_params_check(p) != PT_OK || ds->shard_count > 1)
         return train_dispatch(ds, p, model, report);
     /* fit the scaling on the training rows, train on the scaled copy, keep it in the model */
     pt_clear_error();
@@ -348,7 +407,7 @@ static pt_status train_dispatch(const pt_dataset *ds, const pt_train_params *p, 
 
     pt_status s;
     pt_model *m = NULL;
-    double t0 = pt_now();
+    double t0 = pt_now(), c0 = pt_dist_comm_seconds();
     if (p->expand.kind != PT_EXPAND_NONE)
         s = train_expanded(ds, &call, k, &m, r);
     else if (p->path == PT_PATH_KERNEL)
@@ -365,6 +424,9 @@ static pt_status train_dispatch(const pt_dataset *ds, const pt_train_params *p, 
         double begin = e > 0 ? sec[e - 1] : t0;
         sec[e] = sec[e] > begin ? sec[e] - begin : 0.0;
     }
+    double *comm = r->comm_seconds_per_epoch; /* the same for the communication seconds */
+    for (int e = comm ? r->epochs_run - r->epochs_before - 1 : -1; e >= 0; e--)
+        comm[e] -= e > 0 ? comm[e - 1] : c0;
     if (m) {
         pt_model_set_meta(m, ds, &call);
         m->epochs_run = r->epochs_run;

@@ -314,6 +314,16 @@ static void no_access_past_n(const pt_kernels *k)
 
 #include "expand_kernel_checks.h"
 
+/* ------------------------------------------------------------------ compact-row kernels */
+
+#include "compact_kernel_checks.h"
+
+static void compact_widen_all(const pt_kernels *k)
+{
+    compact_widen_matches_scalar(k);
+    if (!case_failed) compact_u8_exact_255(k);
+}
+
 /* ------------------------------------------------------------------ dispatch */
 
 static char logged[4096];
@@ -360,6 +370,7 @@ static void neon_detected(const pt_kernels *unused)
     const pt_gram_kernels *g = k->gram;
     CHECK(g && g->tile && g->row && g->norms && g->kfun && g->exp && g->store && g->fence, "NULL Gram entry");
     sparse_table_complete(k);
+    compact_table_complete(k);
     const pt_expand_kernels *x = k->expand;
     CHECK(x && x->poly_row && x->rff_row && x->cos, "NULL expansion entry");
 }
@@ -418,6 +429,9 @@ int main(void)
         {"step_matches_scalar_on_integers", step_matches_scalar_on_integers},
         {"step_rows_equals_steps", step_rows_equals_steps},
         {"no_access_past_n", no_access_past_n},
+        {"compact_widen", compact_widen_all},
+        {"compact_no_read_past_n", compact_no_read_past_n},
+        {"compact_step_rows", compact_step_rows_match},
         {"gram_tile_matches_scalar", gram_tile_matches_scalar},
         {"gram_row_matches_scalar", gram_row_matches_scalar},
         {"gram_norms_match_scalar", gram_norms_match_scalar},

@@ -308,11 +308,11 @@ START_TEST(newer_version)
 {
     size_t len;
     char *b = sample_bytes(&len);
-    uint32_t v = 3;
+    uint32_t v = 4;
     memcpy(b + H_VERSION, &v, 4);
     const char *p;
-    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_VERSION, p, "version 3");
-    ck_assert_msg(has(pt_last_error(), "version 2"), "%s", pt_last_error());
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_VERSION, p, "version 4");
+    ck_assert_msg(has(pt_last_error(), "version 3"), "%s", pt_last_error());
     free(b);
 }
 END_TEST
@@ -724,9 +724,9 @@ START_TEST(sparse_crafted)
     fix_header_sum(b);
     ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "unknown layout 7");
     RESET();
-    b[H_LAYOUT + 4] = 1;
+    b[H_LAYOUT + 4] = 1; /* the element type: compact storage is dense only */
     fix_header_sum(b);
-    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "reserved");
+    ASSERT_ERR(read_bytes(b, len, &p), PT_ERR_FORMAT, p, "compact storage is dense only");
     RESET();
     put64(b, H_SECTIONS + 24 * SEC_VAL + 8, sec_len(b, SEC_VAL) - 4); /* col and val differ */
     fix_header_sum(b);

@@ -143,6 +143,15 @@ START_TEST(test_cache_above_budget_refused)
 }
 END_TEST
 
+/* The number after "KEY": in a JSON object (-1 when the key is missing). */
+static double json_number(const char *json, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *at = strstr(json, pat);
+    return at ? strtod(at + strlen(pat), NULL) : -1.0;
+}
+
 START_TEST(test_cli)
 {
     char data[512], model[512], args[1400], *out, *err;
@@ -171,6 +180,11 @@ START_TEST(test_cli)
     ck_assert_int_eq(tu_run_cli(args, &out, &err), 0);
     HAS(out, "\"gamma\": 0.5,");
     HAS(out, "\"gamma_rule\": \"given\"");
+    /* the stages: the kernel values' seconds are part of training's */
+    double train_s = json_number(out, "train_seconds"), gram_s = json_number(out, "gram_seconds");
+    ck_assert(gram_s > 0.0 && gram_s <= train_s);
+    ck_assert(json_number(out, "evaluate_seconds") >= 0.0);
+    ck_assert(json_number(out, "write_seconds") >= 0.0);
     free(out);
     free(err);
     snprintf(args, sizeof args,

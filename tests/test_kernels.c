@@ -456,6 +456,32 @@ START_TEST(no_access_past_n)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ compact-row kernels */
+
+#include "compact_kernel_checks.h"
+
+START_TEST(compact_widen)
+{
+    FOR_ISA(isa);
+    compact_widen_matches_scalar(k);
+    compact_u8_exact_255(k);
+}
+END_TEST
+
+START_TEST(compact_no_read_past)
+{
+    FOR_ISA(isa);
+    compact_no_read_past_n(k);
+}
+END_TEST
+
+START_TEST(compact_step_rows)
+{
+    FOR_ISA(isa);
+    compact_step_rows_match(k);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ expansion kernels */
 
 #include "expand_kernel_checks.h"
@@ -626,6 +652,7 @@ START_TEST(tables_complete)
         ck_assert(g && g->tile && g->row && g->norms && g->kfun && g->exp && g->store && g->fence);
         ck_assert(g->mr >= 1 && 8 % g->mr == 0 && g->np >= 1);
         sparse_table_complete(k);
+        compact_table_complete(k);
         const pt_expand_kernels *x = k->expand;
         ck_assert(x && x->poly_row && x->rff_row && x->cos);
         n++;
@@ -870,6 +897,9 @@ static Suite *kernels_suite(void)
     tcase_add_loop_test(tc, sparse_dot_many, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, sparse_scatter_dot, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, sparse_no_access_past, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, compact_widen, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, compact_no_read_past, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, compact_step_rows, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, expand_poly, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, expand_rff, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, expand_cos, PT_ISA_SCALAR, PT_ISA_NEON + 1);

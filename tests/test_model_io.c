@@ -226,6 +226,7 @@ END_TEST
 /* The text a person reads, and the checksum over everything before its line. */
 START_TEST(text_layout)
 {
+    pt_model_io_text_kernels(true); /* the text forms older files have */
     pt_model *m = hand_kernel();
     const char *p = tu_path("model", ".model");
     ck_assert_int_eq(pt_model_save(m, p), PT_OK);
@@ -335,9 +336,9 @@ START_TEST(newer_version)
     pt_model *m = hand_linear(3);
     size_t len;
     char *t = model_text(m, &len);
-    const char *p = edit(t, "ptron-model 1\n", "ptron-model 4\n");
-    ASSERT_ERR(load(p), PT_ERR_VERSION, "version 4");
-    ck_assert(has(pt_last_error(), "version 3") && has(pt_last_error(), p));
+    const char *p = edit(t, "ptron-model 1\n", "ptron-model 5\n");
+    ASSERT_ERR(load(p), PT_ERR_VERSION, "version 5");
+    ck_assert(has(pt_last_error(), "version 4") && has(pt_last_error(), p));
     free(t);
     pt_model_free(m);
 }
@@ -384,7 +385,7 @@ START_TEST(roundtrip_sparse_kernel)
     pt_model_free(r);
     pt_model *k = hand_kernel();
     t = model_text(k, &len);
-    ck_assert(strncmp(t, "ptron-model 1\n", 14) == 0);
+    ck_assert(strncmp(t, "ptron-model 4\n", 14) == 0); /* the dense one: a binary section */
     free(t);
     pt_model_free(k);
 
@@ -438,6 +439,181 @@ START_TEST(roundtrip_sparse_kernel)
 }
 END_TEST
 
+/* A class's support vectors and coefficients, bit for bit (padding included). */
+static void same_vectors(const pt_model *a, const pt_model *b)
+{
+    ck_assert_uint_eq(a->n_sv, b->n_sv);
+    ck_assert_ptr_null(b->sv_ptr);
+    ck_assert(bits_eq(a->coef, b->coef, a->n_sv * sizeof(float)));
+    ck_assert(bits_eq(a->sv, b->sv, a->n_sv * pt_stride_for(a->d) * sizeof(float)));
+}
+
+/* Version 4: dense support vectors in the binary section, one set for one-vs-rest's classes.
+ * A two-class model round-trips bit for bit (awkward floats, -0 and subnormals included) under
+ * a readable header; a trained one-vs-rest model stores fewer vectors than its classes hold
+ * together, loads back with each class's vectors and coefficients in its own order, and
+ * predicts the same labels and scores, bit for bit. */
+START_TEST(roundtrip_binary_section)
+{
+    pt_model *m = hand_kernel();
+    size_t len;
+    char *t = model_text(m, &len);
+    ck_assert(strncmp(t, "ptron-model 4\npath kernel\n", 26) == 0);
+    ck_assert(has(t, "\nkernel poly\ndegree 3\n"));
+    ck_assert(has(t, "\nn_sv 3 binary\nbinary 72\n")); /* 3 x 5 values + 3 coefficients */
+    free(t);
+    pt_model *r = save_load(m, NULL);
+    assert_same(m, r);
+    pt_model_free(r);
+    pt_model_free(m);
+
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_BLOBS;
+    g.n = 400;
+    g.d = 8;
+    g.margin = 0.05;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    ck_assert_uint_ge(pt_dataset_nclass(ds), 3);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.path = PT_PATH_KERNEL;
+    p.kernel = PT_KERNEL_RBF;
+    p.variant = PT_VARIANT_AVERAGED;
+    p.epochs = 3;
+    pt_model *tm = NULL;
+    ck_assert_int_eq(pt_train(ds, &p, &tm, NULL), PT_OK);
+    const size_t K = tm->nclass;
+    size_t total = 0, most = 0;
+    for (size_t c = 0; c < K; c++) {
+        total += tm->sub[c]->n_sv;
+        if (tm->sub[c]->n_sv > most) most = tm->sub[c]->n_sv;
+    }
+    t = model_text(tm, &len);
+    const char *at = strstr(t, "\novr_kernel shared ");
+    ck_assert_ptr_nonnull(at);
+    size_t shared = strtoul(at + 19, NULL, 10);
+    ck_assert_msg(shared >= most && shared < total, "set %zu, classes %zu (largest %zu)", shared,
+                  total, most);
+    free(t);
+    r = save_load(tm, NULL);
+    ck_assert_uint_eq(r->nclass, K);
+    for (size_t c = 0; c < K; c++) same_vectors(tm->sub[c], r->sub[c]);
+    size_t n = pt_dataset_n(ds);
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    float *sa = malloc(n * K * sizeof *sa), *sb = malloc(n * K * sizeof *sb);
+    ck_assert_int_eq(pt_model_predict(tm, ds, a), PT_OK);
+    ck_assert_int_eq(pt_model_predict(r, ds, b), PT_OK);
+    ck_assert(bits_eq(a, b, n * sizeof *a));
+    ck_assert_int_eq(pt_model_class_scores(tm, ds, sa), PT_OK);
+    ck_assert_int_eq(pt_model_class_scores(r, ds, sb), PT_OK);
+    ck_assert(bits_eq(sa, sb, n * K * sizeof *sa));
+    free(a);
+    free(b);
+    free(sa);
+    free(sb);
+    pt_model_free(tm);
+    pt_model_free(r);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* Bytes of a saved model with [at, at + count) replaced and the checksum recomputed (the
+ * binary section may hold any byte, so no string functions). Returns the path written. */
+static const char *edit_bytes(const char *t, size_t len, size_t at, const void *bytes,
+                              size_t count)
+{
+    char *out = malloc(len);
+    memcpy(out, t, len);
+    memcpy(out + at, bytes, count);
+    size_t body = len - 26;
+    char line[32];
+    snprintf(line, sizeof line, "checksum %016llx\n", (unsigned long long)pt_checksum(out, body));
+    memcpy(out + body, line, 26);
+    const char *p = tu_write_bytes("edit", ".model", out, len);
+    free(out);
+    return p;
+}
+
+/* edit() on a file that may hold NUL bytes (a binary section): len bytes at t. */
+static const char *edit_len(const char *t, size_t len, const char *from, const char *to)
+{
+    const char *at = memmem(t, len, from, strlen(from));
+    ck_assert_msg(at != NULL, "'%s' not in the model", from);
+    size_t k = (size_t)(at - t), body = len - 26 - strlen(from) + strlen(to);
+    char *out = malloc(body + 26 + 1);
+    memcpy(out, t, k);
+    memcpy(out + k, to, strlen(to));
+    memcpy(out + k + strlen(to), at + strlen(from), len - 26 - k - strlen(from));
+    snprintf(out + body, 27, "checksum %016llx\n", (unsigned long long)pt_checksum(out, body));
+    const char *p = tu_write_bytes("edit", ".model", out, body + 26);
+    free(out);
+    return p;
+}
+
+/* A damaged or edited binary section is refused with the line and the reason; nothing loads. */
+START_TEST(edited_binary_section)
+{
+    pt_model *m = hand_kernel();
+    size_t len;
+    char *t = model_text(m, &len);
+    const char *sec = strstr(t, "\nbinary 72\n") + 11;
+    size_t off = (size_t)(sec - t);
+    /* a flipped bit without a new checksum */
+    char *c = malloc(len);
+    memcpy(c, t, len);
+    c[off + 5] ^= 0x10;
+    const char *p = tu_write_bytes("corrupt", ".model", c, len);
+    ASSERT_ERR(load(p), PT_ERR_CHECKSUM, "checksum mismatch");
+    free(c);
+    /* a NaN in a vector, an infinite coefficient */
+    const uint32_t nan = 0x7fc00000u, inf = 0x7f800000u;
+    p = edit_bytes(t, len, off + 4 * 7, &nan, 4);
+    ASSERT_ERR(load(p), PT_ERR_PARSE, "binary: support vector value 2 is not a finite number");
+    p = edit_bytes(t, len, off + 4 * 16, &inf, 4);
+    ASSERT_ERR(load(p), PT_ERR_PARSE, "binary: coefficient 1 is not a finite number");
+    /* the size line against the counts; a section cut short */
+    p = edit_len(t, len, "\nbinary 72\n", "\nbinary 71\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, ":30: binary: 71 bytes, where the counts above make 72");
+    p = edit_len(t, len, "\nn_sv 3 binary\n", "\nn_sv 9 binary\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, "binary: 72 bytes, where the counts above make 216");
+    p = edit_len(t, len, "\nn_sv 3 binary\nbinary 72\n", "\nn_sv 4 binary\nbinary 96\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, "the section of 96 bytes and its newline do not fit");
+    p = edit_len(t, len, "\nn_sv 3 binary\n", "\nn_sv 999999999999999999 binary\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, "support vectors of 5 features overflow");
+    p = edit_len(t, len, "ptron-model 4\n", "ptron-model 3\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, "binary support vectors need model format version 4");
+    free(t);
+    pt_model_free(m);
+
+    /* one-vs-rest: an index past the set */
+    pt_model *o = calloc(1, sizeof *o);
+    *o = (pt_model){.path = PT_PATH_KERNEL, .d = 5, .bias = 1, .nclass = 3};
+    pt_train_params_init(&o->params);
+    o->params.path = PT_PATH_KERNEL;
+    o->labels = malloc(3 * sizeof(double));
+    o->sub = calloc(3, sizeof *o->sub);
+    for (size_t k = 0; k < 3; k++) {
+        o->labels[k] = (double)k;
+        o->sub[k] = hand_kernel();
+    }
+    t = model_text(o, &len);
+    ck_assert_msg(has(t, "\novr_kernel shared 3\nclass_sv 3 3 3\nbinary 132\n"), "%s", t);
+    sec = strstr(t, "\nbinary 132\n") + 12;
+    const uint32_t past = 3;
+    p = edit_bytes(t, len, (size_t)(sec - t) + 60 + 4, &past, 4);
+    ASSERT_ERR(load(p), PT_ERR_PARSE, "binary: class 0's vector 1 is 3, past the set's 3");
+    p = edit_len(t, len, "\nclass_sv 3 3 3\n", "\nclass_sv 3 3\n");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, "class_sv: expected 3 counts, found 2");
+    free(t);
+    pt_model *r = save_load(o, NULL);
+    for (size_t k = 0; k < 3; k++) same_vectors(o->sub[k], r->sub[k]);
+    pt_model_free(r);
+    pt_model_free(o);
+}
+END_TEST
+
 /* Sparse support vectors edited into what no model could hold: a parse error naming the line. */
 START_TEST(edited_sparse_kernel)
 {
@@ -462,7 +638,7 @@ START_TEST(edited_sparse_kernel)
     const char *p = edit(t, "ptron-model 3\n", "ptron-model 2\n");
     ASSERT_ERR(load(p), PT_ERR_PARSE, "sparse support vectors need model format version 3");
     p = edit(t, "\nn_sv 3 sparse\n", "\nn_sv 3 dense\n");
-    ASSERT_ERR(load(p), PT_ERR_PARSE, "n_sv: expected a count, and 'sparse' or nothing");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, "n_sv: expected a count, and 'sparse', 'binary' or nothing");
     p = edit(t, "\nn_sv 3 sparse\n", "\nn_sv 4 sparse\n");
     ASSERT_ERR(load(p), PT_ERR_PARSE, "n_sv: found 3 of 4 support vectors");
     free(t);
@@ -473,6 +649,7 @@ END_TEST
 /* Edited files with a valid checksum: the error names the line, nothing huge is allocated. */
 START_TEST(edited_counts)
 {
+    pt_model_io_text_kernels(true); /* the text forms older files have */
     pt_model *m = hand_kernel();
     size_t len;
     char *t = model_text(m, &len);
@@ -579,6 +756,7 @@ static void refused(char *text, const char *want)
  * body are refused, naming the line of the field and why; none loads. */
 START_TEST(contradictory_fields)
 {
+    pt_model_io_text_kernels(true); /* the text forms older files have */
     /* the kernel model: 2 path, 3 variant, 5 d, 11 epochs, 21 kernel poly, 22 degree, 23 gamma,
      * 24 coef0, 27 epochs_run (of 10 epochs), 29 n_sv */
     pt_model *k = hand_kernel();
@@ -909,6 +1087,7 @@ END_TEST
  * that names the file and the line. */
 START_TEST(edited_run_state)
 {
+    pt_model_io_text_kernels(true); /* the text forms older files have */
     pt_dataset *ds = noisy(150, 3, 4);
     pt_train_params p;
     pt_train_params_init(&p);
@@ -1130,6 +1309,8 @@ static Suite *suite(void)
     tcase_add_test(t, roundtrip_linear_hand);
     tcase_add_test(t, roundtrip_kernel);
     tcase_add_test(t, roundtrip_sparse_kernel);
+    tcase_add_test(t, roundtrip_binary_section);
+    tcase_add_test(t, edited_binary_section);
     tcase_add_test(t, edited_sparse_kernel);
     tcase_add_test(t, text_layout);
     tcase_add_test(t, corrupted);

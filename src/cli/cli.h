@@ -134,8 +134,14 @@ void cli_globals_reset(void);
 /* --threads T (T > 0) for everything the command runs: OpenMP's teams and OpenBLAS's. */
 void cli_set_threads(int threads);
 
+/* Monotonic seconds (the stages' timings). */
+double cli_now(void);
+
 /* Read a dataset, printing nothing; on failure the caller reports via cli_fail. */
 pt_status cli_read_dataset(const char *path, const char *format, size_t max_features,
                            pt_dataset **out, double *seconds);
+/* The same, or (share) this rank's share of a distributed run (pt_dataset_read_shard). */
+pt_status cli_read_data(const char *path, const char *format, size_t max_features, bool share,
+                        pt_dataset **out, double *seconds);
 
 #endif

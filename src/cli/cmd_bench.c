@@ -276,6 +276,7 @@ static void print_json(const bench_opts *o, const pt_dataset *ds, const char *cp
     json_int(&j, "n", (long long)n);
     json_int(&j, "d", (long long)pt_dataset_d(ds));
     json_str(&j, "layout", pt_layout_name(pt_dataset_layout(ds)));
+    json_str(&j, "dtype", pt_dtype_name(pt_dataset_dtype(ds)));
     json_int(&j, "reps", o->reps);
     json_int(&j, "matrix_bytes", (long long)b->bytes);
     json_int(&j, "file_bytes", (long long)file_bytes);

@@ -184,6 +184,11 @@ int cmd_info(int argc, char **argv)
         json_double_array(&j, "labels", values, k);
         json_size_array(&j, "class_counts", counts, k);
         json_str(&j, "layout", pt_layout_name(in.layout));
+        json_str(&j, "dtype", pt_dtype_name(in.dtype));
+        if (in.dtype == PT_DTYPE_U8) {
+            json_str(&j, "u8_divisors", in.u8_single ? "one" : "per feature");
+            if (in.u8_single) json_num(&j, "u8_divisor", in.u8_divisor);
+        }
         json_int(&j, "nnz", (long long)in.nnz);
         json_num(&j, "density", in.density);
         json_num(&j, "R", in.R);
@@ -211,9 +216,18 @@ int cmd_info(int argc, char **argv)
         if (in.layout == PT_LAYOUT_SPARSE)
             printf("  sparse layout (CSR) %.1f MiB (8 bytes a non-zero and a row)\n",
                    in.bytes / 1048576.0);
-        else
+        else if (in.dtype == PT_DTYPE_F32)
             printf("  dense layout %.1f MiB (float32, rows padded to %zu)\n", in.bytes / 1048576.0,
                    in.stride);
+        else if (in.dtype == PT_DTYPE_BF16)
+            printf("  dense layout %.1f MiB (bf16, rows padded to %zu)\n", in.bytes / 1048576.0,
+                   in.stride);
+        else if (in.u8_single)
+            printf("  dense layout %.1f MiB (u8, rows padded to %zu; x = q / %g)\n",
+                   in.bytes / 1048576.0, in.stride, (double)in.u8_divisor);
+        else
+            printf("  dense layout %.1f MiB (u8, rows padded to %zu; x = q / m_j, a divisor per "
+                   "feature)\n", in.bytes / 1048576.0, in.stride);
         if (in.has_truth)
             printf("  generator %s: w* stored, R = %.6g, margin gamma = %.6g, (R/gamma)^2 = %.6g\n",
                    in.kind, in.truth_R, in.truth_gamma,

@@ -146,6 +146,10 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
             if (v && pt_online_pass_parse(v, &p->pass)) return cli_usage_error("train", "%s", pt_last_error());
         }
         else if (IS("--seed")) cli_u64(&a, arg, &p->seed);
+        else if (IS("--mix")) {
+            const char *v = cli_value(&a, arg);
+            if (v && pt_mix_parse(v, &p->mix)) return cli_usage_error("train", "%s", pt_last_error());
+        }
         else if (IS("--no-bias")) p->bias = 0;
         else if (IS("--loss")) {
             const char *v = cli_value(&a, arg);
@@ -406,6 +410,7 @@ typedef struct train_result {
     size_t n, d;
     pt_dataset_info data; /* the training data as read: layout, nnz, density, bytes */
     double load_s;
+    double eval_s, write_s; /* the training accuracy's pass; the model's save */
     const pt_eval *ev;     /* on the training data */
     const heldout *held;   /* --test */
     bool interrupted, stopped_early;
@@ -436,12 +441,17 @@ static void print_json(const train_result *t)
     json_str(&j, "variant", pt_variant_name(p->variant));
     json_str(&j, "isa", pt_isa_name(rep->isa));
     json_int(&j, "threads", rep->threads);
+    if (pt_dist_launched()) { /* under mpirun */
+        json_int(&j, "ranks", pt_dist_size());
+        json_num(&j, "comm_seconds", pt_dist_comm_seconds());
+    }
     json_int(&j, "n", (long long)t->n);
     json_int(&j, "d", (long long)t->d);
     json_str(&j, "layout", pt_layout_name(t->data.layout));
     json_int(&j, "nnz", (long long)t->data.nnz);
     json_num(&j, "density", t->data.density);
     json_int(&j, "data_bytes", (long long)t->data.bytes);
+    json_str(&j, "dtype", pt_dtype_name(t->data.dtype));
     /* in memory, or streamed from the file a window at a time; what an epoch reads (the GEMV
      * batch pass reads the rows twice) */
     json_str(&j, "data_mode", t->data.streamed ? "streamed" : "in memory");
@@ -478,6 +488,8 @@ static void print_json(const train_result *t)
     json_size_array(&j, "mistakes_per_epoch", rep->mistakes_per_epoch, (size_t)ran);
     if (rep->objective_per_epoch)
         json_double_array(&j, "objective_per_epoch", rep->objective_per_epoch, (size_t)ran);
+    if (rep->comm_seconds_per_epoch)
+        json_double_array(&j, "comm_seconds_per_epoch", rep->comm_seconds_per_epoch, (size_t)ran);
     if (rep->seconds_per_epoch)
         json_double_array(&j, "seconds_per_epoch", rep->seconds_per_epoch, (size_t)ran);
     json_int(&j, "updates", (long long)rep->updates);
@@ -493,6 +505,11 @@ static void print_json(const train_result *t)
     }
     json_num(&j, "load_seconds", t->load_s);
     json_num(&j, "train_seconds", rep->train_seconds);
+    /* the stages one after another: load, train (of which gram: kernel values), the training
+     * accuracy's evaluation, the model's write */
+    if (p->path == PT_PATH_KERNEL) json_num(&j, "gram_seconds", rep->gram_seconds);
+    json_num(&j, "evaluate_seconds", t->eval_s);
+    json_num(&j, "write_seconds", t->write_s);
     json_num(&j, "samples_per_second",
              rep->train_seconds > 0 ? samples / rep->train_seconds : 0.0);
     json_num(&j, "train_accuracy", ev->accuracy);
@@ -724,6 +741,34 @@ static int cross_validate(const train_opts *o, const pt_dataset *ds, const pt_tr
 
 static int signal_status(void) { return got_signal == SIGTERM ? EXIT_SIGTERM : EXIT_SIGINT; }
 
+/* Test hook (tests/mpi.sh), not part of the CLI: PTRON_TEST_KILL_RANK=R:E kills rank R with
+ * SIGKILL at the end of its epoch E, while the other ranks go on into the next epoch's
+ * collectives: the run must end on every rank, with no model written. */
+static int kill_rank = -1, kill_epoch;
+
+static int progress_or_kill(int epoch, size_t mistakes, double seconds, void *user)
+{
+    if (epoch == kill_epoch && pt_dist_rank() == kill_rank) raise(SIGKILL);
+    return progress_epoch(epoch, mistakes, seconds, user);
+}
+
+/* Under mpirun on several ranks: what a distributed run does not do (the library refuses
+ * the paths and parameters it does not cover). Rank 0 says why; every rank exits. */
+static int refuse_distributed(const train_opts *o)
+{
+    const char *no = o->cv ? "--cv" : o->search ? "--search" : o->proba ? "--proba"
+                     : o->resume ? "--resume" : o->checkpoint ? "--checkpoint"
+                     : o->bounds ? "--bounds"
+                     : o->class_weight && strstr(o->class_weight, "balanced")
+                         ? "--class-weight balanced (counted on one rank's rows)"
+                         : NULL;
+    if (!no) return EXIT_OK;
+    if (pt_dist_rank() == 0)
+        fprintf(stderr, "ptron train: a distributed run (%d ranks under mpirun) does not support "
+                        "%s yet\n", pt_dist_size(), no);
+    return EXIT_USAGE;
+}
+
 int cmd_train(int argc, char **argv)
 {
     train_opts o = {0};
@@ -731,6 +776,13 @@ int cmd_train(int argc, char **argv)
     pt_train_params_init(&p);
     int rc = parse(argc, argv, &o, &p);
     if (rc != EXIT_OK) return rc;
+    /* under mpirun: each rank trains on its share; only rank 0 prints and writes */
+    const bool dist = pt_dist_launched(), lead = pt_dist_rank() == 0;
+    if (pt_dist_size() > 1 && (rc = refuse_distributed(&o)) != EXIT_OK) return rc;
+    if (!lead) {
+        o.quiet = true;
+        o.json = false;
+    }
     cli_install_log(o.quiet || o.json);
     /* from here on SIGINT and SIGTERM ask training to stop; the run then saves what it has */
     if (!(stop_token = pt_stop_create())) return cli_fail(PT_ERR_NOMEM);
@@ -758,9 +810,10 @@ int cmd_train(int argc, char **argv)
     float *class_weight = NULL;
     bool want_bounds = false;
     double load_s = 0.0;
-    pt_status s = cli_read_dataset(o.file, o.format, o.max_features, &ds, &load_s);
+    pt_status s = cli_read_data(o.file, o.format, o.max_features, dist, &ds, &load_s);
     if (s != PT_OK) {
-        rc = cli_fail(s);
+        /* a share's failure is every rank's, with the same message: rank 0 prints it */
+        rc = lead ? cli_fail(s) : cli_exit_status(s);
         goto out;
     }
 
@@ -812,6 +865,9 @@ int cmd_train(int argc, char **argv)
     progress_init(&prog, o.quiet || o.json, p.epochs, pt_dataset_n(ds));
     p.progress = progress_epoch;
     p.progress_user = &prog;
+    const char *kill_at = getenv("PTRON_TEST_KILL_RANK");
+    if (kill_at && sscanf(kill_at, "%d:%d", &kill_rank, &kill_epoch) == 2)
+        p.progress = progress_or_kill;
 
     if (got_signal) {
         /* before training began: there is nothing to save */
@@ -826,6 +882,14 @@ int cmd_train(int argc, char **argv)
             /* the recorded run does not fit this data */
             fprintf(stderr, "ptron: %s: %s\n", o.resume, cli_message(pt_last_error()));
             rc = EXIT_INPUT;
+        } else if (pt_dist_size() > 1 && s == PT_ERR_UNSUPPORTED) {
+            /* refused before any communication, alike on every rank: rank 0 says why */
+            rc = lead ? cli_fail(s) : cli_exit_status(s);
+        } else if (pt_dist_size() > 1) {
+            /* one rank's failure may leave the others waiting in a collective: end them all */
+            fprintf(stderr, "ptron: rank %d of %d: %s\n", pt_dist_rank(), pt_dist_size(),
+                    cli_message(pt_last_error()));
+            pt_dist_abort(cli_exit_status(s));
         } else {
             rc = cli_fail(s);
         }
@@ -880,7 +944,9 @@ int cmd_train(int argc, char **argv)
     if (late) raise(strcmp(late, "TERM") == 0 ? SIGTERM : SIGINT);
 
     pt_eval ev;
+    double eval_t0 = cli_now();
     s = pt_model_evaluate(m, ds, &ev);
+    double eval_s = cli_now() - eval_t0;
     if (s != PT_OK) {
         rc = cli_fail(s);
         goto out;
@@ -901,7 +967,9 @@ int cmd_train(int argc, char **argv)
             goto out;
         }
     }
-    s = pt_model_save(m, o.model);
+    double write_t0 = cli_now();
+    s = lead ? pt_model_save(m, o.model) : PT_OK; /* one rank writes the model */
+    double write_s = cli_now() - write_t0;
     if (s != PT_OK) {
         rc = cli_fail(s);
         goto out;
@@ -921,8 +989,9 @@ int cmd_train(int argc, char **argv)
     pt_model_get_info(m, &mi);
     train_result res = {.o = &o, .p = &p, .gamma_asked = gamma_asked, .n_support = mi.n_support,
                         .rep = &rep,
-                        .n = pt_dataset_n(ds),
-                        .d = pt_dataset_d(ds), .load_s = load_s, .ev = &ev, .held = &held,
+                        .n = pt_dataset_n_total(ds),
+                        .d = pt_dataset_d(ds), .load_s = load_s, .eval_s = eval_s,
+                        .write_s = write_s, .ev = &ev, .held = &held,
                         .interrupted = interrupted, .stopped_early = stopped_early,
                         .b = want_bounds ? &b : NULL, .m = m};
     if (o.json) pt_dataset_get_info(ds, &res.data); /* a pass over the data (for R) */

@@ -101,7 +101,11 @@ int main(int argc, char **argv)
                 cli_usage(stdout, cmd);
                 return EXIT_OK;
             }
-        return commands[i].fn(argc - 1, argv + 1);
+        /* under mpirun: MPI from here (after the exec above), ended once the command is */
+        if (pt_dist_init(&argc, &argv) != PT_OK) return cli_fail(PT_ERR_IO);
+        int rc = commands[i].fn(argc - 1, argv + 1);
+        pt_dist_finalize();
+        return rc;
     }
     return unknown_command("unknown command", cmd);
 }

@@ -38,13 +38,19 @@ static const struct {
              "  --label-column N|last|NAME  CSV label column (default 1; see ptron help train)\n"
              "  --layout auto|dense|sparse  the layout to read into (default auto: see train)\n"},
     {"convert", "usage: ptron convert IN -o OUT [--format F] [--to F] [--layout L]\n"
-                "                     [--max-features N] [--mem-mb M] [--delimiter C]\n"
+                "                     [--dtype f32|bf16|u8] [--max-features N] [--mem-mb M]\n"
+                "                     [--delimiter C]\n"
                 "  between LIBSVM (.svm/.libsvm/.txt), CSV (.csv) and ptron's binary .ptd\n"
                 "  --format F  input format (default: by extension); --to F  output format\n"
                 "  --layout auto|dense|sparse  the layout IN is read into and a .ptd OUT is\n"
                 "              written in (default auto: see ptron help train); LIBSVM output\n"
                 "              holds the non-zeros, CSV output every value (refused when its\n"
                 "              dense form would not fit half of RAM)\n"
+                "  --dtype f32|bf16|u8  how a dense .ptd OUT stores values (default: as IN):\n"
+                "              bf16 2 bytes (rounded to nearest), u8 1 byte, values >= 0,\n"
+                "              x = q / m: one divisor m when exact (pixels / 255), else per\n"
+                "              feature m = 255 / max, q rounded to nearest; every path trains\n"
+                "              on it (the online path reads it as is, the others widen)\n"
                 "  --delimiter C  field separator of a CSV input (default ','; 'tab' for a tab);\n"
                 "                 CSV is written with commas (label first)\n"
                 "  --label-column N|last|NAME  a CSV input's label column (default 1; see\n"
@@ -75,6 +81,9 @@ static const struct {
      "                           once mistakes are rare)\n"
      "  --seed S                 seed for --shuffle, mini-batch order and --cv's folds\n"
      "                           (default 1)\n"
+     "  --mix uniform|mistakes   under mpirun, online path: after each epoch the ranks'\n"
+     "                           weights are averaged (iterative parameter mixing), uniformly\n"
+     "                           (default) or weighted by each rank's mistakes\n"
      "  --no-bias                no constant-1 coordinate (default: bias on)\n"
      "  --multiclass ovr|direct  more than two classes: one-vs-rest (any path, default) or the\n"
      "                           multiclass perceptron (online path)\n"
@@ -703,8 +712,21 @@ bool cli_delimiter(cli_args *a, const char *opt)
     return true;
 }
 
+double cli_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 pt_status cli_read_dataset(const char *path, const char *format, size_t max_features,
                            pt_dataset **out, double *seconds)
+{
+    return cli_read_data(path, format, max_features, false, out, seconds);
+}
+
+pt_status cli_read_data(const char *path, const char *format, size_t max_features, bool share,
+                        pt_dataset **out, double *seconds)
 {
     pt_read_options o;
     pt_read_options_init(&o);
@@ -720,7 +742,7 @@ pt_status cli_read_dataset(const char *path, const char *format, size_t max_feat
     o.layout = cli_layout;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    pt_status s = pt_dataset_read(path, &o, out);
+    pt_status s = share ? pt_dataset_read_shard(path, &o, out) : pt_dataset_read(path, &o, out);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (seconds) *seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     return s;

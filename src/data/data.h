@@ -5,7 +5,10 @@
 #ifndef PT_DATA_H
 #define PT_DATA_H
 
+#include <math.h>
+
 #include "common/common.h"
+#include "kernels/kernels.h"
 
 /* The window of a streamed dataset (window.c). */
 typedef struct pt_window pt_window;
@@ -34,6 +37,18 @@ struct pt_dataset {
     bool X_owned;
     void *map;
     size_t map_len;
+    uint64_t *shard_rowptr; /* a mapped sparse share's row offsets (owned), or NULL */
+    /* a share of a distributed run (pt_dataset_read_shard): shard_count ranks (0: not a
+     * share), n_total rows in all */
+    size_t shard_count, n_total;
+    /* compact storage (see pt_dtype in ptron.h; dense only): X is NULL and Xc holds n rows of
+     * stride elements of pt_dtype_size(dtype) bytes, zero past d, owned or mapped as X would
+     * be; for u8, the divisors m_j and their reciprocals r_j (stride floats each, 1 past d,
+     * always owned), and whether m_j is one value for every feature */
+    pt_dtype dtype;
+    void *Xc;
+    float *u8_m, *u8_r;
+    bool u8_single;
     pt_window *win; /* streamed (the matrix inside map, read window by window), else NULL */
 };
 
@@ -150,6 +165,55 @@ void pt_names_free(char **names, size_t K);
 pt_status pt_dataset_copy_meta(pt_dataset *dst, const pt_dataset *src, size_t start);
 /* Scan the matrix for non-zeros (and non-finite values: an error naming row and column). */
 pt_status pt_dataset_count_nnz(pt_dataset *ds, const char *path);
+
+/* Compact storage (compact.c). An n x d dense dataset of type t with its matrix zeroed, u8's
+ * divisors all 1; NULL + error on failure. */
+pt_dataset *pt_dataset_alloc_compact(size_t n, size_t d, pt_dtype t);
+/* Bytes of an n x d dense matrix of type t, or SIZE_MAX on overflow. */
+size_t pt_dtype_bytes(size_t n, size_t d, pt_dtype t);
+/* Set a u8 dataset's divisors from m (d values, each finite and > 0; the padding gets 1) and
+ * compute their reciprocals. */
+void pt_u8_set_divisors(pt_dataset *ds, const float *m, bool single);
+/* The float32 x = q / m of a u8 q as every kernel computes it (kernels.h): x0 = q r (r = 1 / m),
+ * then one correction step in fused multiply-adds. */
+static inline float pt_u8_decode(uint8_t q, float m, float r)
+{
+    float qf = (float)q, x0 = qf * r;
+    return fmaf(fmaf(-x0, m, qf), r, x0);
+}
+/* Bytes of one element of type t (pt_dtype_size, inline for the files that dataset.c calls:
+ * window.c calling dataset.c would make a cycle). */
+static inline size_t pt_elem_bytes(pt_dtype t)
+{
+    return t == PT_DTYPE_U8 ? 1 : t == PT_DTYPE_BF16 ? 2 : 4;
+}
+/* Row i of a compact dataset (its first byte). */
+static inline const void *pt_compact_row(const pt_dataset *ds, size_t i)
+{
+    return (const unsigned char *)ds->Xc + i * ds->stride * pt_elem_bytes(ds->dtype);
+}
+/* Row i of a dense dataset of any type as float32 into out (stride floats); returns out. */
+const float *pt_compact_widen_row(const pt_dataset *ds, size_t i, float *out);
+/* The non-zero elements of a compact matrix (bf16's -0 is a zero). */
+size_t pt_compact_nnz(const pt_dataset *ds);
+/* Row i of a dense dataset as float32: the row itself, or for compact storage the row widened
+ * into buf (stride floats) by the kernel table's widening (the same floats on every ISA). */
+static inline const float *pt_row_f32(const pt_kernels *k, const pt_dataset *ds, size_t i,
+                                      float *buf)
+{
+    if (ds->dtype == PT_DTYPE_F32) return ds->X + i * ds->stride;
+    if (ds->dtype == PT_DTYPE_BF16)
+        k->compact->widen_bf16((const uint16_t *)pt_compact_row(ds, i), buf, ds->stride);
+    else
+        k->compact->widen_u8((const uint8_t *)pt_compact_row(ds, i), ds->u8_m, ds->u8_r, buf,
+                             ds->stride);
+    return buf;
+}
+/* A float32 dataset to read in place of ds: ds itself when it is float32 (or sparse), else a
+ * widened copy in *tmp (to be freed by the caller, NULL when none was made), budgeted against
+ * budget (0: the default) with a message naming `what` and --mem-mb. */
+pt_status pt_dataset_as_f32(const pt_dataset *ds, size_t budget, const char *what,
+                            pt_dataset **tmp, const pt_dataset **use);
 
 /* The sparse generator (gen_sparse.c): PT_GEN_SPARSE of pt_generate, parameters checked
  * except its own (d, nnz). */

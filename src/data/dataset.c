@@ -111,8 +111,12 @@ void pt_dataset_free(pt_dataset *ds)
         pt_free(ds->rowptr);
         pt_free(ds->col);
         pt_free(ds->val);
+        pt_free(ds->Xc);
     }
+    pt_free(ds->u8_m);
+    pt_free(ds->u8_r);
     if (ds->map) munmap(ds->map, ds->map_len);
+    pt_free(ds->shard_rowptr);
     pt_window_free(ds->win);
     pt_free(ds->cls);
     pt_free(ds->y);
@@ -123,12 +127,18 @@ void pt_dataset_free(pt_dataset *ds)
 }
 
 size_t pt_dataset_n(const pt_dataset *ds) { return ds->n; }
+size_t pt_dataset_n_total(const pt_dataset *ds) { return ds->shard_count ? ds->n_total : ds->n; }
 size_t pt_dataset_d(const pt_dataset *ds) { return ds->d; }
 size_t pt_dataset_stride(const pt_dataset *ds) { return ds->stride; }
 /* NULL, saying why, for a sparse dataset: its rows are pt_dataset_csr's. */
 static bool dense_rows(const pt_dataset *ds, const char *fn)
 {
-    if (ds->layout == PT_LAYOUT_DENSE) return true;
+    if (ds->layout == PT_LAYOUT_DENSE && ds->dtype == PT_DTYPE_F32) return true;
+    if (ds->layout == PT_LAYOUT_DENSE) {
+        pt_fail(PT_ERR_INVALID, "%s: the dataset is stored as %s, not float32: make a float32 "
+                "copy with pt_dataset_to_dtype", fn, pt_dtype_name(ds->dtype));
+        return false;
+    }
     pt_fail(PT_ERR_INVALID, "%s: the dataset is sparse (CSR): read its rows with pt_dataset_csr", fn);
     return false;
 }
@@ -312,6 +322,10 @@ static size_t first_nonfinite(const float *x, size_t d)
 
 pt_status pt_dataset_count_nnz(pt_dataset *ds, const char *path)
 {
+    if (ds->dtype != PT_DTYPE_F32) {
+        ds->nnz = pt_compact_nnz(ds);
+        return PT_OK;
+    }
     if (ds->layout == PT_LAYOUT_SPARSE) {
         size_t all = (size_t)ds->rowptr[ds->n], nnz = 0;
         for (size_t k = 0; k < all; k++) {
@@ -390,24 +404,30 @@ void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info)
     info->nnz = ds->nnz;
     info->density = ds->n && ds->d ? (double)ds->nnz / ((double)ds->n * (double)ds->d) : 0.0;
     double r2 = 0.0;
+    info->dtype = ds->dtype;
+    info->u8_single = ds->dtype == PT_DTYPE_U8 && ds->u8_single;
+    info->u8_divisor = info->u8_single ? ds->u8_m[0] : 0.0f;
+    float *wide = ds->dtype != PT_DTYPE_F32 ? pt_alloc(ds->stride * sizeof(float), "a row") : NULL;
     pt_window_pos at = {0}; /* streamed: window by window */
     for (size_t i = 0; i < ds->n; i++) {
         pt_window_at(ds, &at, i);
         /* the row's values: all d of a dense row, or the non-zeros of a sparse one */
         const float *x = ds->X ? pt_window_row(ds, &at, i) : NULL;
+        if (wide) x = pt_compact_widen_row(ds, i, wide);
         const uint32_t *col;
         size_t m = x ? ds->d : pt_csr_row(ds, i, &col, &x);
         double s = 0.0;
         for (size_t j = 0; j < m; j++) s += (double)x[j] * x[j];
         if (s > r2) r2 = s;
     }
+    pt_free(wide);
     pt_window_end(ds, &at);
     info->R = sqrt(r2);
     info->streamed = ds->win != NULL;
     info->stream_rows = pt_dataset_streamed(ds);
     info->layout = ds->layout;
     info->bytes = ds->layout == PT_LAYOUT_SPARSE ? pt_sparse_bytes(ds->n, (size_t)ds->rowptr[ds->n])
-                                                  : pt_dense_bytes(ds->n, ds->d);
+                                                  : pt_dtype_bytes(ds->n, ds->d, ds->dtype);
     info->has_truth = ds->wstar != NULL;
     info->truth_R = ds->truth_R;
     info->truth_gamma = ds->truth_gamma;
@@ -446,6 +466,14 @@ nomem:
     return pt_fail(PT_ERR_NOMEM, "cannot allocate the labels of %zu rows", count);
 }
 
+/* An empty compact dataset of count rows of ds's type, with ds's u8 divisors. */
+static pt_dataset *compact_like(const pt_dataset *ds, size_t count)
+{
+    pt_dataset *s = pt_dataset_alloc_compact(count, ds->d, ds->dtype);
+    if (s && ds->dtype == PT_DTYPE_U8) pt_u8_set_divisors(s, ds->u8_m, ds->u8_single);
+    return s;
+}
+
 pt_status pt_dataset_slice(const pt_dataset *ds, size_t start, size_t count, pt_dataset **out)
 {
     pt_clear_error();
@@ -460,6 +488,10 @@ pt_status pt_dataset_slice(const pt_dataset *ds, size_t start, size_t count, pt_
         for (size_t i = 0; i <= count; i++) s->rowptr[i] = ds->rowptr[start + i] - a;
         memcpy(s->col, ds->col + a, (size_t)(b - a) * sizeof(uint32_t));
         memcpy(s->val, ds->val + a, (size_t)(b - a) * sizeof(float));
+    } else if (ds->dtype != PT_DTYPE_F32) {
+        if (!(s = compact_like(ds, count))) return PT_ERR_NOMEM;
+        size_t row = ds->stride * pt_dtype_size(ds->dtype);
+        memcpy(s->Xc, pt_compact_row(ds, start), count * row);
     } else {
         if (!(s = pt_dataset_alloc(count, ds->d))) return PT_ERR_NOMEM;
         memcpy(s->X, ds->X + start * ds->stride, count * ds->stride * sizeof(float));
@@ -496,6 +528,11 @@ pt_status pt_dataset_take(const pt_dataset *ds, const size_t *rows, size_t count
             memcpy(s->val + s->rowptr[i], ds->val + a, (size_t)len * sizeof(float));
             s->rowptr[i + 1] = s->rowptr[i] + len;
         }
+    } else if (ds->dtype != PT_DTYPE_F32) {
+        if (!(s = compact_like(ds, count))) return PT_ERR_NOMEM;
+        size_t row = ds->stride * pt_dtype_size(ds->dtype);
+        for (size_t i = 0; i < count; i++)
+            memcpy((unsigned char *)s->Xc + i * row, pt_compact_row(ds, rows[i]), row);
     } else {
         if (!(s = pt_dataset_alloc(count, ds->d))) return PT_ERR_NOMEM;
         for (size_t i = 0; i < count; i++)
@@ -594,4 +631,114 @@ pt_status pt_dataset_set_class_names(pt_dataset *ds, char *const *text)
     ds->class_values = values;
     ds->nclass = K;
     return set_binary_y(ds);
+}
+
+/* ---------------------------------------------------------- element types (compact storage) */
+
+const char *pt_dtype_name(pt_dtype t)
+{
+    switch (t) {
+    case PT_DTYPE_F32: return "f32";
+    case PT_DTYPE_BF16: return "bf16";
+    case PT_DTYPE_U8: return "u8";
+    }
+    return "?";
+}
+
+size_t pt_dtype_size(pt_dtype t) { return pt_elem_bytes(t); }
+
+pt_dtype pt_dataset_dtype(const pt_dataset *ds) { return ds->dtype; }
+
+const float *pt_dataset_u8_divisors(const pt_dataset *ds, int *single)
+{
+    if (single) *single = ds->dtype == PT_DTYPE_U8 && ds->u8_single;
+    return ds->dtype == PT_DTYPE_U8 ? ds->u8_m : NULL;
+}
+
+size_t pt_dtype_bytes(size_t n, size_t d, pt_dtype t)
+{
+    size_t cells, bytes;
+    if (!pt_mul_ok(n, pt_stride_for(d), &cells) || !pt_mul_ok(cells, pt_dtype_size(t), &bytes))
+        return SIZE_MAX;
+    return bytes;
+}
+
+pt_dataset *pt_dataset_alloc_compact(size_t n, size_t d, pt_dtype t)
+{
+    size_t bytes = pt_dtype_bytes(n, d, t);
+    if (bytes == SIZE_MAX) {
+        pt_fail(PT_ERR_NOMEM, "dataset of %zu x %zu: size overflows", n, d);
+        return NULL;
+    }
+    pt_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds) {
+        pt_fail(PT_ERR_NOMEM, "cannot allocate dataset header");
+        return NULL;
+    }
+    ds->n = n;
+    ds->d = d;
+    ds->stride = pt_stride_for(d);
+    ds->dtype = t;
+    ds->X_owned = true;
+    ds->Xc = pt_calloc(bytes ? bytes : 1, "compact feature matrix");
+    ds->cls = pt_calloc((n ? n : 1) * sizeof(int32_t), "class indices");
+    bool ok = ds->Xc && ds->cls;
+    if (ok && t == PT_DTYPE_U8) {
+        ds->u8_m = pt_alloc(ds->stride * sizeof(float), "u8 divisors");
+        ds->u8_r = pt_alloc(ds->stride * sizeof(float), "u8 divisors");
+        ok = ds->u8_m && ds->u8_r;
+        for (size_t j = 0; ok && j < ds->stride; j++) ds->u8_m[j] = ds->u8_r[j] = 1.0f;
+        ds->u8_single = true;
+    }
+    if (!ok) {
+        pt_dataset_free(ds);
+        return NULL;
+    }
+    return ds;
+}
+
+void pt_u8_set_divisors(pt_dataset *ds, const float *m, bool single)
+{
+    for (size_t j = 0; j < ds->stride; j++) {
+        ds->u8_m[j] = j < ds->d ? m[j] : 1.0f;
+        ds->u8_r[j] = 1.0f / ds->u8_m[j];
+    }
+    ds->u8_single = single;
+}
+
+static float from_bf16(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float x;
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+const float *pt_compact_widen_row(const pt_dataset *ds, size_t i, float *out)
+{
+    size_t s = ds->stride;
+    if (ds->dtype == PT_DTYPE_F32) {
+        memcpy(out, ds->X + i * s, s * sizeof(float));
+    } else if (ds->dtype == PT_DTYPE_BF16) {
+        const uint16_t *h = pt_compact_row(ds, i);
+        for (size_t j = 0; j < s; j++) out[j] = from_bf16(h[j]);
+    } else {
+        const uint8_t *q = pt_compact_row(ds, i);
+        for (size_t j = 0; j < s; j++) out[j] = pt_u8_decode(q[j], ds->u8_m[j], ds->u8_r[j]);
+    }
+    return out;
+}
+
+size_t pt_compact_nnz(const pt_dataset *ds)
+{
+    size_t nnz = 0, es = pt_dtype_size(ds->dtype);
+    for (size_t i = 0; i < ds->n; i++) {
+        const unsigned char *b = pt_compact_row(ds, i);
+        for (size_t j = 0; j < ds->d; j++) {
+            /* bf16: both bytes but the sign bit; u8: the byte */
+            unsigned v = b[j * es] | (es == 2 ? (unsigned)(b[j * es + 1] & 0x7f) << 8 : 0u);
+            nnz += v != 0;
+        }
+    }
+    return nnz;
 }

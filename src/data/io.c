@@ -108,6 +108,13 @@ pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset
     if (f == PT_FORMAT_PTD && gz_name(path))
         return pt_fail(PT_ERR_FORMAT, "%s: a .ptd dataset is read mapped, not through gzip: "
                        "decompress it first (gunzip)", path);
+    if (o->shard_count > 1 && (o->shard_index >= o->shard_count || in || f == PT_FORMAT_CSV))
+        return pt_fail(in || f == PT_FORMAT_CSV ? PT_ERR_UNSUPPORTED : PT_ERR_INVALID,
+                       "%s: %s", path, o->shard_index >= o->shard_count
+                           ? "pt_read_options.shard_index must be below shard_count"
+                           : "a share of a distributed run is read from a .ptd or LIBSVM file "
+                             "(convert CSV or standard input first: ptron convert FILE "
+                             "FILE.ptd)");
     if (in) path = pt_stdin_path; /* opened as such, and named so in messages */
     switch (f) {
     case PT_FORMAT_CSV: PT_TRY(pt_read_csv(path, o, out)); break;
@@ -127,6 +134,15 @@ pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f)
     if (gz_name(path))
         return pt_fail(PT_ERR_INVALID, "%s: ptron reads gzip but does not write it: write the "
                        "file without .gz and compress it (gzip)", path);
+    if (f != PT_FORMAT_PTD && ds->dtype != PT_DTYPE_F32) {
+        /* text holds the widened values */
+        pt_dataset *wide;
+        const pt_dataset *use;
+        PT_TRY(pt_dataset_as_f32(ds, 0, "writing text", &wide, &use));
+        pt_status st = pt_dataset_write(use, path, f);
+        pt_dataset_free(wide);
+        return st;
+    }
     switch (f) {
     case PT_FORMAT_CSV: return pt_write_atomic(path, pt_write_csv, ds);
     case PT_FORMAT_PTD: return pt_write_atomic(path, pt_write_ptd, ds);

@@ -30,6 +30,7 @@ typedef struct source {
     int fd;           /* pread from here, or */
     const char *mem;  /* the whole input in memory (pipes and the like) */
     size_t len;
+    size_t begin, end; /* the bytes read: [0, len), or a share's whole lines */
 } source;
 
 static pt_status source_open(const char *path, source *src)
@@ -220,15 +221,16 @@ static void for_each_block(const source *src, chunk *c, block_buf *buf, lines_fn
 /* Split [0, len) into n chunks that start at line starts (some may be empty). */
 static void split_chunks(const source *src, chunk *ch, size_t n)
 {
-    size_t prev = 0;
+    size_t prev = src->begin, span = src->end - src->begin;
     for (size_t k = 0; k < n; k++) {
-        size_t b = k == 0 ? 0 : line_start_at(src, src->len / n * k);
+        size_t b = k == 0 ? src->begin : line_start_at(src, src->begin + span / n * k);
         if (b < prev) b = prev;
+        if (b > src->end) b = src->end;
         ch[k].off = b;
         if (k > 0) ch[k - 1].off_end = b;
         prev = b;
     }
-    ch[n - 1].off_end = src->len;
+    ch[n - 1].off_end = src->end;
 }
 
 /* The index of the feature token at [t, e) if it is DIGITS ':' ..., else 0. */
@@ -582,11 +584,33 @@ pt_status pt_read_libsvm(const char *path, const pt_read_options *o, pt_dataset 
         source_close(&src);
         return pt_fail(PT_ERR_PARSE, "%s: no data rows (empty file)", path);
     }
+    src.end = src.len;
+    char share_name[1024];
+    if (o->shard_count > 1) {
+        /* a share of a distributed run: the lines that start in its bytes; its messages
+         * count lines from its first */
+        if (src.fd < 0) {
+            source_close(&src);
+            return pt_fail(PT_ERR_INVALID, "%s: a share of a distributed run is read from a "
+                           "regular file, not gzip or standard input: decompress it first", path);
+        }
+        size_t i = o->shard_index, P = o->shard_count;
+        src.begin = line_start_at(&src, (size_t)((unsigned __int128)src.len * i / P));
+        src.end = line_start_at(&src, (size_t)((unsigned __int128)src.len * (i + 1) / P));
+        snprintf(share_name, sizeof share_name, "%s (share %zu of %zu, from byte %zu)", path,
+                 i + 1, P, src.begin);
+        src.path = share_name;
+        if (src.begin == src.end) {
+            source_close(&src);
+            return pt_fail(PT_ERR_PARSE, "%s: no data rows (no line starts in the share's "
+                           "bytes)", share_name);
+        }
+    }
     int threads = pt_threads_resolve(o->threads);
-    size_t nch = plan_chunks(src.len, threads);
+    size_t nch = plan_chunks(src.end - src.begin, threads);
     chunk *ch = calloc(nch, sizeof *ch);
     pt_status s = ch ? read_chunks(&src, o, ch, nch, threads, out)
-                     : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu chunks", path, nch);
+                     : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu chunks", src.path, nch);
     free(ch);
     source_close(&src);
     return s;

@@ -6,7 +6,7 @@
  *
  *   offset size  header (HEADER_SIZE = 256 bytes)
  *   0      8     magic "PTRONDS\0"
- *   8      4     format version, u32 (PTD_VERSION = 2; version 1 files still read)
+ *   8      4     format version, u32 (PTD_VERSION = 3; versions 1 and 2 still read)
  *   12     4     header size in bytes, u32 (256)
  *   16     8     n: rows, u64
  *   24     8     d: features, u64
@@ -19,9 +19,11 @@
  *   80     16    generator kind, NUL padded ("" if not generated)
  *   96     144   six section entries of {offset u64, length u64, checksum u64}, in this order:
  *                class values, labels, w*, matrix (dense rows, or the sparse row offsets),
- *                sparse column indices, sparse values (the last two all zero when dense)
+ *                sparse column indices (dense u8: the divisors), sparse values (the last two
+ *                all zero when dense, but for u8's divisors)
  *   240    4     layout, u32: 0 dense, 1 sparse (CSR; see pt_layout in ptron.h)
- *   244    4     reserved, zero
+ *   244    4     element type of the dense matrix, u32 (pt_dtype: 0 f32, 1 bf16, 2 u8; 0 when
+ *                sparse)
  *   248    8     header checksum: pt_checksum (XXH3-64) of bytes 0..247
  *
  *   sections, each checksummed with pt_checksum over its bytes:
@@ -29,15 +31,19 @@
  *   round_up(.., 8)          labels: n int32 class indices (0..nclass-1)
  *   round_up(.., 8)          w*: d doubles, only when flag bit 0 is set (else length 0)
  *   dense:
- *   round_up(.., 4096)       matrix: n rows of stride float32, zero past d; the file ends here
+ *   round_up(.., 4096)       matrix: n rows of stride elements of the element type (float32,
+ *                            bf16 or u8), zero past d; the file ends here but for u8:
+ *   round_up(.., 4096)       u8 divisors: stride float32 m_j (x = q / m_j), finite and > 0, 1
+ *                            past d; the file ends here
  *   sparse:
  *   round_up(.., 4096)       row offsets: n + 1 u64, from 0, not decreasing, the last = E
  *   round_up(.., 4096)       column indices: E u32, increasing within a row, each < d
  *   round_up(.., 4096)       values: E float32, finite (nnz counts the non-zero ones); the
  *                            file ends here
  *
- * Version 1 is version 2 without the layout: four section entries, bytes 192..247 reserved,
- * always dense. The section offsets are fixed by n, d, nclass, the flag, the layout and (sparse)
+ * Version 2 is version 3 with bytes 244..247 zero (float32 only); version 1 is version 2
+ * without the layout: four section entries, bytes 192..247 reserved, always dense. The
+ * section offsets are fixed by n, d, nclass, the flag, the layout, the element type and (sparse)
  * the entries E (the column section's length / 4): a reader recomputes them and refuses a header
  * that says otherwise. The matrix sections start at multiples of 4096 and the reader maps the
  * whole file from offset 0, so they are page aligned (64-byte alignment is what the SIMD kernels
@@ -63,7 +69,7 @@
 #error "the .ptd reader and writer assume a little-endian host"
 #endif
 
-#define PTD_VERSION 2u
+#define PTD_VERSION 3u
 #define HEADER_SIZE 256u
 #define HEADER_SUM_AT 248u
 #define SECTIONS_AT 96u
@@ -77,11 +83,13 @@ static const char magic[8] = {'P', 'T', 'R', 'O', 'N', 'D', 'S', '\0'};
 
 /* SEC_MATRIX holds the dense rows, or the sparse row offsets. */
 enum { SEC_CLASSES, SEC_LABELS, SEC_WSTAR, SEC_MATRIX, SEC_COL, SEC_VAL, NSEC };
+/* A dense u8 file's divisors are in the column indices' entry. */
+#define SEC_DIVISORS SEC_COL
 #define NSEC_V1 4
 enum { LAYOUT_DENSE = 0, LAYOUT_SPARSE = 1 };
 
 typedef struct header {
-    uint32_t version, header_size, layout, reserved;
+    uint32_t version, header_size, layout, dtype; /* dtype: bytes 244..247 (reserved before v3) */
     uint64_t n, d, stride, nclass, nnz, flags;
     double truth_R, truth_gamma;
     char kind[16];
@@ -92,6 +100,7 @@ static const char *sec_name(const header *h, int s)
 {
     static const char *const names[NSEC] = {"class values", "labels", "w*", "matrix",
                                             "column indices", "values"};
+    if (s == SEC_DIVISORS && h->layout == LAYOUT_DENSE) return "u8 divisors";
     return s == SEC_MATRIX && h->layout == LAYOUT_SPARSE ? "row offsets" : names[s];
 }
 
@@ -123,7 +132,7 @@ static void encode(const header *h, unsigned char b[HEADER_SIZE])
         put64(b + SECTIONS_AT + 24 * s + 16, h->sum[s]);
     }
     put32(b + LAYOUT_AT, h->layout);
-    put32(b + LAYOUT_AT + 4, h->reserved);
+    put32(b + LAYOUT_AT + 4, h->dtype);
     put64(b + HEADER_SUM_AT, pt_checksum(b, HEADER_SUM_AT));
 }
 
@@ -148,14 +157,14 @@ static void decode(const unsigned char b[HEADER_SIZE], header *h)
         h->sum[s] = s < nsec ? get64(b + SECTIONS_AT + 24 * s + 16) : 0;
     }
     h->layout = h->version == 1 ? LAYOUT_DENSE : get32(b + LAYOUT_AT);
-    h->reserved = h->version == 1 ? 0 : get32(b + LAYOUT_AT + 4);
+    h->dtype = h->version == 1 ? 0 : get32(b + LAYOUT_AT + 4);
 }
 
 /* The canonical section offsets and lengths for these sizes (a sparse file's E entries), and
  * the file size; false if any of it overflows 64 bits. A dense file's sparse entries are zero. */
 static bool plan(uint64_t n, uint64_t d, uint64_t stride, uint64_t nclass, bool truth,
-                 bool sparse, uint64_t entries, uint64_t off[NSEC], uint64_t len[NSEC],
-                 uint64_t *total)
+                 bool sparse, uint64_t entries, pt_dtype dtype, uint64_t off[NSEC],
+                 uint64_t len[NSEC], uint64_t *total)
 {
     uint64_t cells;
     memset(off, 0, NSEC * sizeof *off);
@@ -165,14 +174,16 @@ static bool plan(uint64_t n, uint64_t d, uint64_t stride, uint64_t nclass, bool 
         __builtin_mul_overflow(truth ? d : 0, 8, &len[SEC_WSTAR]))
         return false;
     if (!sparse && (__builtin_mul_overflow(n, stride, &cells) ||
-                    __builtin_mul_overflow(cells, 4, &len[SEC_MATRIX])))
+                    __builtin_mul_overflow(cells, pt_dtype_size(dtype), &len[SEC_MATRIX])))
         return false;
     if (sparse && (n == UINT64_MAX || __builtin_mul_overflow(n + 1, 8, &len[SEC_MATRIX]) ||
                    __builtin_mul_overflow(entries, 4, &len[SEC_COL])))
         return false;
     len[SEC_VAL] = len[SEC_COL];
+    bool divisors = !sparse && dtype == PT_DTYPE_U8;
+    if (divisors && __builtin_mul_overflow(stride, 4, &len[SEC_DIVISORS])) return false;
     uint64_t at = HEADER_SIZE;
-    int last = sparse ? SEC_VAL : SEC_MATRIX;
+    int last = sparse ? SEC_VAL : divisors ? SEC_DIVISORS : SEC_MATRIX;
     for (int s = 0; s <= last; s++) {
         uint64_t align = s >= SEC_MATRIX ? MATRIX_ALIGN : 8;
         if (at > UINT64_MAX - align) return false;
@@ -259,9 +270,15 @@ static pt_status read_header(const char *path, int fd, uint64_t file_size, heade
     if (h->layout != LAYOUT_DENSE && h->layout != LAYOUT_SPARSE)
         return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: unknown layout %" PRIu32, path,
                        h->layout);
-    if (h->reserved != 0)
+    if (h->version < 3 && h->dtype != 0)
         return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: reserved bytes 244..247 are not "
                        "zero", path);
+    if (h->dtype > PT_DTYPE_U8)
+        return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: unknown element type %" PRIu32
+                       " (0 f32, 1 bf16, 2 u8)", path, h->dtype);
+    if (h->layout == LAYOUT_SPARSE && h->dtype != PT_DTYPE_F32)
+        return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: a sparse file of %s elements "
+                       "(compact storage is dense only)", path, pt_dtype_name(h->dtype));
     bool sparse = h->layout == LAYOUT_SPARSE;
     if (sparse && h->d > UINT32_MAX)
         return pt_fail(PT_ERR_FORMAT, "%s: inconsistent header: %" PRIu64 " features in the "
@@ -289,7 +306,7 @@ static pt_status read_header(const char *path, int fd, uint64_t file_size, heade
 
     uint64_t off[NSEC], len[NSEC], total;
     if (!plan(h->n, h->d, h->stride, h->nclass, h->flags & FLAG_TRUTH, sparse,
-              h->len[SEC_COL] / 4, off, len, &total) ||
+              sparse ? h->len[SEC_COL] / 4 : 0, (pt_dtype)h->dtype, off, len, &total) ||
         total > SIZE_MAX)
         return pt_fail(PT_ERR_FORMAT,
                        "%s: inconsistent header: %" PRIu64 " rows x %" PRIu64
@@ -411,6 +428,50 @@ static pt_status verify_matrix(const char *path, const header *h, pt_dataset *ds
     return PT_OK;
 }
 
+/* A compact matrix (bf16 or u8) and u8's divisors: checksums, then bf16 values finite (no
+ * exponent of all ones), the padding zero, the divisors finite and > 0 (copied, with their
+ * reciprocals), nnz. */
+static pt_status verify_compact(const char *path, const header *h, pt_dataset *ds)
+{
+    const unsigned char *base = ds->map;
+    PT_TRY(check_section(path, h, base, SEC_MATRIX));
+    size_t n = ds->n, d = ds->d, stride = ds->stride, es = pt_dtype_size(ds->dtype);
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *b = pt_compact_row(ds, i);
+        for (size_t j = 0; es == 2 && j < d; j++)
+            if ((b[2 * j + 1] & 0x7f) == 0x7f && (b[2 * j] & 0x80))
+                return pt_fail(PT_ERR_FORMAT, "%s: row %zu, feature %zu: value is not finite",
+                               path, i + 1, j + 1);
+        for (size_t k = d * es; k < stride * es; k++)
+            if (b[k] != 0)
+                return pt_fail(PT_ERR_FORMAT, "%s: row %zu: non-zero padding past feature %zu",
+                               path, i + 1, d);
+    }
+    if (ds->dtype == PT_DTYPE_U8) {
+        PT_TRY(check_section(path, h, base, SEC_DIVISORS));
+        const float *m = (const float *)(const void *)(base + h->off[SEC_DIVISORS]);
+        bool single = true;
+        for (size_t j = 0; j < stride; j++) {
+            if (!(m[j] > 0.0f && m[j] <= FLT_MAX) || (j >= d && m[j] != 1.0f))
+                return pt_fail(PT_ERR_FORMAT, "%s: u8 divisor %zu is %g (finite and > 0, 1 past "
+                               "the features)", path, j + 1, (double)m[j]);
+            single = single && (j >= d || m[j] == m[0]);
+        }
+        ds->u8_m = pt_alloc(stride * sizeof(float), "u8 divisors");
+        ds->u8_r = pt_alloc(stride * sizeof(float), "u8 divisors");
+        if (!ds->u8_m || !ds->u8_r) return PT_ERR_NOMEM;
+        pt_u8_set_divisors(ds, m, single);
+    }
+    size_t nnz = pt_compact_nnz(ds);
+    if (nnz != h->nnz)
+        return pt_fail(PT_ERR_FORMAT,
+                       "%s: inconsistent: the header says %" PRIu64
+                       " non-zeros, the matrix has %zu",
+                       path, h->nnz, nnz);
+    ds->nnz = nnz;
+    return PT_OK;
+}
+
 /* The sparse sections: checksums first (a corrupted byte is a checksum mismatch even where it
  * also breaks the layout), then the row offsets (from 0, not decreasing, ending at the entries:
  * so no row reaches past the mapped arrays), then columns and values (pt_csr_check), nnz. */
@@ -501,6 +562,117 @@ static bool layout_fits(pt_layout l, size_t n, size_t d, size_t nnz, size_t budg
     return d <= UINT32_MAX && pt_sparse_bytes(n, nnz) <= budget;
 }
 
+/* Rows [a, b) of the file's n: share i of P, [i n / P, (i + 1) n / P). */
+static void share_rows(uint64_t n, size_t i, size_t P, size_t *a, size_t *b)
+{
+    *a = (size_t)((unsigned __int128)n * i / P);
+    *b = (size_t)((unsigned __int128)n * (i + 1) / P);
+}
+
+/* A share of a distributed run (o->shard_count > 1): rows [a, b) of the file, mapped but only
+ * their pages (and the small sections) touched. The class table, the labels and w* are
+ * checksummed as in a whole read; of the matrix, the share's rows are checked (finite, zero
+ * padding; a sparse share's offsets, columns and values) but not the section's checksum,
+ * a hash of the whole section that only a pass over all of it could verify. The dataset keeps
+ * the stored layout (the other one is a copy of the share, when asked for). */
+static pt_status read_share(const char *path, int fd, size_t map_len, const header *h,
+                            const pt_read_options *o, pt_dataset **out)
+{
+    const bool sparse = h->layout == LAYOUT_SPARSE;
+    size_t a, b, budget = o->mem_budget_bytes ? o->mem_budget_bytes : pt_default_mem_budget();
+    share_rows(h->n, o->shard_index, o->shard_count, &a, &b);
+    void *map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED)
+        return pt_fail(PT_ERR_IO, "%s: cannot map %zu bytes: %s", path, map_len, strerror(errno));
+    pt_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds) {
+        munmap(map, map_len);
+        return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the dataset header", path);
+    }
+    unsigned char *base = map;
+    ds->map = map;
+    ds->map_len = map_len;
+    ds->n = (size_t)h->n; /* the whole file's, for load_small; the share's below */
+    ds->d = (size_t)h->d;
+    ds->stride = (size_t)h->stride;
+    ds->truth_R = h->truth_R;
+    ds->truth_gamma = h->truth_gamma;
+    memcpy(ds->kind, h->kind, sizeof ds->kind);
+    pt_status s = load_small(path, h, base, ds);
+    if (s == PT_OK && a > 0) {
+        /* the share's labels at the front */
+        memmove(ds->cls, ds->cls + a, (b - a) * sizeof *ds->cls);
+        if (ds->y) memmove(ds->y, ds->y + a, (b - a) * sizeof *ds->y);
+    }
+    ds->n = b - a;
+    if (s == PT_OK && !sparse) {
+        ds->X = (float *)(void *)(base + h->off[SEC_MATRIX]) + a * ds->stride;
+        size_t bytes = (b - a) * ds->stride * sizeof(float), at = (size_t)((unsigned char *)ds->X - base);
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        madvise(base + at / page * page, bytes + at % page, MADV_WILLNEED);
+        size_t nnz = 0;
+        for (size_t i = 0; i < ds->n && s == PT_OK; i++) {
+            row_scan r;
+            scan_row(ds->X + i * ds->stride, ds->d, ds->stride, &r);
+            nnz += r.nnz;
+            if (r.bad)
+                s = pt_fail(PT_ERR_FORMAT, "%s: row %zu, feature %zu: value is not finite", path,
+                            a + i + 1, first_bad(ds->X + i * ds->stride, ds->d) + 1);
+            else if (r.pad)
+                s = pt_fail(PT_ERR_FORMAT, "%s: row %zu: non-zero padding past feature %zu", path,
+                            a + i + 1, ds->d);
+        }
+        ds->nnz = nnz;
+    } else if (s == PT_OK) {
+        /* the share's row offsets, from 0, in memory of its own; columns and values mapped */
+        const uint64_t *rp = (const uint64_t *)(const void *)(base + h->off[SEC_MATRIX]);
+        const size_t entries = (size_t)(h->len[SEC_COL] / 4);
+        if (rp[a] > rp[b] || rp[b] > entries)
+            s = pt_fail(PT_ERR_FORMAT, "%s: row offsets %zu and %zu are %" PRIu64 " and %" PRIu64
+                        " (offsets do not decrease up to the %zu entries)", path, a, b, rp[a],
+                        rp[b], entries);
+        else if (!(ds->shard_rowptr = pt_alloc((b - a + 1) * sizeof(uint64_t), "row offsets")))
+            s = PT_ERR_NOMEM;
+        for (size_t i = 0; s == PT_OK && i <= b - a; i++) {
+            if (rp[a + i] < rp[a] || rp[a + i] > rp[b] || (i && rp[a + i] < rp[a + i - 1]))
+                s = pt_fail(PT_ERR_FORMAT, "%s: row offset %zu is %" PRIu64 " (offsets start at "
+                            "0 and do not decrease up to the %zu entries)", path, a + i,
+                            rp[a + i], entries);
+            else
+                ds->shard_rowptr[i] = rp[a + i] - rp[a];
+        }
+        if (s == PT_OK) {
+            ds->layout = PT_LAYOUT_SPARSE;
+            ds->rowptr = ds->shard_rowptr;
+            ds->col = (uint32_t *)(void *)(base + h->off[SEC_COL]) + rp[a];
+            ds->val = (float *)(void *)(base + h->off[SEC_VAL]) + rp[a];
+            if (pt_csr_check(ds->n, ds->d, ds->rowptr, ds->col, ds->val, path) != PT_OK) {
+                char msg[512];
+                snprintf(msg, sizeof msg, "%s", pt_last_error());
+                s = pt_fail(PT_ERR_FORMAT, "%s (rows %zu..%zu of the file)", msg, a + 1, b);
+            }
+            size_t nnz = 0, e = (size_t)(rp[b] - rp[a]);
+            for (size_t k = 0; k < e; k++) nnz += ds->val[k] != 0.0f;
+            ds->nnz = nnz;
+        }
+    }
+    pt_layout want = o->layout == PT_LAYOUT_AUTO ? ds->layout : o->layout;
+    if (s == PT_OK && want != ds->layout) {
+        pt_dataset *copy;
+        s = pt_dataset_convert(ds, want, budget, &copy);
+        if (s == PT_OK) {
+            pt_dataset_free(ds);
+            ds = copy;
+        }
+    }
+    if (s != PT_OK) {
+        pt_dataset_free(ds);
+        return s;
+    }
+    *out = ds;
+    return PT_OK;
+}
+
 pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **out)
 {
     *out = NULL;
@@ -520,6 +692,11 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     header h = {0};
     size_t stream_rows = 0; /* streamed: the window's rows */
     pt_status s = read_header(path, fd, (uint64_t)sb.st_size, &h);
+    if (s == PT_OK && o && o->shard_count > 1) {
+        s = read_share(path, fd, (size_t)sb.st_size, &h, o, out);
+        close(fd);
+        return s;
+    }
     bool sparse = h.layout == LAYOUT_SPARSE;
     pt_layout stored = sparse ? PT_LAYOUT_SPARSE : PT_LAYOUT_DENSE, want = stored;
     if (s == PT_OK) {
@@ -584,6 +761,9 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
         ds->rowptr = (uint64_t *)(void *)(base + h.off[SEC_MATRIX]);
         ds->col = (uint32_t *)(void *)(base + h.off[SEC_COL]);
         ds->val = (float *)(void *)(base + h.off[SEC_VAL]);
+    } else if (h.dtype != PT_DTYPE_F32) {
+        ds->dtype = (pt_dtype)h.dtype;
+        ds->Xc = base + h.off[SEC_MATRIX];
     } else {
         ds->X = (float *)(void *)(base + h.off[SEC_MATRIX]);
     }
@@ -592,7 +772,12 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     memcpy(ds->kind, h.kind, sizeof ds->kind);
 
     s = load_small(path, &h, map, ds);
-    if (s == PT_OK) s = sparse ? verify_csr(path, &h, ds) : verify_matrix(path, &h, ds);
+    if (s == PT_OK) s = sparse ? verify_csr(path, &h, ds)
+                         : ds->dtype != PT_DTYPE_F32 ? verify_compact(path, &h, ds)
+                                                    : verify_matrix(path, &h, ds);
+    if (s == PT_OK && want != stored && ds->dtype != PT_DTYPE_F32)
+        s = pt_fail(PT_ERR_UNSUPPORTED, "%s: a %s file is read in the dense layout only (compact "
+                    "storage is dense)", path, pt_dtype_name(ds->dtype));
     if (s == PT_OK && want != stored) {
         /* the other layout, asked for: a copy, budgeted above */
         pt_dataset *copy;
@@ -723,6 +908,28 @@ static pt_status write_sparse(FILE *f, const pt_dataset *ds, header *h, const do
     return PT_OK;
 }
 
+/* A compact dataset's file: the matrix (its padding is zero: compact matrices are only made
+ * by this library) and u8's divisors, written as they are. */
+static pt_status write_compact(FILE *f, const pt_dataset *ds, header *h, const double *classes)
+{
+    h->nnz = pt_compact_nnz(ds);
+    h->sum[SEC_MATRIX] = pt_checksum(ds->Xc, (size_t)h->len[SEC_MATRIX]);
+    if (ds->dtype == PT_DTYPE_U8)
+        h->sum[SEC_DIVISORS] = pt_checksum(ds->u8_m, (size_t)h->len[SEC_DIVISORS]);
+    unsigned char b[HEADER_SIZE];
+    encode(h, b);
+    const void *data[NSEC] = {classes, ds->cls, ds->wstar, ds->Xc, ds->u8_m, NULL};
+    PT_TRY(put(f, b, HEADER_SIZE));
+    uint64_t at = HEADER_SIZE;
+    int last = ds->dtype == PT_DTYPE_U8 ? SEC_DIVISORS : SEC_MATRIX;
+    for (int k = 0; k <= last; k++) {
+        PT_TRY(pad_to(f, at, h->off[k]));
+        PT_TRY(put(f, data[k], (size_t)h->len[k]));
+        at = h->off[k] + h->len[k];
+    }
+    return PT_OK;
+}
+
 pt_status pt_write_ptd(FILE *f, const void *ctx)
 {
     const pt_dataset *ds = ctx;
@@ -760,12 +967,15 @@ pt_status pt_write_ptd(FILE *f, const void *ctx)
     size_t entries = sparse ? (size_t)ds->rowptr[n] : 0;
     h.layout = sparse ? LAYOUT_SPARSE : LAYOUT_DENSE;
     uint64_t total;
-    if (!plan(n, d, stride, nclass, ds->wstar != NULL, sparse, entries, h.off, h.len, &total))
+    h.dtype = sparse ? PT_DTYPE_F32 : ds->dtype;
+    if (!plan(n, d, stride, nclass, ds->wstar != NULL, sparse, entries, (pt_dtype)h.dtype, h.off,
+              h.len, &total))
         return pt_fail(PT_ERR_INVALID, "dataset of %zu x %zu: size overflows", n, d);
     h.sum[SEC_CLASSES] = pt_checksum(classes, nclass * sizeof(double));
     h.sum[SEC_LABELS] = pt_checksum(ds->cls, n * sizeof(int32_t));
     h.sum[SEC_WSTAR] = pt_checksum(ds->wstar, ds->wstar ? d * sizeof(double) : 0);
     if (sparse) return write_sparse(f, ds, &h, classes);
+    if (ds->dtype != PT_DTYPE_F32) return write_compact(f, ds, &h, classes);
 
     /* The header carries the matrix checksum and nnz, so a first pass computes them (and
      * refuses NaN/Inf, which the reader would refuse); the second pass writes. */

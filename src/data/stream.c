@@ -19,8 +19,10 @@ double pt_dataset_read_pass(const pt_dataset *ds, int threads, int passes)
     const pt_kernels *k;
     if (pt_kernels_get(PT_ISA_AUTO, &k) != PT_OK) return 0.0;
     const bool sparse = ds->layout == PT_LAYOUT_SPARSE;
-    const float *val = sparse ? ds->val : ds->X;
-    const size_t m = sparse ? (size_t)ds->rowptr[ds->n] : ds->n * ds->stride;
+    /* a compact matrix's bytes are read as floats: the same bytes, the same loads */
+    const float *val = sparse ? ds->val : ds->X ? ds->X : (const float *)ds->Xc;
+    const size_t m = sparse ? (size_t)ds->rowptr[ds->n]
+                            : ds->n * ds->stride * pt_dtype_size(ds->dtype) / sizeof(float);
     /* the offsets as 32-bit words, twice as many as the 64-bit offsets */
     const uint32_t *words[2] = {sparse ? ds->col : NULL,
                                 sparse ? (const uint32_t *)(const void *)ds->rowptr : NULL};

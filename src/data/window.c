@@ -132,14 +132,16 @@ void pt_window_drop(const pt_dataset *ds, const void *p, size_t bytes)
     if (ds->win && pages(ds, p, bytes, &a, &len)) (void)madvise(a, len, MADV_DONTNEED);
 }
 
-/* The byte ranges of rows [r0, r0 + rows): the dense rows, or the offsets, columns and
+/* The byte ranges of rows [r0, r0 + rows): the dense rows (any element type), or the offsets, columns and
  * values of the sparse ones. */
 static void each_range(const pt_dataset *ds, size_t r0, size_t rows,
                        void (*fn)(const pt_dataset *, const void *, size_t))
 {
     if (rows == 0) return;
     if (ds->layout != PT_LAYOUT_SPARSE) {
-        fn(ds, ds->X + r0 * ds->stride, rows * ds->stride * sizeof(float));
+        /* float32 rows, or compact ones (bf16, u8) */
+        fn(ds, ds->X ? (const void *)(ds->X + r0 * ds->stride) : pt_compact_row(ds, r0),
+           rows * ds->stride * pt_elem_bytes(ds->dtype));
         return;
     }
     const uint64_t a = ds->rowptr[r0], b = ds->rowptr[r0 + rows];
@@ -264,7 +266,7 @@ static void queue_next(const pt_dataset *ds, pt_window_pos *at, size_t lo, size_
 static bool copy_in(const pt_dataset *ds, pt_window_pos *at, size_t next_lo)
 {
     pt_window *w = ds->win;
-    if (w->fd < 0 || ds->layout == PT_LAYOUT_SPARSE || atomic_load(&w->copy_fails)) return false;
+    if (w->fd < 0 || !ds->X || atomic_load(&w->copy_fails)) return false; /* sparse, compact */
     const size_t len = (at->hi - at->lo) * ds->stride * sizeof(float);
     if (len == 0) return false;
     pthread_mutex_lock(&w->lock);

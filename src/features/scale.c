@@ -104,6 +104,16 @@ static void row_values(const pt_dataset *ds, size_t i, double *x)
 
 pt_status pt_scaling_fit(const pt_dataset *ds, pt_scale_kind kind, pt_scaling **out)
 {
+    if (ds->dtype != PT_DTYPE_F32) {
+        /* compact rows: the same on a float32 copy */
+        pt_dataset *wide;
+        const pt_dataset *use;
+        pt_clear_error();
+        PT_TRY(pt_dataset_as_f32(ds, 0, "scaling", &wide, &use));
+        pt_status st = pt_scaling_fit(use, kind, out);
+        pt_dataset_free(wide);
+        return st;
+    }
     pt_clear_error();
     *out = NULL;
     if (kind == PT_SCALE_NONE || (int)kind < 0 || kind > PT_SCALE_STANDARDIZE)
@@ -167,6 +177,16 @@ out:
 pt_status pt_scaling_apply(const pt_scaling *sc, const pt_dataset *ds, size_t mem_budget_bytes,
                            pt_dataset **out)
 {
+    if (ds->dtype != PT_DTYPE_F32) {
+        /* compact rows: the same on a float32 copy */
+        pt_dataset *wide;
+        const pt_dataset *use;
+        pt_clear_error();
+        PT_TRY(pt_dataset_as_f32(ds, 0, "scaling", &wide, &use));
+        pt_status st = pt_scaling_apply(sc, use, mem_budget_bytes, out);
+        pt_dataset_free(wide);
+        return st;
+    }
     pt_clear_error();
     *out = NULL;
     const pt_dataset *src = ds;

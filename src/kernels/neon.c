@@ -103,6 +103,7 @@ static int neon_step(float *w, float *b, const float *x, size_t n, float y, floa
 }
 
 PT_ROW_KERNELS(neon, dot_impl, axpy_impl)
+PT_COMPACT_KERNELS(neon, dot_impl, axpy_impl, pt_widen_bf16_neon, pt_widen_u8_neon)
 
 static void neon_axpy2(float a, float c, const float *x, float *w, float *u, size_t n)
 {
@@ -154,4 +155,5 @@ const pt_kernels pt_kernels_neon = {
     .gram = &pt_gram_kernels_neon,
     .sparse = &pt_sparse_kernels_neon,
     .expand = &pt_expand_kernels_neon,
+    .compact = &neon_compact,
 };

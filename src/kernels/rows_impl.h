@@ -35,4 +35,35 @@
         for (size_t r = 0; r < rows; r++) out[r] = dot(w, X + r * ldx, n);                       \
     }
 
+/* The compact step_rows (kernels.h) and the table of an ISA's compact kernels: each row widened
+ * into buf by the ISA's widen, then the same dot and axpy as step_rows. */
+#define PT_COMPACT_KERNELS(prefix, dot, axpy, wbf16, wu8)                                        \
+    static size_t prefix##_compact_step_rows(float *w, float *b, const void *X, size_t ldx,      \
+                                             pt_dtype t, const float *m, const float *r,         \
+                                             const float *Y, size_t rows, size_t n, float tau,   \
+                                             float eta, float bias, float *buf)                  \
+    {                                                                                            \
+        float bv = *b;                                                                           \
+        size_t updates = 0;                                                                      \
+        for (size_t i = 0; i < rows; i++) {                                                      \
+            if (t == PT_DTYPE_BF16) wbf16((const uint16_t *)X + i * ldx, buf, n);                \
+            else wu8((const uint8_t *)X + i * ldx, m, r, buf, n);                                \
+            const float y = Y[i];                                                                \
+            float s = dot(w, buf, n) + bv * bias;                                                \
+            if (y * s > tau) continue;                                                           \
+            float a = eta * y;                                                                   \
+            axpy(a, buf, w, n);                                                                  \
+            bv += a * bias;                                                                      \
+            updates++;                                                                           \
+        }                                                                                        \
+        *b = bv;                                                                                 \
+        return updates;                                                                          \
+    }                                                                                            \
+                                                                                                 \
+    static const pt_compact_kernels prefix##_compact = {                                         \
+        .widen_bf16 = wbf16,                                                                     \
+        .widen_u8 = wu8,                                                                         \
+        .step_rows = prefix##_compact_step_rows,                                                 \
+    };
+
 #endif /* PT_KERNELS_ROWS_IMPL_H */

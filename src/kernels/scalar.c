@@ -29,6 +29,7 @@ static int scalar_step(float *w, float *b, const float *x, size_t n, float y, fl
 }
 
 PT_ROW_KERNELS(scalar, scalar_dot, scalar_axpy)
+PT_COMPACT_KERNELS(scalar, scalar_dot, scalar_axpy, pt_widen_bf16_scalar, pt_widen_u8_scalar)
 
 static void scalar_axpy2(float a, float c, const float *x, float *w, float *u, size_t n)
 {
@@ -62,4 +63,5 @@ const pt_kernels pt_kernels_scalar = {
     .gram = &pt_gram_kernels_scalar,
     .sparse = &pt_sparse_kernels_scalar,
     .expand = &pt_expand_kernels_scalar,
+    .compact = &scalar_compact,
 };

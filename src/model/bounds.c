@@ -137,6 +137,16 @@ static double min_of(const double *m, size_t n)
 pt_status pt_bounds_compute(const pt_dataset *ds, const float *wstar, float wbias, int bias,
                             pt_bounds *out)
 {
+    if (ds->dtype != PT_DTYPE_F32) {
+        /* compact rows: the same on a float32 copy */
+        pt_dataset *wide;
+        const pt_dataset *use;
+        pt_clear_error();
+        PT_TRY(pt_dataset_as_f32(ds, 0, "the bounds", &wide, &use));
+        pt_status st = pt_bounds_compute(use, wstar, wbias, bias, out);
+        pt_dataset_free(wide);
+        return st;
+    }
     pt_clear_error();
     memset(out, 0, sizeof *out);
     if (ds->nclass != 2) return pt_fail(PT_ERR_LABELS, "bounds need two classes (got %zu)", ds->nclass);
@@ -243,6 +253,16 @@ static pt_status space_dim(const pt_dataset *ds, const pt_train_params *p, size_
 pt_status pt_bounds_check_reference(const pt_dataset *ds, const pt_train_params *p,
                                     const pt_model *reference)
 {
+    if (ds->dtype != PT_DTYPE_F32) {
+        /* compact rows: the same on a float32 copy */
+        pt_dataset *wide;
+        const pt_dataset *use;
+        pt_clear_error();
+        PT_TRY(pt_dataset_as_f32(ds, 0, "the bounds", &wide, &use));
+        pt_status st = pt_bounds_check_reference(use, p, reference);
+        pt_dataset_free(wide);
+        return st;
+    }
     pt_clear_error();
     size_t space_d;
     PT_TRY(space_dim(ds, p, &space_d));
@@ -269,6 +289,16 @@ pt_status pt_bounds_check_reference(const pt_dataset *ds, const pt_train_params 
 pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
                             const pt_model *reference, int passes, pt_run_bounds *out)
 {
+    if (ds->dtype != PT_DTYPE_F32) {
+        /* compact rows: the same on a float32 copy */
+        pt_dataset *wide;
+        const pt_dataset *use;
+        pt_clear_error();
+        PT_TRY(pt_dataset_as_f32(ds, 0, "the bounds", &wide, &use));
+        pt_status st = pt_bounds_for_run(use, p, reference, passes, out);
+        pt_dataset_free(wide);
+        return st;
+    }
     pt_clear_error();
     memset(out, 0, sizeof *out);
     PT_TRY(pt_bounds_check_reference(ds, p, reference));

@@ -169,8 +169,9 @@ pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float 
 /* pt_model_class_scores without the feature-count warning (callers scoring in blocks warn
  * once themselves). */
 pt_status pt_class_scores(const pt_model *m, const pt_dataset *ds, float *out);
-/* The rows a model scores: ds itself, or for a model trained on scaled features (m->scale) a
- * scaled copy in *tmp (free it with pt_dataset_free; NULL when there is none). */
+/* The rows a model scores: ds itself, or a copy in *tmp (free it with pt_dataset_free; NULL
+ * when there is none): float32 for compact rows, scaled for a model trained on scaled features
+ * (m->scale). */
 pt_status pt_model_scaled(const pt_model *m, const pt_dataset *ds, const pt_dataset **use,
                           pt_dataset **tmp);
 /* pt_model_scores on rows already scaled (no scaling, no error cleared). */
@@ -182,5 +183,10 @@ void pt_warn_extra_features(size_t model_d, size_t data_d);
  * biases Vb, survival counts Vc) of Vc[v] sigma(V[v].x + Vb[v] bias), summed in double. */
 float pt_vote_score(const pt_kernels *k, const float *V, size_t ldv, const float *Vb,
                     const float *Vc, size_t nv, const float *x, size_t len, float bias);
+
+/* Tests of the older formats' reader only: with on, kernel models with dense support vectors
+ * are written as before version 4 (text, one line a vector: version 1-3), so a test can edit
+ * them as text; off (the default), in version 4's binary section. */
+void pt_model_io_text_kernels(bool on);
 
 #endif /* PT_MODEL_H */

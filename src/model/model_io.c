@@ -43,6 +43,19 @@
  *
  * A kernel one-vs-rest model has "ovr_kernel" and each class's "n_sv" block in turn.
  *
+ * Version 4 (written for every kernel model with dense support vectors) keeps them in one
+ * binary section, little-endian IEEE float32, after a text line that gives its size:
+ *   n_sv 3 binary            a two-class model: the line "binary BYTES", then BYTES bytes:
+ *   binary 60                the n_sv x d values (row by row), then the n_sv coefficients,
+ *   <BYTES bytes>\n          then a newline
+ *   ovr_kernel shared 5      one-vs-rest: one set of 5 distinct support vectors for every
+ *   class_sv 3 2 4           class (as libsvm keeps them); each class's count (nclass numbers),
+ *   binary 156               then the section: the 5 x d values, then for each class in turn
+ *   <BYTES bytes>\n          its count of uint32 indices into the set and as many float32
+ *                            coefficients (the class's own order, so it scores as before)
+ * The file's checksum covers the section as every other byte; the reader checks its size
+ * against the counts before reading, every index and every value.
+ *
  * Version 3 adds one optional header line, for a model trained on scaled features
  * (pt_train_params.scale), written only then (so that every other model keeps its version):
  *   scale -1,1 3 0.5 2 0 1 -1 0.25   the kind, d_in, then d_in pairs OFFSET FACTOR (%.17g);
@@ -80,7 +93,7 @@
 #include "features/kernel_expr.h"
 #include "model.h"
 
-#define MODEL_VERSION 3 /* the newest version this ptron reads */
+#define MODEL_VERSION 4 /* the newest version this ptron reads */
 #define MODEL_MAGIC "ptron-model"
 #define MAX_MODEL_BYTES ((uint64_t)16 << 30)
 /* Features a model can have: a file of MAX_MODEL_BYTES holds at most this many weights of two
@@ -313,6 +326,117 @@ static void print_votes(FILE *f, const pt_model *m)
 /* Linear one-vs-rest models with a binary model per class (the voted perceptron's vectors). */
 static bool has_ovr_votes(const pt_model *m) { return m->W && m->sub; }
 
+/* Little-endian float32 and uint32 (the binary section's byte order) in place. */
+static void to_le32(void *p, size_t count)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    uint32_t *u = p;
+    for (size_t i = 0; i < count; i++) u[i] = __builtin_bswap32(u[i]);
+#else
+    (void)p;
+    (void)count;
+#endif
+}
+
+/* count 32-bit values (float or uint32) to f in little-endian order. */
+static void put_le32(FILE *f, const void *v, size_t count)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    const uint32_t *u = v;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t x = __builtin_bswap32(u[i]);
+        fwrite(&x, 4, 1, f);
+    }
+#else
+    fwrite(v, 4, count, f);
+#endif
+}
+
+/* Version 4, a two-class kernel model's dense support vectors: "n_sv N binary", then the
+ * section (the N x d values, the N coefficients). */
+static void print_support_binary(FILE *f, const pt_model *m)
+{
+    const size_t stride = pt_stride_for(m->d), n = m->n_sv;
+    fprintf(f, "n_sv %zu binary\nbinary %zu\n", n, n * (m->d + 1) * 4);
+    for (size_t i = 0; i < n; i++) put_le32(f, m->sv + i * stride, m->d);
+    put_le32(f, m->coef, n);
+    fputc('\n', f);
+}
+
+/* The distinct support vectors of one-vs-rest's classes: first seen, first in the set. */
+typedef struct sv_set {
+    size_t n, cap;          /* vectors in the set; slots of the hash table (a power of two) */
+    const float **row;      /* the set's vectors (the classes' own rows, not copied) */
+    uint32_t *slot;         /* hash table: index + 1 into row, 0 empty */
+    uint32_t **idx;         /* each class's vectors as indices into the set */
+} sv_set;
+
+static void sv_set_free(sv_set *u, size_t K)
+{
+    free(u->row);
+    free(u->slot);
+    for (size_t c = 0; u->idx && c < K; c++) free(u->idx[c]);
+    free(u->idx);
+}
+
+/* The set of m's classes' vectors (d floats each); false when out of memory. */
+static bool sv_set_build(sv_set *u, const pt_model *m)
+{
+    const size_t K = m->nclass, d = m->d, stride = pt_stride_for(d);
+    size_t total = 0;
+    for (size_t c = 0; c < K; c++) total += m->sub[c]->n_sv;
+    memset(u, 0, sizeof *u);
+    u->cap = 16;
+    while (u->cap < 2 * total) u->cap *= 2;
+    u->row = malloc((total ? total : 1) * sizeof *u->row);
+    u->slot = calloc(u->cap, sizeof *u->slot);
+    u->idx = calloc(K, sizeof *u->idx);
+    if (!u->row || !u->slot || !u->idx) return false;
+    for (size_t c = 0; c < K; c++) {
+        const pt_model *s = m->sub[c];
+        if (!(u->idx[c] = malloc((s->n_sv ? s->n_sv : 1) * sizeof(uint32_t)))) return false;
+        for (size_t i = 0; i < s->n_sv; i++) {
+            const float *x = s->sv + i * stride;
+            size_t h = (size_t)pt_checksum(x, d * sizeof(float)) & (u->cap - 1);
+            while (u->slot[h] && memcmp(u->row[u->slot[h] - 1], x, d * sizeof(float)) != 0)
+                h = (h + 1) & (u->cap - 1);
+            if (!u->slot[h]) {
+                u->row[u->n] = x;
+                u->slot[h] = (uint32_t)++u->n;
+            }
+            u->idx[c][i] = u->slot[h] - 1;
+        }
+    }
+    return true;
+}
+
+/* Version 4, kernel one-vs-rest with dense support vectors: one set for every class (see the
+ * format above). False when out of memory. */
+static bool print_ovr_kernel_binary(FILE *f, const pt_model *m)
+{
+    const size_t K = m->nclass, d = m->d;
+    sv_set u;
+    if (!sv_set_build(&u, m)) {
+        sv_set_free(&u, K);
+        return false;
+    }
+    size_t bytes = u.n * d * 4;
+    fprintf(f, "ovr_kernel shared %zu\nclass_sv", u.n);
+    for (size_t c = 0; c < K; c++) {
+        fprintf(f, " %zu", m->sub[c]->n_sv);
+        bytes += m->sub[c]->n_sv * 8;
+    }
+    fprintf(f, "\nbinary %zu\n", bytes);
+    for (size_t i = 0; i < u.n; i++) put_le32(f, u.row[i], d);
+    for (size_t c = 0; c < K; c++) {
+        put_le32(f, u.idx[c], m->sub[c]->n_sv);
+        put_le32(f, m->sub[c]->coef, m->sub[c]->n_sv);
+    }
+    fputc('\n', f);
+    sv_set_free(&u, K);
+    return true;
+}
+
 /* Kernel models whose support vectors are sparse (version 3). */
 static bool has_sparse_sv(const pt_model *m)
 {
@@ -321,13 +445,25 @@ static bool has_sparse_sv(const pt_model *m)
     return any;
 }
 
-static void print_model(FILE *f, const pt_model *m)
+static _Atomic bool text_kernels; /* pt_model_io_text_kernels */
+
+void pt_model_io_text_kernels(bool on) { text_kernels = on; }
+
+/* Kernel models with dense support vectors: a binary section (version 4). */
+static bool has_binary_sv(const pt_model *m)
+{
+    return m->path == PT_PATH_KERNEL && !m->W && !m->w && !has_sparse_sv(m) && !text_kernels;
+}
+
+/* False when out of memory. */
+static bool print_model(FILE *f, const pt_model *m)
 {
     const pt_train_params *p = &m->params;
     /* version 2 only where the file needs it (voted one-vs-rest, a run in progress), so that
      * older ptron still reads the others */
     fprintf(f, "%s %d\n", MODEL_MAGIC,
-            has_sparse_sv(m) || m->scale || m->has_platt || p->expand.hash_bits
+            has_binary_sv(m) ? 4
+            : has_sparse_sv(m) || m->scale || m->has_platt || p->expand.hash_bits
                 ? 3
                 : has_ovr_votes(m) || m->nstates ? 2 : 1);
     fprintf(f, "path %s\nvariant %s\nbias %d\nd %zu\nnclass %zu\nlabels",
@@ -401,14 +537,19 @@ static void print_model(FILE *f, const pt_model *m)
         fputs("w\n", f);
         for (size_t j = 0; j < m->d; j++) fprintf(f, "%.9g\n", (double)m->w[j]);
         if (m->n_votes) print_votes(f, m);
+    } else if (m->sub && has_binary_sv(m)) {
+        if (!print_ovr_kernel_binary(f, m)) return false;
     } else if (m->sub) {
         /* kernel one-vs-rest: each class's support vectors in turn */
         fputs("ovr_kernel\n", f);
         for (size_t c = 0; c < m->nclass; c++) print_support(f, m->sub[c]);
+    } else if (has_binary_sv(m)) {
+        print_support_binary(f, m);
     } else {
         print_support(f, m);
     }
     print_states(f, m);
+    return true;
 }
 
 typedef struct text {
@@ -434,8 +575,8 @@ static pt_status model_text(const pt_model *m, const char *what, char **buf, siz
     FILE *f = open_memstream(buf, len);
     if (!f) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the model text", what);
     locale_t loc = pt_c_locale_enter();
-    print_model(f, m);
-    bool ok = fflush(f) == 0 && !ferror(f);
+    bool ok = print_model(f, m);
+    ok = fflush(f) == 0 && !ferror(f) && ok;
     if (ok) ok = fprintf(f, CHECKSUM_KEY "%016" PRIx64 "\n", pt_checksum(*buf, *len)) > 0;
     pt_c_locale_leave(loc);
     if (fclose(f) != 0 || !ok) {
@@ -881,16 +1022,149 @@ static pt_status parse_kernel_sparse(parser *r, const fields *f, size_t n, pt_mo
     return PT_OK;
 }
 
+/* Version 4's binary section: the line "binary BYTES" (BYTES must be expect), then the bytes
+ * and a newline; *out points at them. */
+static pt_status take_binary(parser *r, uint64_t expect, const unsigned char **out)
+{
+    char *line = next_line(r), *rest = line, *key = line ? token(&rest) : NULL, *t;
+    if (!key || strcmp(key, "binary") != 0 || !(t = token(&rest)) || token(&rest)) {
+        if (!line) r->line++;
+        return perr(r, "expected 'binary BYTES', the binary section's size");
+    }
+    uint64_t bytes = 0;
+    PT_TRY(parse_u64(r, "binary", t, UINT64_MAX, &bytes));
+    if (bytes != expect)
+        return perr(r, "binary: %" PRIu64 " bytes, where the counts above make %" PRIu64, bytes,
+                    expect);
+    if ((uint64_t)(r->end - r->p) <= bytes || r->p[bytes] != '\n')
+        return perr(r, "binary: the section of %" PRIu64 " bytes and its newline do not fit in "
+                    "the %zu bytes left", bytes, (size_t)(r->end - r->p));
+    *out = (const unsigned char *)r->p;
+    r->p += bytes + 1;
+    r->line++; /* the section counts as a line in messages */
+    return PT_OK;
+}
+
+/* count little-endian float32 values from src into dst; each must be finite. */
+static pt_status binary_floats(const parser *r, const char *what, const unsigned char *src,
+                               size_t count, float *dst)
+{
+    memcpy(dst, src, count * sizeof(float));
+    to_le32(dst, count);
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(dst[i])) return perr(r, "binary: %s %zu is not a finite number", what, i);
+    return PT_OK;
+}
+
+/* A kernel model of n dense support vectors, its rows zero padded (coef and sv allocated). */
+static pt_model *kernel_model_alloc(const parser *r, size_t n, size_t d)
+{
+    pt_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the model", r->path);
+        return NULL;
+    }
+    m->n_sv = n;
+    m->sv = pt_alloc((n ? n : 1) * pt_stride_for(d) * sizeof(float), "support vectors");
+    m->coef = pt_alloc((n ? n : 1) * sizeof(float), "support vector coefficients");
+    if (!m->sv || !m->coef) {
+        pt_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* One support vector from the section into its padded row. */
+static pt_status binary_row(const parser *r, const unsigned char *src, size_t d, float *row)
+{
+    PT_TRY(binary_floats(r, "support vector value", src, d, row));
+    memset(row + d, 0, (pt_stride_for(d) - d) * sizeof(float));
+    return PT_OK;
+}
+
+/* Version 4: "n_sv N binary", then the section of the N x d values and N coefficients. */
+static pt_status parse_kernel_binary(parser *r, const fields *f, uint64_t n_sv, pt_model **out)
+{
+    uint64_t bytes;
+    if (__builtin_mul_overflow(n_sv, (f->d + 1) * 4, &bytes))
+        return perr(r, "n_sv: %" PRIu64 " support vectors of %" PRIu64 " features overflow",
+                    n_sv, f->d);
+    const unsigned char *b;
+    PT_TRY(take_binary(r, bytes, &b)); /* bounds n_sv and d by the file */
+    const size_t n = (size_t)n_sv, d = (size_t)f->d, stride = pt_stride_for(d);
+    pt_model *m = *out = kernel_model_alloc(r, n, d);
+    if (!m) return PT_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++) PT_TRY(binary_row(r, b + i * d * 4, d, m->sv + i * stride));
+    return binary_floats(r, "coefficient", b + n * d * 4, n, m->coef);
+}
+
+/* Version 4, kernel one-vs-rest: "ovr_kernel shared N" (rest holds what follows "ovr_kernel"),
+ * "class_sv" with each class's count, then the section: the N vectors, then each class's
+ * indices and coefficients. Each class's model gets its own rows, in its own order. */
+static pt_status parse_ovr_kernel_binary(parser *r, const fields *f, char *rest, pt_model *m)
+{
+    const size_t K = (size_t)f->nclass, d = (size_t)f->d, stride = pt_stride_for(d);
+    char *t = token(&rest);
+    uint64_t nset = 0, bytes, total = 0;
+    if (!t || token(&rest)) return perr(r, "ovr_kernel shared: expected the number of vectors");
+    PT_TRY(parse_u64(r, "ovr_kernel shared", t, UINT32_MAX, &nset));
+    char *line = next_line(r), *key = line ? token(&line) : NULL;
+    if (!key || strcmp(key, "class_sv") != 0) {
+        if (!key) r->line++;
+        return perr(r, "ovr_kernel shared: expected 'class_sv' and each class's count");
+    }
+    uint64_t *count = malloc(K * sizeof *count);
+    if (!count) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the class counts", r->path);
+    pt_status s = PT_OK;
+    for (size_t c = 0; c < K && s == PT_OK; c++) {
+        if (!(t = token(&line))) s = perr(r, "class_sv: expected %zu counts, found %zu", K, c);
+        else s = parse_u64(r, "class_sv", t, UINT32_MAX, &count[c]);
+        total += s == PT_OK ? count[c] : 0;
+    }
+    if (s == PT_OK && token(&line)) s = perr(r, "class_sv: expected %zu counts, found more", K);
+    if (s == PT_OK && (__builtin_mul_overflow(nset, (uint64_t)d * 4, &bytes) ||
+                       __builtin_add_overflow(bytes, total * 8, &bytes)))
+        s = perr(r, "ovr_kernel shared: %" PRIu64 " vectors of %zu features overflow", nset, d);
+    const unsigned char *b = NULL;
+    if (s == PT_OK) s = take_binary(r, bytes, &b); /* bounds every count by the file */
+    const unsigned char *at = b ? b + nset * d * 4 : NULL;
+    for (size_t c = 0; c < K && s == PT_OK; c++) {
+        const size_t n = (size_t)count[c];
+        pt_model *sub = m->sub[c] = kernel_model_alloc(r, n, d);
+        uint32_t *idx = malloc((n ? n : 1) * sizeof *idx);
+        if (!sub || !idx) {
+            free(idx);
+            s = sub ? pt_fail(PT_ERR_NOMEM, "%s: cannot allocate indices", r->path) : PT_ERR_NOMEM;
+            break;
+        }
+        memcpy(idx, at, n * 4);
+        to_le32(idx, n);
+        for (size_t i = 0; i < n && s == PT_OK; i++)
+            s = idx[i] >= nset
+                    ? perr(r, "binary: class %zu's vector %zu is %" PRIu32 ", past the set's %"
+                           PRIu64, c, i, idx[i], nset)
+                    : binary_row(r, b + (size_t)idx[i] * d * 4, d, sub->sv + i * stride);
+        free(idx);
+        if (s == PT_OK) s = binary_floats(r, "coefficient", at + n * 4, n, sub->coef);
+        at += n * 8;
+    }
+    free(count);
+    return s;
+}
+
 static pt_status parse_kernel(parser *r, const fields *f, char *rest, pt_model **out)
 {
     char *t = token(&rest), *form = token(&rest);
     uint64_t n_sv = 0;
-    if (!t || (form && strcmp(form, "sparse") != 0) || token(&rest))
-        return perr(r, "n_sv: expected a count, and 'sparse' or nothing");
-    if (form && r->version < 3)
-        return perr(r, "n_sv: sparse support vectors need model format version 3 (this file says "
-                    "%d)", r->version);
+    if (!t || (form && strcmp(form, "sparse") != 0 && strcmp(form, "binary") != 0) ||
+        token(&rest))
+        return perr(r, "n_sv: expected a count, and 'sparse', 'binary' or nothing");
+    bool binary = form && strcmp(form, "binary") == 0;
+    if (form && r->version < (binary ? 4 : 3))
+        return perr(r, "n_sv: %s support vectors need model format version %d (this file says "
+                    "%d)", form, binary ? 4 : 3, r->version);
     PT_TRY(parse_u64(r, "n_sv", t, UINT64_MAX, &n_sv));
+    if (binary) return parse_kernel_binary(r, f, n_sv, out);
     if (form) {
         /* each line at least two bytes */
         if (n_sv > (uint64_t)(r->end - r->p) / 2)
@@ -936,8 +1210,9 @@ static pt_status parse_kernel(parser *r, const fields *f, char *rest, pt_model *
 
 static pt_status parse_kernel(parser *r, const fields *f, char *rest, pt_model **out);
 
-/* Kernel one-vs-rest: nclass blocks "n_sv N" + support vectors, one binary model each. */
-static pt_status parse_ovr_kernel(parser *r, const fields *f, pt_model **out)
+/* Kernel one-vs-rest: nclass blocks "n_sv N" + support vectors, one binary model each (or,
+ * version 4, "ovr_kernel shared N": one set for all); rest holds what follows "ovr_kernel". */
+static pt_status parse_ovr_kernel(parser *r, const fields *f, char *rest, pt_model **out)
 {
     pt_model *m = *out = calloc(1, sizeof *m);
     if (!m || !(m->sub = calloc((size_t)f->nclass, sizeof *m->sub)) ||
@@ -945,10 +1220,20 @@ static pt_status parse_ovr_kernel(parser *r, const fields *f, pt_model **out)
         return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the model", r->path);
     m->nclass = (size_t)f->nclass;
     memcpy(m->labels, f->labels, m->nclass * sizeof(double));
+    char *form = token(&rest);
+    if (form && strcmp(form, "shared") != 0)
+        return perr(r, "ovr_kernel: expected 'shared N' or nothing after it");
+    if (form && r->version < 4)
+        return perr(r, "ovr_kernel shared: needs model format version 4 (this file says %d)",
+                    r->version);
+    if (form) PT_TRY(parse_ovr_kernel_binary(r, f, rest, m));
     for (size_t c = 0; c < m->nclass; c++) {
-        char *line = next_line(r), *key = line ? token(&line) : NULL;
-        if (!key || strcmp(key, "n_sv") != 0) return perr(r, "ovr_kernel: expected 'n_sv' of class %zu", c);
-        PT_TRY(parse_kernel(r, f, line, &m->sub[c]));
+        if (!form) {
+            char *line = next_line(r), *key = line ? token(&line) : NULL;
+            if (!key || strcmp(key, "n_sv") != 0)
+                return perr(r, "ovr_kernel: expected 'n_sv' of class %zu", c);
+            PT_TRY(parse_kernel(r, f, line, &m->sub[c]));
+        }
         pt_model *s = m->sub[c];
         s->path = PT_PATH_KERNEL;
         s->variant = f->variant;
@@ -1527,7 +1812,7 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
         }
         if (ovr_kernel) {
             if (f.nclass < 3) return perr(r, "ovr_kernel: a model of %" PRIu64 " classes", f.nclass);
-            s = parse_ovr_kernel(r, &f, &m);
+            s = parse_ovr_kernel(r, &f, rest, &m);
             break;
         }
         if (linear || kernel || multi) {

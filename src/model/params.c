@@ -73,6 +73,8 @@ NAME_TABLE(pt_multiclass, pt_multiclass_name, pt_multiclass_parse, "multiclass m
            {"ovr", PT_MULTI_OVR}, {"direct", PT_MULTI_DIRECT})
 NAME_TABLE(pt_online_pass, pt_online_pass_name, pt_online_pass_parse, "pass",
            {"auto", PT_PASS_AUTO}, {"sequential", PT_PASS_SEQUENTIAL}, {"blocked", PT_PASS_BLOCKED})
+NAME_TABLE(pt_mix, pt_mix_name, pt_mix_parse, "mixing", {"uniform", PT_MIX_UNIFORM},
+           {"mistakes", PT_MIX_MISTAKES})
 NAME_TABLE(pt_gram_storage, pt_gram_storage_name, pt_gram_storage_parse, "Gram storage",
            {"auto", PT_GRAM_AUTO}, {"full", PT_GRAM_FULL}, {"rows", PT_GRAM_ROWS})
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist/dist.h"
 #include "model.h"
 
 /* More than two classes are scored in blocks of rows of at most this many bytes of scores, so
@@ -210,13 +211,18 @@ pt_status pt_model_evaluate(const pt_model *m, const pt_dataset *ds, pt_eval *ou
     size_t *counts = calloc(3 * K, sizeof *counts);
     if (!counts) return pt_fail(PT_ERR_NOMEM, "cannot allocate the counts of %zu classes", K);
     pt_status st = pt_model_class_counts(m, ds, counts, counts + K, counts + 2 * K, &unknown);
-    if (st == PT_OK) {
-        size_t correct = 0;
-        for (size_t c = 0; c < K; c++) correct += counts[2 * K + c];
-        out->n = ds->n;
-        out->correct = correct;
-        out->accuracy = ds->n ? (double)correct / (double)ds->n : 0.0;
-    }
+    size_t correct = 0;
+    for (size_t c = 0; st == PT_OK && c < K; c++) correct += counts[2 * K + c];
     free(counts);
+    /* a share of a distributed run: the whole data's counts, every rank taking part */
+    uint64_t all[3] = {st != PT_OK, ds->n, correct};
+    if (ds->shard_count) pt_dist_sum_u64(all, 3);
+    if (st == PT_OK && all[0])
+        return pt_fail(PT_ERR_NOMEM, "another rank failed to evaluate its share");
+    if (st == PT_OK) {
+        out->n = (size_t)all[1];
+        out->correct = (size_t)all[2];
+        out->accuracy = all[1] ? (double)all[2] / (double)all[1] : 0.0;
+    }
     return st;
 }

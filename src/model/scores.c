@@ -340,8 +340,20 @@ pt_status pt_model_scaled(const pt_model *m, const pt_dataset *ds, const pt_data
 {
     *tmp = NULL;
     *use = ds;
-    if (!m->scale) return PT_OK;
-    PT_TRY(pt_scaling_apply(m->scale, ds, 0, tmp));
+    /* compact rows: scored on a float32 copy (the scores are those of the widened rows) */
+    pt_dataset *wide;
+    PT_TRY(pt_dataset_as_f32(ds, 0, "scoring", &wide, use));
+    if (!m->scale) {
+        *tmp = wide;
+        return PT_OK;
+    }
+    pt_status s = pt_scaling_apply(m->scale, *use, 0, tmp);
+    pt_dataset_free(wide);
+    if (s != PT_OK) {
+        *use = ds;
+        *tmp = NULL;
+        return s;
+    }
     *use = *tmp;
     return PT_OK;
 }

@@ -145,6 +145,7 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
     const pt_train_state *from = p->resume ? p->resume->states[0] : NULL;
     uint32_t *order = NULL;
+    float *wide = NULL; /* a compact row widened */
     pt_model *snap = NULL;
     pt_train_state *state = NULL;
     pt_status s = PT_OK;
@@ -152,6 +153,8 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
     if (!o.s || (o.averaged && (!(o.U = pt_calloc(K * o.len * sizeof(float), "averaging buffers")) ||
                                 !(o.UB = pt_calloc(K * sizeof(float), "averaging buffers")))) ||
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
+        (ds->dtype != PT_DTYPE_F32 &&
+         !(wide = pt_alloc(ds->stride * sizeof(float), "widened row"))) ||
         !(state = direct_state_new(&o, n)) ||
         (p->epoch_hook && (!(snap = pt_model_alloc_multiclass(ds->d, K, ds->class_values)) ||
                            pt_model_keep_run(snap, direct_state_new(&o, n)) != PT_OK))) {
@@ -205,7 +208,9 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
                 size_t nnz = pt_csr_row(ds, i, &idx, &val);
                 mistakes += (size_t)direct_visit(&o, NULL, idx, val, nnz, (size_t)ds->cls[i]);
             } else {
-                mistakes += (size_t)direct_visit(&o, pt_window_row(ds, &at, i), NULL, NULL, 0,
+                /* a streamed window's copy (float32), or the row (widened if compact) */
+                const float *x = at.copy ? pt_window_row(ds, &at, i) : pt_row_f32(k, ds, i, wide);
+                mistakes += (size_t)direct_visit(&o, x, NULL, NULL, 0,
                                                  (size_t)ds->cls[i]);
             }
             if (pt_stopping(p->stop)) {
@@ -245,6 +250,7 @@ out:
     pt_free(o.U);
     pt_free(o.UB);
     pt_free(order);
+    pt_free(wide);
     pt_model_free(snap);
     pt_train_state_free(state);
     return s;

@@ -27,6 +27,7 @@ static pt_status merge_reports(pt_train_report *reps, size_t K, pt_train_report 
         if (reps[c].epochs_before > before) before = reps[c].epochs_before;
         r->updates += reps[c].updates;
         r->converged &= reps[c].converged;
+        r->gram_seconds += reps[c].gram_seconds; /* the kernel path's shared storage: once */
     }
     r->epochs_before = r->epochs_run = before;
     for (int e = before + 1; e <= epochs; e++) {

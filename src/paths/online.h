@@ -28,6 +28,8 @@ typedef struct online {
      * cw[cls[i]], set into eta before its visit */
     const float *cw;
     float eta0;
+    /* a compact dataset's row widened to float32 (len floats; NULL for float32 data) */
+    float *wide;
 } online;
 
 /* The step size of row i: eta, scaled by its class's weight when there are class weights. */
@@ -189,6 +191,24 @@ static inline void visit_correct(online *o, size_t rows)
         for (size_t r = 0; r < rows; r++) o->survived += 1.0f;
     o->steps += (double)rows;
 }
+
+/* Iterative parameter mixing on a share of a distributed run (online_mix.c): the mixed
+ * weights after each epoch, and the last mixed state, which a stop goes back to. */
+typedef struct online_mixer {
+    float *buf;   /* 2 len: the mixture of w, then of the average */
+    float *saved; /* 2 len: w and u as last mixed */
+    float b, ub;
+    double steps;
+} online_mixer;
+
+pt_status online_mix_init(online_mixer *mx, const online *o);
+void online_mix_free(online_mixer *mx);
+/* Keep o's state (the last mixed one, before an epoch), or go back to it. */
+void online_mix_save(online_mixer *mx, const online *o);
+void online_mix_restore(const online_mixer *mx, online *o);
+/* After an epoch with `mistakes` on this rank (collective): o's weights (and average) become
+ * the ranks' mixture (how: pt_train_params.mix); returns the epoch's mistakes on all ranks. */
+size_t online_mix(online_mixer *mx, online *o, size_t mistakes, pt_mix how);
 
 /* The choice of pass for each epoch (online_pass.c). */
 typedef struct online_pass {

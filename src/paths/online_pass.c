@@ -27,11 +27,14 @@ void online_pass_init(online_pass *ps, const pt_train_params *p, int threads,
     *ps = (online_pass){.mode = p->pass, .threads = threads, .n = ds->n, .mapped = mapped,
                         .big = (ds->layout == PT_LAYOUT_SPARSE
                                     ? pt_sparse_bytes(ds->n, ds->nnz)
-                                    : ds->n * len * sizeof(float)) >= AUTO_MIN_BYTES,
+                                    : ds->n * len * pt_dtype_size(ds->dtype)) >= AUTO_MIN_BYTES,
                         .blocked_below = SIZE_MAX};
-    /* class weights: one step size a sample, which only the sequential pass takes; a streamed
-     * dataset is walked window by window, which the sequential pass does */
-    if (p->class_weight || pt_dataset_streamed(ds)) ps->mode = PT_PASS_SEQUENTIAL;
+    /* class weights: one step size a sample, which only the sequential pass takes; compact
+     * rows are widened one at a time by the sequential pass (the blocked pass's scoring
+     * threads read float32 rows); a streamed dataset is walked window by window, which the
+     * sequential pass does */
+    if (p->class_weight || ds->dtype != PT_DTYPE_F32 || pt_dataset_streamed(ds))
+        ps->mode = PT_PASS_SEQUENTIAL;
     if (ps->mode == PT_PASS_AUTO && threads >= 2 && !mapped && ps->big) {
         /* start the thread team now, not in the first blocked epoch (whose time auto judges) */
 #pragma omp parallel num_threads(threads)
@@ -111,6 +114,60 @@ static pt_status epoch_sparse(online *o, const pt_dataset *ds, const uint32_t *o
     return s;
 }
 
+/* epoch_sequential on compact rows (bf16, u8): the plain pass by the compact step_rows, a chunk
+ * of rows a call; otherwise each row widened into o->wide, then the float32 step, so the
+ * decisions and w are those of the float32 copy of the rows. */
+static pt_status epoch_compact(online *o, const pt_dataset *ds, const uint32_t *order,
+                               size_t *t_io, size_t *mistakes, int epoch)
+{
+    size_t count = *mistakes, t = *t_io;
+    const float *Y = ds->y;
+    const size_t es = pt_dtype_size(ds->dtype), row_bytes = ds->stride * es;
+    pt_status s = PT_OK;
+    if (!order && !o->averaged && !o->voted && !o->cw) {
+        const size_t chunk = 8192;
+        while (t < ds->n) {
+            size_t rows = ds->n - t < chunk ? ds->n - t : chunk;
+            count += o->k->compact->step_rows(o->w, &o->b, pt_compact_row(ds, t), ds->stride,
+                                              ds->dtype, ds->u8_m, ds->u8_r, Y + t, rows, o->len,
+                                              o->tau, o->eta, o->bias, o->wide);
+            t += rows;
+            if (online_stopped(o)) {
+                s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch,
+                            t);
+                break;
+            }
+        }
+        *t_io = t;
+        *mistakes = count;
+        return s;
+    }
+    for (; t < ds->n; t++) {
+        size_t i = order ? order[t] : t;
+        if (order && t + PREFETCH_AHEAD < ds->n) {
+            const char *ahead = pt_compact_row(ds, order[t + PREFETCH_AHEAD]);
+            for (size_t j = 0; j < row_bytes; j += 64) __builtin_prefetch(ahead + j, 0, 3);
+        }
+        const float *x = pt_row_f32(o->k, ds, i, o->wide);
+        float y = Y[i];
+        online_weigh(o, ds, i);
+        if (!o->averaged && !o->voted) {
+            float sc;
+            count += (size_t)o->k->step(o->w, &o->b, x, o->len, y, o->tau, o->eta, o->bias, &sc);
+        } else {
+            count += (size_t)visit(o, x, y, score_of(o, x));
+        }
+        if (online_stopped(o)) {
+            t++;
+            s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
+            break;
+        }
+    }
+    *t_io = t;
+    *mistakes = count;
+    return s;
+}
+
 /* One sequential epoch from sample *t on; *mistakes accumulates, *t ends at n (or where an
  * interrupt stopped it: the samples before *t are done). */
 static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_t *order,
@@ -119,6 +176,7 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
 {
     if (ds->layout == PT_LAYOUT_SPARSE)
         return epoch_sparse(o, ds, order, at, t_io, mistakes, epoch);
+    if (ds->dtype != PT_DTYPE_F32) return epoch_compact(o, ds, order, t_io, mistakes, epoch);
     size_t count = *mistakes, t = *t_io;
     const float *Y = ds->y;
     pt_status s = PT_OK;

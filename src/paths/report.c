@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist/dist.h"
 #include "paths.h"
 
 void pt_train_report_clear(pt_train_report *r)
@@ -12,6 +13,7 @@ void pt_train_report_clear(pt_train_report *r)
     free(r->mistakes_per_epoch);
     free(r->objective_per_epoch);
     free(r->seconds_per_epoch);
+    free(r->comm_seconds_per_epoch);
     memset(r, 0, sizeof *r);
 }
 
@@ -35,6 +37,14 @@ pt_status pt_report_push_epoch(pt_train_report *r, size_t mistakes, double objec
         if (!t) return pt_fail(PT_ERR_NOMEM, "cannot grow the epoch report");
         r->seconds_per_epoch = t;
         t[e] = pt_now();
+    }
+    /* a distributed run: the communication seconds so far; pt_train turns them into each
+     * epoch's */
+    if (pt_dist_size() > 1 && (e == 0 || r->comm_seconds_per_epoch)) {
+        double *c = realloc(r->comm_seconds_per_epoch, (size_t)(e + 1) * sizeof *c);
+        if (!c) return pt_fail(PT_ERR_NOMEM, "cannot grow the epoch report");
+        r->comm_seconds_per_epoch = c;
+        c[e] = pt_dist_comm_seconds();
     }
     r->epochs_run++;
     return PT_OK;

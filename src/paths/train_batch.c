@@ -43,6 +43,7 @@
 
 #include <cblas.h>
 
+#include "dist/dist.h"
 #include "paths.h"
 #include "train_batch.h"
 
@@ -443,6 +444,23 @@ pt_status pt_batch_subgradient(const pt_dataset *ds, const pt_train_params *p,
     return s;
 }
 
+/* A share of a distributed run: the block's X^T g and counts summed over the ranks (every
+ * rank then takes the same step). The gradient's floats are summed by MPI_Allreduce in an
+ * order fixed by the number of ranks, so a rerun on as many ranks gives the same bits; against
+ * one process the sum differs only by its order (the README states the bound). */
+static void share_block(const batch_run *run, float *G, pt_batch_eval *e)
+{
+    pt_dist_sum_float(G, run->len);
+    uint64_t c[2] = {e->mistakes, e->active};
+    double v[2] = {e->loss, e->gsum};
+    pt_dist_sum_u64(c, 2);
+    pt_dist_sum_double(v, 2);
+    e->mistakes = (size_t)c[0];
+    e->active = (size_t)c[1];
+    e->loss = v[0];
+    e->gsum = v[1];
+}
+
 /* Where a batch run stands (see pt_train_state); the counters the epoch loop keeps. */
 typedef struct batch_pos {
     int done;         /* complete epochs */
@@ -535,6 +553,9 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
     const size_t n = ds->n;
     const size_t B = p->batch_size == 0 || p->batch_size >= n ? n : p->batch_size;
     const size_t nblk = (n + B - 1) / B;
+    /* a share of a distributed run on several ranks: one full block, summed over the ranks */
+    const bool dist = ds->shard_count > 1;
+    const size_t n_all = dist ? ds->n_total : n;
     if (!ds->y) return pt_fail(PT_ERR_LABELS, "the batch path needs two classes");
     if (p->shuffle && nblk > UINT32_MAX)
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 blocks (got %zu)",
@@ -596,13 +617,18 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
             double reg = 0.5 * (double)p->lambda * norm2(run.w, run.d);
             pt_batch_eval e;
             const float *G = pass(&run, r0, rows, &e);
+            if (dist) {
+                share_block(&run, (float *)G, &e);
+                rows = n_all;
+            }
             mistakes += e.mistakes;
             obj += e.loss + (double)rows * reg;
             /* full batch with no mistake: w separates the data and is the answer */
             if (nblk == 1 && perceptron && e.mistakes == 0) break;
             at.t += 1.0;
             update(&run, G, e.gsum, rows, at.t);
-            if (pt_stopping(p->stop)) {
+            /* ranks stop together, after the same step */
+            if (dist ? pt_dist_first_failed(pt_stopping(p->stop)) >= 0 : pt_stopping(p->stop)) {
                 r->updates = (size_t)at.t;
                 at.q = q + 1;
                 at.mistakes = mistakes;
@@ -612,7 +638,7 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
                 goto finish;
             }
         }
-        obj /= (double)n;
+        obj /= (double)n_all;
         r->updates = (size_t)at.t;
         bool finished = (perceptron && mistakes == 0) ||
                         (p->tol > 0.0 && epoch > 1 && fabs(obj - at.prev) <= p->tol * fabs(at.prev));

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist/dist.h"
 #include "online.h"
 
 /* What the epoch hook's model is made from: the learner, and where the epoch loop stands. */
@@ -99,13 +100,20 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     pt_model *snap = NULL; /* what the epoch hook sees */
     pt_train_state *state = NULL;
     const pt_train_state *from = p->resume ? p->resume->states[0] : NULL;
+    /* a share of a distributed run on several ranks: iterative parameter mixing */
+    const bool dist = ds->shard_count > 1;
+    online_mixer mx = {0};
     pt_status s = PT_OK;
     if (p->shuffle && n > UINT32_MAX)
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
     if (map && ds->layout == PT_LAYOUT_SPARSE)
         return pt_require_dense(ds, "the online path over an expansion");
     /* every buffer once, before the first epoch */
-    if ((o.averaged && !(o.u = pt_calloc(o.len * sizeof(float), "averaging buffer"))) ||
+    if (map && ds->dtype != PT_DTYPE_F32)
+        return pt_fail(PT_ERR_UNSUPPORTED, "the online path over an expansion reads float32 rows "
+                       "(pt_train widens compact data first)");
+    if ((ds->dtype != PT_DTYPE_F32 && !(o.wide = pt_alloc(o.len * sizeof(float), "widened row"))) ||
+        (o.averaged && !(o.u = pt_calloc(o.len * sizeof(float), "averaging buffer"))) ||
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
         (map && !(mapped = pt_calloc(o.len * sizeof(float), "mapped row"))) ||
         (p->epoch_hook && (!(snap = pt_model_clone(m)) ||
@@ -114,10 +122,14 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         s = pt_fail(PT_ERR_NOMEM, "cannot allocate the online path's buffers (%zu floats a row)", o.len);
         goto out;
     }
+    if (dist && (s = online_mix_init(&mx, &o)) != PT_OK) goto out;
     pt_rng rng;
     int shuffles = 0; /* the order has had one per epoch begun */
+    /* each rank its own order: rank 0 the seed's (one rank is the plain run), rank r a
+     * stream derived from it */
+    uint64_t seed = p->seed + (uint64_t)pt_dist_rank() * 0x9E3779B97F4A7C15ull * dist;
     const size_t chunk = pt_shuffle_chunk(p, ds);
-    if (order) pt_train_state_order_chunks(from, p->seed, order, n, chunk, &rng, &shuffles);
+    if (order) pt_train_state_order_chunks(from, seed, order, n, chunk, &rng, &shuffles);
     int first = 1;
     size_t start = 0, carried = 0; /* where the first epoch starts, and its mistakes so far */
     bool finished = false;
@@ -148,7 +160,17 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle_chunks(&rng, order, n, chunk);
         size_t t = epoch == first ? start : 0, mistakes = epoch == first ? carried : 0;
         size_t before = mistakes;
+        if (dist) online_mix_save(&mx, &o);
         s = online_pass_epoch(&pass, &o, ds, order, map, mapped, epoch, last, &t, &mistakes);
+        if (dist && pt_dist_first_failed(s != PT_OK) >= 0) {
+            /* a rank stopped (or failed): every rank keeps the last mixed model */
+            online_mix_restore(&mx, &o);
+            if (s == PT_OK)
+                s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d: another rank stopped",
+                            epoch);
+            break;
+        }
+        if (dist) mistakes = online_mix(&mx, &o, mistakes, p->mix); /* all ranks' */
         r->updates += mistakes - before;
         if (s == PT_ERR_INTERRUPTED && o.vote_error != PT_OK) s = pt_fail(o.vote_error, "%s", o.vote_msg);
         if (s == PT_ERR_INTERRUPTED) {
@@ -193,10 +215,12 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         o.V = o.Vb = o.Vc = NULL;
     }
 out:
+    online_mix_free(&mx);
     pt_free(o.V);
     free(o.Vb);
     free(o.Vc);
     pt_free(o.u);
+    pt_free(o.wide);
     pt_free(order);
     pt_free(mapped);
     pt_model_free(snap);
@@ -253,8 +277,11 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
     size_t *active = malloc(K * sizeof *active), *waiting = malloc(K * sizeof *waiting);
     pt_train_state **out = calloc(K, sizeof *out);
     uint32_t *order = p->shuffle ? pt_alloc((n ? n : 1) * sizeof *order, "sample order") : NULL;
+    /* a compact row is widened once for every class's step */
+    float *wide = ds->dtype != PT_DTYPE_F32 ? pt_alloc(len * sizeof(float), "widened row") : NULL;
     pt_status s = PT_OK;
-    if (!o || !pr || !active || !waiting || !out || (p->shuffle && !order)) {
+    if (!o || !pr || !active || !waiting || !out || (p->shuffle && !order) ||
+        (ds->dtype != PT_DTYPE_F32 && !wide)) {
         s = pt_fail(PT_ERR_NOMEM, "cannot allocate %zu one-vs-rest problems", K);
         goto out;
     }
@@ -339,7 +366,10 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
                                                              score_of_sparse(oc, idx, val, nnz));
                 }
             }
-            const float *x = sparse ? NULL : pt_window_row(ds, &at, i);
+            /* a streamed window's copy (float32), or the row (widened if compact) */
+            const float *x = sparse ? NULL
+                             : at.copy ? pt_window_row(ds, &at, i)
+                                       : pt_row_f32(k, ds, i, wide);
             for (size_t a = 0; !sparse && a < nactive; a++) {
                 size_t c = active[a];
                 float y = cls == (int32_t)(c0 + c) ? 1.0f : -1.0f, sc;
@@ -415,5 +445,6 @@ out:
     free(waiting);
     free(out);
     pt_free(order);
+    pt_free(wide);
     return s;
 }

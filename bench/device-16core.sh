@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The 16-core figures of bench/MPI_SCALING-16core.md and bench/compact-16core.log, made on a
+# lent machine without apt (Ubuntu 24.04 image, 16 cores, run as root) by
+#   bench/device-16core.sh OUT_DIR
+# from the repository root, with .dev/ holding the Debian 12 debs of what the build needs
+# (apt-get download openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev and its libraries,
+# libopenblas0-openmp libopenblas-openmp-dev libopenblas-dev libxxhash-dev libxxhash0 pkgconf
+# pkgconf-bin libpkgconf3 zlib1g-dev): they are unpacked into /tmp/sys and found through
+# pkg-config's sysroot and Open MPI's OPAL_PREFIX. ptron is built there, not carried.
+set -uo pipefail
+out=${1:?usage: bench/device-16core.sh OUT_DIR}
+S=/tmp/sys; mkdir -p $S
+for f in .dev/*.deb; do dpkg -x "$f" $S; done
+ln -sf pkgconf $S/usr/bin/pkg-config
+# zlib: the image's shared library (the deb's libz.so points outside the sysroot, and its
+# static libz.a cannot go into a shared object)
+rm -f $S/usr/lib/x86_64-linux-gnu/libz.a
+ln -sf /usr/lib/x86_64-linux-gnu/libz.so.1 $S/usr/lib/x86_64-linux-gnu/libz.so
+ln -sf mpirun.openmpi $S/usr/bin/mpirun
+export PATH=$S/usr/bin:$PATH
+export PKG_CONFIG_PATH=$S/usr/lib/x86_64-linux-gnu/pkgconfig:$S/usr/share/pkgconfig
+export PKG_CONFIG_SYSROOT_DIR=$S OPAL_PREFIX=$S/usr
+export LD_LIBRARY_PATH=$S/usr/lib/x86_64-linux-gnu/openblas-openmp:$S/usr/lib/x86_64-linux-gnu/openmpi/lib:$S/usr/lib/x86_64-linux-gnu
+# shared memory between the ranks of one machine; no fabric libraries to probe
+export OMPI_MCA_mtl=^ofi,psm OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1
+{ lscpu | grep -E "Model name|^CPU\(s\)|L3|NUMA node\(s\)|Flags" | sed 's/Flags:.*\(avx512_bf16\).*/Flags: ... \1 .../'
+  gcc --version | head -1; meson --version; mpirun --version | head -1; } >"$out/machine.txt" 2>&1
+rm -rf /tmp/b
+meson setup /tmp/b -Dtests=false -Dbench=disabled -Dpython=disabled -Dmpi=enabled \
+    -Dbuildtype=release >"$out/setup.log" 2>&1 || { tail -30 "$out/setup.log"; exit 1; }
+ninja -C /tmp/b >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+P=/tmp/b/src/ptron
+timeout 300 python3 scripts/mpi-scaling $P 16 --reps 3 --dir /tmp/ms \
+    >"$out/MPI_SCALING-16core.md" 2>"$out/mpi-scaling.err"
+echo "mpi-scaling exit $?" >>"$out/mpi-scaling.err"
+# compact storage: the online epoch on 200,000 x 256 as f32 and bf16, one thread
+W=/tmp/compact; mkdir -p $W
+$P gen noisy --n 200000 --d 256 --seed 1 -o $W/f32.ptd >/dev/null
+$P convert $W/f32.ptd -o $W/bf16.ptd --dtype bf16 >/dev/null
+for t in f32 bf16; do
+    echo "== $t"; $P info $W/$t.ptd | head -4
+    $P bench $W/$t.ptd --paths online --reps 5 --threads 1 --epochs 10
+done >"$out/compact-16core.log" 2>&1
