@@ -367,10 +367,11 @@ PT_API void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info);
 
 /* Whether ds is streamed, and its window's rows (0: the matrix is in memory). A .ptd file
  * whose matrix (in its own layout) exceeds pt_read_options.mem_budget_bytes is not refused but
- * streamed: mapped without being read in, and walked in windows of rows a quarter of the budget
- * each (pages read ahead as a window begins, and dropped behind it as it ends), so the resident
- * matrix stays within the budget; every pass reads the file's bytes once (from the page cache
- * when it holds them). The reader verifies the checksums in a first such pass. The online and
+ * streamed: mapped without being read in, and walked in windows of rows an eighth of the budget
+ * each (a dense window read into a buffer, the next one read ahead by a reader thread; sparse
+ * arrays' pages read ahead as a window begins and dropped as it ends), so the resident matrix
+ * stays within the budget; every pass reads the file's bytes once (from the page cache when it
+ * holds them). The reader verifies the checksums in a first such pass. The online and
  * batch paths and scoring walk a streamed dataset window by window; the online paths take the
  * windows in the chunked order of pt_train_params.shuffle_chunk when shuffled (its rows: the
  * window's unless given). The kernel path needs every row at once (its Gram) and refuses one.

@@ -272,6 +272,18 @@ pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
                        "pt_read_options.mem_budget_bytes above that, or train on the online or "
                        "batch path, which stream", bytes / 1048576.0);
     }
+    if (p->shuffle && p->shuffle_chunk && pt_dataset_streamed(ds) &&
+        ds->layout != PT_LAYOUT_SPARSE) {
+        /* a walker holds its chunk and the next one, read ahead */
+        size_t bytes = ds->stride * sizeof(float), held;
+        if (!pt_mul_ok(p->shuffle_chunk, 2 * bytes, &held) || held > p->mem_budget_bytes)
+            return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle_chunk of %zu rows: a streamed "
+                           "run holds two chunks (%.1f MiB), over the memory budget of %.1f MiB; "
+                           "lower pt_train_params.shuffle_chunk or raise "
+                           "pt_train_params.mem_budget_bytes", p->shuffle_chunk,
+                           (double)p->shuffle_chunk * 2.0 * (double)bytes / 1048576.0,
+                           p->mem_budget_bytes / 1048576.0);
+    }
     if (p->class_weight && p->class_weight_n != ds->nclass)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.class_weight has %zu weights; the data "
                        "has %zu classes", p->class_weight_n, ds->nclass);

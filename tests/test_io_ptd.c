@@ -380,7 +380,7 @@ START_TEST(memory_budget)
     pt_read_options_init(&o);
     o.mem_budget_bytes = 1000;
     pt_dataset *b = NULL;
-    /* over the budget: streamed, 1000 / 4 bytes a window (one 128-byte row of 32 floats) */
+    /* over the budget: streamed, 1000 / 8 bytes a window: at least one row (128 bytes) */
     ck_assert_int_eq(pt_dataset_read(p, &o, &b), PT_OK);
     ck_assert_uint_eq(pt_dataset_streamed(b), 1);
     assert_same(a, b);

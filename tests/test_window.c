@@ -108,7 +108,7 @@ static void same_models(const pt_dataset *mem, const pt_dataset *str, const char
 START_TEST(dense_same_model)
 {
     pt_dataset *ds = generate(PT_GEN_NOISY, 600, 40, 0), *mem, *str;
-    both(ds, PT_LAYOUT_DENSE, 4096, &mem, &str); /* 1 KiB windows: 5 rows of 48 floats */
+    both(ds, PT_LAYOUT_DENSE, 8192, &mem, &str); /* 1 KiB windows: 5 rows of 48 floats */
     ck_assert_uint_eq(pt_dataset_streamed(str), 5);
     tu_assert_same_data(mem, str, "dense streamed");
     same_models(mem, str, "dense");
@@ -287,6 +287,58 @@ START_TEST(chunked_order)
 }
 END_TEST
 
+/* The CLI: train and info say the data was streamed; the streamed run's model file is the
+ * in-memory run's, shuffled (the window's rows given to the in-memory run) and not. */
+START_TEST(cli_streamed)
+{
+    /* (tu_path's buffers are reused by tu_run_cli) */
+    char data[512], m1[512], m2[512];
+    snprintf(data, sizeof data, "%s", tu_path("win", ".ptd"));
+    snprintf(m1, sizeof m1, "%s", tu_path("win", ".model"));
+    snprintf(m2, sizeof m2, "%s", tu_path("win", ".model"));
+    char cmd[2048], *out = NULL;
+    snprintf(cmd, sizeof cmd, "gen noisy --n 30000 --d 60 --seed 4 -o %s", data);
+    ck_assert_int_eq(tu_run_cli(cmd, NULL, NULL), 0);
+    snprintf(cmd, sizeof cmd, "train %s -o %s --mem-mb 1 --epochs 3 --shuffle --json", data, m1);
+    ck_assert_int_eq(tu_run_cli(cmd, &out, NULL), 0);
+    HAS(out, "\"data_mode\": \"streamed\"");
+    HAS(out, "\"stream_rows\": 512"); /* 128 KiB windows of 256-byte rows */
+    HAS(out, "\"shuffle_chunk\": 512");
+    HAS(out, "\"bytes_per_epoch\": 7680000");
+    free(out);
+    snprintf(cmd, sizeof cmd, "train %s -o %s --epochs 3 --shuffle --shuffle-chunk 512 --json",
+             data, m2);
+    ck_assert_int_eq(tu_run_cli(cmd, &out, NULL), 0);
+    HAS(out, "\"data_mode\": \"in memory\"");
+    free(out);
+    size_t l1, l2;
+    char *b1 = tu_read_file(m1, &l1), *b2 = tu_read_file(m2, &l2);
+    ck_assert_msg(b1 && b2 && l1 == l2 && memcmp(b1, b2, l1) == 0, "the model files differ");
+    free(b1);
+    free(b2);
+    snprintf(cmd, sizeof cmd, "info %s --mem-mb 1", data);
+    char *err = NULL;
+    int rc = tu_run_cli(cmd, &out, &err);
+    ck_assert_msg(rc == 0, "info: %d: %s", rc, err);
+    free(err);
+    HAS(out, "streamed");
+    free(out);
+    /* a chunk of rows that, held twice, exceeds the budget: refused before training */
+    snprintf(cmd, sizeof cmd, "train %s -o %s --mem-mb 1 --shuffle --shuffle-chunk 4096", data,
+             m1);
+    ck_assert_int_eq(tu_run_cli(cmd, NULL, &err), 2);
+    HAS(err, "--shuffle-chunk");
+    free(err);
+    snprintf(cmd, sizeof cmd, "train %s -o %s --mem-mb 1 --path kernel", data, m1);
+    ck_assert_int_eq(tu_run_cli(cmd, NULL, &err), 2);
+    HAS(err, "--mem-mb");
+    free(err);
+    unlink(data);
+    unlink(m1);
+    unlink(m2);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("window");
@@ -300,6 +352,7 @@ static Suite *suite(void)
     tcase_add_test(tc, streamed_checksums);
     tcase_add_test(tc, streamed_predictions);
     tcase_add_test(tc, chunked_order);
+    tcase_add_test(tc, cli_streamed);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -201,7 +201,7 @@ static const struct {
      "  --mem-mb M               memory budget for the data and training buffers (default:\n"
      "                           half of RAM); larger needs are refused before allocating,\n"
      "                           but a .ptd matrix larger than M is streamed from its file in\n"
-     "                           windows of M/4 (online and batch paths)\n"
+     "                           windows of M/8 (online and batch paths)\n"
      "  --json                   print one JSON object on stdout and nothing else there\n"
      "  --quiet                  no progress, no summary\n"},
     {"predict", "usage: ptron predict MODEL FILE [-o PREDICTIONS] [--scores SCORES]\n"

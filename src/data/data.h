@@ -10,10 +10,8 @@
 #include "common/common.h"
 #include "kernels/kernels.h"
 
-/* The window of a streamed dataset (window.c): rows a window holds, and the page size. */
-typedef struct pt_window {
-    size_t rows, page;
-} pt_window;
+/* The window of a streamed dataset (window.c). */
+typedef struct pt_window pt_window;
 
 struct pt_dataset {
     size_t n, d, stride;  /* stride: floats of a dense row (and of a weight vector), both layouts */
@@ -59,8 +57,11 @@ struct pt_dataset {
 
 /* --------------------------------------------- streamed datasets (window.c) */
 
-pt_window *pt_window_new(size_t rows);
+/* A window of `rows` rows of about row_bytes each over the file open as fd (taken: closed by
+ * pt_window_free; -1: none, the pages then come in by advice only); NULL + error on failure. */
+pt_window *pt_window_new(size_t rows, size_t row_bytes, int fd);
 void pt_window_free(pt_window *w);
+size_t pt_window_rows(const pt_window *w);
 /* Advice on the pages of [p, p + bytes) inside ds's mapping (nothing when ds is not streamed):
  * fetch reads them in ahead of use, drop releases them (rounded outward to whole pages: a
  * dropped page is read back from the file on its next use, so this is always safe). */
@@ -78,13 +79,39 @@ void pt_window_leave(const pt_dataset *ds, size_t r0, size_t rows);
  * together (in order, or in an order from pt_rng_shuffle_chunks by the window's rows). */
 typedef struct pt_window_pos {
     size_t lo, hi, rows, from, to;
+    int buf;           /* the window's copy (window.c): its buffer + 1, or 0 */
+    const float *copy; /* dense rows [lo, hi) copied, or NULL (they are read in the mapping) */
+    int next_buf;      /* the next window's, being read ahead: its buffer + 1, or 0 */
+    size_t next_lo, next_hi;
 } pt_window_pos;
+/* Move to row i's window; next: a row of the window the walker takes after it (SIZE_MAX:
+ * none), which is read ahead meanwhile. pt_window_move reads ahead the rows after i's. */
+void pt_window_move_to(const pt_dataset *ds, pt_window_pos *at, size_t i, size_t next);
 void pt_window_move(const pt_dataset *ds, pt_window_pos *at, size_t i);
 static inline void pt_window_at(const pt_dataset *ds, pt_window_pos *at, size_t i)
 {
     if (ds->win && (i < at->lo || i >= at->hi)) pt_window_move(ds, at, i);
 }
+/* pt_window_at for the walk of a chunked order (pt_rng_shuffle_chunks, by the windows' rows):
+ * sample t (row order[t]) of n; on entering a window, the next chunk's is read ahead. */
+static inline void pt_window_at_order(const pt_dataset *ds, pt_window_pos *at,
+                                      const uint32_t *order, size_t t, size_t n)
+{
+    size_t i = order[t];
+    if (!ds->win || (i >= at->lo && i < at->hi)) return;
+    /* a chunk's rows fill the positions from t on; the next chunk starts after them */
+    const size_t rows = at->rows ? at->rows : pt_dataset_streamed(ds);
+    size_t lo = i - i % rows, end = ds->n - lo < rows ? ds->n : lo + rows;
+    size_t after = t + (end - lo);
+    pt_window_move_to(ds, at, i, after < n ? order[after] : SIZE_MAX);
+}
 void pt_window_end(const pt_dataset *ds, pt_window_pos *at);
+/* Dense row i, after pt_window_at(ds, at, i): in the window's copy, or in the matrix. The rows
+ * of a window are contiguous there too, a stride apart. */
+static inline const float *pt_window_row(const pt_dataset *ds, const pt_window_pos *at, size_t i)
+{
+    return at->copy ? at->copy + (i - at->lo) * ds->stride : ds->X + i * ds->stride;
+}
 
 /* Allocate an n x d dataset with zeroed matrix and labels; NULL + error on failure. */
 pt_dataset *pt_dataset_alloc(size_t n, size_t d);

@@ -413,7 +413,7 @@ void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info)
     for (size_t i = 0; i < ds->n; i++) {
         pt_window_at(ds, &at, i);
         /* the row's values: all d of a dense row, or the non-zeros of a sparse one */
-        const float *x = ds->X ? ds->X + i * ds->stride : NULL;
+        const float *x = ds->X ? pt_window_row(ds, &at, i) : NULL;
         if (wide) x = pt_compact_widen_row(ds, i, wide);
         const uint32_t *col;
         size_t m = x ? ds->d : pt_csr_row(ds, i, &col, &x);

@@ -397,11 +397,11 @@ static pt_status verify_matrix(const char *path, const header *h, pt_dataset *ds
         pt_window_at(ds, &at, i0);
         i1 = n - i0 < step ? n : i0 + step;
         if (ds->win && i1 > at.hi) i1 = at.hi;
-        const float *blk = ds->X + i0 * stride;
+        const float *blk = pt_window_row(ds, &at, i0);
         XXH3_64bits_update(st, blk, (i1 - i0) * stride * sizeof(float));
         for (size_t i = i0; i < i1; i++) {
             row_scan r;
-            scan_row(ds->X + i * stride, d, stride, &r);
+            scan_row(blk + (i - i0) * stride, d, stride, &r);
             nnz += r.nnz;
             if (r.bad && bad_row == SIZE_MAX) bad_row = i;
             if (r.pad && pad_row == SIZE_MAX) pad_row = i;
@@ -503,7 +503,7 @@ static pt_status verify_csr(const char *path, const header *h, pt_dataset *ds)
     const uint64_t *rp = ds->rowptr;
     if (ds->win) {
         /* streamed: the checksums in a first pass, then the rows window by window */
-        size_t piece = ds->win->rows * (entries / (n ? n : 1) * 8 + 8);
+        size_t piece = pt_dataset_streamed(ds) * (entries / (n ? n : 1) * 8 + 8);
         for (int s = SEC_MATRIX; s <= SEC_VAL; s++)
             PT_TRY(check_section_streamed(path, h, ds, s, piece));
     } else {
@@ -519,7 +519,7 @@ static pt_status verify_csr(const char *path, const header *h, pt_dataset *ds)
     if (rp[n] != entries)
         return pt_fail(PT_ERR_FORMAT, "%s: the row offsets end at %" PRIu64 ", the file holds "
                        "%zu entries", path, rp[n], entries);
-    size_t nnz = 0, step = ds->win ? ds->win->rows : n;
+    size_t nnz = 0, step = ds->win ? pt_dataset_streamed(ds) : n;
     pt_window_pos at = {0};
     for (size_t r0 = 0; r0 < n; r0 += step) {
         size_t r1 = n - r0 < step ? n : r0 + step;
@@ -542,12 +542,14 @@ static pt_status verify_csr(const char *path, const header *h, pt_dataset *ds)
     return PT_OK;
 }
 
-/* The rows of a streamed file's window: a quarter of the budget (at least one row). */
+/* The rows of a streamed file's window: an eighth of the budget (at least one row), since a
+ * walker holds two (the one it reads and the next, read ahead), and two walk at once on the
+ * batch path's two threads. */
 static size_t window_rows(const header *h, size_t budget)
 {
     uint64_t matrix = h->len[SEC_MATRIX] + h->len[SEC_COL] + h->len[SEC_VAL];
     uint64_t row = h->n ? (matrix + h->n - 1) / h->n : 1;
-    uint64_t rows = budget / 4 / (row ? row : 1);
+    uint64_t rows = budget / 8 / (row ? row : 1);
     return rows < 1 ? 1 : rows > h->n ? (size_t)(h->n ? h->n : 1) : (size_t)rows;
 }
 
@@ -705,7 +707,7 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
          * neither does, or the file's layout is asked for and does not fit, it is streamed */
         if (asked == PT_LAYOUT_AUTO && layout_fits(stored, n, d, nnz, budget)) asked = stored;
         else if (asked == PT_LAYOUT_AUTO && layout_fits(other, n, d, nnz, budget)) asked = other;
-        /* the file's layout over the budget: streamed, a window a quarter of it */
+        /* the file's layout over the budget: streamed, a window an eighth of it */
         if (asked == PT_LAYOUT_AUTO || (asked == stored && !layout_fits(stored, n, d, nnz, budget)))
             stream_rows = window_rows(&h, budget);
         else s = pt_layout_resolve(path, asked, n, d, nnz, budget, &want);
@@ -722,7 +724,9 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     void *map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE | (stream_rows ? 0 : MAP_POPULATE),
                      fd, 0);
     int map_errno = errno;
-    close(fd);
+    /* a streamed file's window reads it (window.c); it keeps the descriptor */
+    int keep_fd = stream_rows && map != MAP_FAILED ? fd : -1;
+    if (keep_fd < 0) close(fd);
     if (map == MAP_FAILED)
         return pt_fail(PT_ERR_IO, "%s: cannot map %zu bytes: %s", path, map_len,
                        strerror(map_errno));
@@ -730,12 +734,14 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     pt_dataset *ds = calloc(1, sizeof *ds);
     if (!ds) {
         munmap(map, map_len);
+        if (keep_fd >= 0) close(keep_fd);
         return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate the dataset header", path);
     }
     ds->map = map;
     ds->map_len = map_len;
     ds->X_owned = false;
-    if (stream_rows && !(ds->win = pt_window_new(stream_rows))) {
+    if (stream_rows && !(ds->win = pt_window_new(stream_rows, (size_t)h.stride * sizeof(float),
+                                                 keep_fd))) {
         pt_dataset_free(ds);
         return PT_ERR_NOMEM;
     }

@@ -45,13 +45,16 @@ static pt_status predict_raw(const pt_model *m, const pt_dataset *ds, int32_t *p
          * offsets index the whole of them) */
         pt_dataset block = *ds;
         block.n = rows < n - i0 ? rows : n - i0;
+        /* streamed: the block is a window (its rows copied, or read in the mapping) */
+        pt_window_pos at = {.rows = rows};
+        pt_window_at(ds, &at, i0);
+        block.win = NULL; /* its rows are where block.X says */
         if (ds->layout == PT_LAYOUT_SPARSE) block.rowptr = ds->rowptr + i0;
-        else block.X = ds->X + i0 * ds->stride;
+        else block.X = (float *)pt_window_row(ds, &at, i0);
         block.cls = ds->cls ? ds->cls + i0 : NULL;
         block.y = ds->y ? ds->y + i0 : NULL;
-        pt_window_enter(ds, i0, block.n);
         st = K > 2 ? pt_class_scores(m, &block, s) : pt_model_scores_raw(m, &block, s);
-        pt_window_leave(ds, i0, block.n);
+        pt_window_end(ds, &at);
         if (st != PT_OK) break;
         for (size_t i = 0; K == 2 && i < block.n; i++) pred[i0 + i] = pt_sign_positive(s[i]);
         for (size_t i = 0; K > 2 && i < block.n; i++) {

@@ -199,7 +199,8 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
         size_t mistakes = epoch == first ? carried : 0, before = mistakes;
         for (size_t t = epoch == first ? start : 0; t < n; t++) {
             size_t i = order ? order[t] : t;
-            pt_window_at(ds, &at, i);
+            if (order) pt_window_at_order(ds, &at, order, t, n);
+            else pt_window_at(ds, &at, i);
             if (p->class_weight) o.eta = p->eta * p->class_weight[ds->cls[i]];
             if (sparse) {
                 const uint32_t *idx;
@@ -207,7 +208,9 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
                 size_t nnz = pt_csr_row(ds, i, &idx, &val);
                 mistakes += (size_t)direct_visit(&o, NULL, idx, val, nnz, (size_t)ds->cls[i]);
             } else {
-                mistakes += (size_t)direct_visit(&o, pt_row_f32(k, ds, i, wide), NULL, NULL, 0,
+                /* a streamed window's copy (float32), or the row (widened if compact) */
+                const float *x = at.copy ? pt_window_row(ds, &at, i) : pt_row_f32(k, ds, i, wide);
+                mistakes += (size_t)direct_visit(&o, x, NULL, NULL, 0,
                                                  (size_t)ds->cls[i]);
             }
             if (pt_stopping(p->stop)) {

@@ -91,7 +91,8 @@ static pt_status epoch_sparse(online *o, const pt_dataset *ds, const uint32_t *o
     for (; t < ds->n; t++) {
         const uint32_t *idx;
         const float *val;
-        pt_window_at(ds, at, order ? order[t] : t);
+        if (order) pt_window_at_order(ds, at, order, t, ds->n);
+        else pt_window_at(ds, at, t);
         size_t nnz = sparse_row(ds, order, t, &idx, &val);
         float y = Y[order ? order[t] : t];
         online_weigh(o, ds, order ? order[t] : t);
@@ -187,8 +188,8 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
             size_t rows = ds->n - t < chunk ? ds->n - t : chunk;
             pt_window_at(ds, at, t);
             if (ds->win && rows > at->hi - t) rows = at->hi - t;
-            count += o->k->step_rows(o->w, &o->b, ds->X + t * ds->stride, ds->stride, Y + t, rows,
-                                     o->len, o->tau, o->eta, o->bias);
+            count += o->k->step_rows(o->w, &o->b, pt_window_row(ds, at, t), ds->stride, Y + t,
+                                     rows, o->len, o->tau, o->eta, o->bias);
             t += rows;
             if (online_stopped(o)) {
                 s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d after sample %zu", epoch, t);
@@ -200,11 +201,14 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
         return s;
     }
     for (; t < ds->n; t++) {
-        pt_window_at(ds, at, order ? order[t] : t);
-        const float *x = row(ds, order, t);
+        if (order) pt_window_at_order(ds, at, order, t, ds->n);
+        else pt_window_at(ds, at, t);
+        const float *x = pt_window_row(ds, at, order ? order[t] : t);
         float y = Y[order ? order[t] : t];
         online_weigh(o, ds, order ? order[t] : t);
-        if (order && t + PREFETCH_AHEAD < ds->n) prefetch_row(row(ds, order, t + PREFETCH_AHEAD), ds->stride);
+        /* (a streamed window's copy is in cache) */
+        if (order && !at->copy && t + PREFETCH_AHEAD < ds->n)
+            prefetch_row(row(ds, order, t + PREFETCH_AHEAD), ds->stride);
         if (map) {
             map->map(map->ctx, x, mapped);
             x = mapped;

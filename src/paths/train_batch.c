@@ -180,9 +180,9 @@ static void fused_chunk(const batch_run *run, size_t g0, const float *X, const f
     pt_batch_eval e = {0};
     memset(acc, 0, len * sizeof *acc);
     for (size_t i = 0; i < rows; i++) {
-        const float *x = X + i * len;
         pt_window_at(run->rows, &at, g0 + i);
-        if (i + ahead < rows)
+        const float *x = at.copy ? pt_window_row(run->rows, &at, g0 + i) : X + i * len;
+        if (i + ahead < rows && !at.copy) /* (a streamed window's copy is in cache) */
             for (size_t j = 0; j < len; j += PT_ALIGN_FLOATS)
                 __builtin_prefetch(x + ahead * len + j, 0, 3);
         float g = subgradient(loss, k->dot(run->w, x, len) + bb, Y[i],

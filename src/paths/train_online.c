@@ -347,7 +347,8 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
             if (t == n) break;
             size_t i = order ? order[t] : t;
             int32_t cls = ds->cls[i];
-            pt_window_at(ds, &at, i);
+            if (order) pt_window_at_order(ds, &at, order, t, n);
+            else pt_window_at(ds, &at, i);
             if (sparse) {
                 /* the row's pairs once, every class's step on them (O(nnz) each) */
                 const uint32_t *idx;
@@ -365,7 +366,10 @@ pt_status pt_train_online_ovr(const pt_dataset *ds, const pt_train_params *p, co
                                                              score_of_sparse(oc, idx, val, nnz));
                 }
             }
-            const float *x = sparse ? NULL : pt_row_f32(k, ds, i, wide);
+            /* a streamed window's copy (float32), or the row (widened if compact) */
+            const float *x = sparse ? NULL
+                             : at.copy ? pt_window_row(ds, &at, i)
+                                       : pt_row_f32(k, ds, i, wide);
             for (size_t a = 0; !sparse && a < nactive; a++) {
                 size_t c = active[a];
                 float y = cls == (int32_t)(c0 + c) ? 1.0f : -1.0f, sc;
