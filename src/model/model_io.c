@@ -364,64 +364,13 @@ static void print_support_binary(FILE *f, const pt_model *m)
     fputc('\n', f);
 }
 
-/* The distinct support vectors of one-vs-rest's classes: first seen, first in the set. */
-typedef struct sv_set {
-    size_t n, cap;          /* vectors in the set; slots of the hash table (a power of two) */
-    const float **row;      /* the set's vectors (the classes' own rows, not copied) */
-    uint32_t *slot;         /* hash table: index + 1 into row, 0 empty */
-    uint32_t **idx;         /* each class's vectors as indices into the set */
-} sv_set;
-
-static void sv_set_free(sv_set *u, size_t K)
-{
-    free(u->row);
-    free(u->slot);
-    for (size_t c = 0; u->idx && c < K; c++) free(u->idx[c]);
-    free(u->idx);
-}
-
-/* The set of m's classes' vectors (d floats each); false when out of memory. */
-static bool sv_set_build(sv_set *u, const pt_model *m)
-{
-    const size_t K = m->nclass, d = m->d, stride = pt_stride_for(d);
-    size_t total = 0;
-    for (size_t c = 0; c < K; c++) total += m->sub[c]->n_sv;
-    memset(u, 0, sizeof *u);
-    u->cap = 16;
-    while (u->cap < 2 * total) u->cap *= 2;
-    u->row = malloc((total ? total : 1) * sizeof *u->row);
-    u->slot = calloc(u->cap, sizeof *u->slot);
-    u->idx = calloc(K, sizeof *u->idx);
-    if (!u->row || !u->slot || !u->idx) return false;
-    for (size_t c = 0; c < K; c++) {
-        const pt_model *s = m->sub[c];
-        if (!(u->idx[c] = malloc((s->n_sv ? s->n_sv : 1) * sizeof(uint32_t)))) return false;
-        for (size_t i = 0; i < s->n_sv; i++) {
-            const float *x = s->sv + i * stride;
-            size_t h = (size_t)pt_checksum(x, d * sizeof(float)) & (u->cap - 1);
-            while (u->slot[h] && memcmp(u->row[u->slot[h] - 1], x, d * sizeof(float)) != 0)
-                h = (h + 1) & (u->cap - 1);
-            if (!u->slot[h]) {
-                u->row[u->n] = x;
-                u->slot[h] = (uint32_t)++u->n;
-            }
-            u->idx[c][i] = u->slot[h] - 1;
-        }
-    }
-    return true;
-}
-
 /* Version 4, kernel one-vs-rest with dense support vectors: one set for every class (see the
  * format above). False when out of memory. */
 static bool print_ovr_kernel_binary(FILE *f, const pt_model *m)
 {
     const size_t K = m->nclass, d = m->d;
-    sv_set u;
-    if (!sv_set_build(&u, m)) {
-        sv_set_free(&u, K);
-        pt_fail(PT_ERR_NOMEM, "cannot allocate the set of support vectors");
-        return false;
-    }
+    pt_sv_set u;
+    if (pt_sv_set_build(&u, m) != PT_OK) return false;
     size_t bytes = u.n * d * 4;
     fprintf(f, "ovr_kernel shared %zu\nclass_sv", u.n);
     for (size_t c = 0; c < K; c++) {
@@ -435,7 +384,7 @@ static bool print_ovr_kernel_binary(FILE *f, const pt_model *m)
         put_le32(f, m->sub[c]->coef, m->sub[c]->n_sv);
     }
     fputc('\n', f);
-    sv_set_free(&u, K);
+    pt_sv_set_free(&u, K);
     return true;
 }
 
