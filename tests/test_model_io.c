@@ -499,6 +499,9 @@ START_TEST(roundtrip_binary_section)
     free(t);
     r = save_load(tm, NULL);
     ck_assert_uint_eq(r->nclass, K);
+    pt_model_info info;
+    pt_model_get_info(r, &info);
+    ck_assert_uint_eq(info.n_support, total); /* the classes' vectors together */
     for (size_t c = 0; c < K; c++) same_vectors(tm->sub[c], r->sub[c]);
     size_t n = pt_dataset_n(ds);
     double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
