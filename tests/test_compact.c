@@ -237,6 +237,22 @@ START_TEST(ptd_round_trip)
             HAS(pt_last_error(), s ? "u8 divisors" : "matrix");
             free(bad);
         }
+        if (t == 2) {
+            /* a divisor so small that 255 / m overflows: refused, naming it */
+            char *bad = malloc(len);
+            memcpy(bad, bytes, len);
+            float tiny = 1e-38f;
+            memcpy(bad + doff + 4 * 3, &tiny, 4);
+            uint64_t dsum = pt_checksum(bad + doff, 4 * 32);
+            memcpy(bad + 96 + 24 * 4 + 16, &dsum, 8);
+            uint64_t hsum = pt_checksum(bad, 248);
+            memcpy(bad + 248, &hsum, 8);
+            const char *q = tu_write_bytes("cmpbad", ".ptd", bad, len);
+            pt_dataset *z = (pt_dataset *)1;
+            ck_assert_int_eq(pt_dataset_read(q, NULL, &z), PT_ERR_FORMAT);
+            HAS(pt_last_error(), "u8 divisor 4 is 1e-38");
+            free(bad);
+        }
         /* an element type the format does not have */
         bytes[244] = 7;
         pt_dataset *z = (pt_dataset *)1;

@@ -33,8 +33,9 @@
  *   dense:
  *   round_up(.., 4096)       matrix: n rows of stride elements of the element type (float32,
  *                            bf16 or u8), zero past d; the file ends here but for u8:
- *   round_up(.., 4096)       u8 divisors: stride float32 m_j (x = q / m_j), finite and > 0, 1
- *                            past d; the file ends here
+ *   round_up(.., 4096)       u8 divisors: stride float32 m_j (x = q / m_j), finite and at
+ *                            least 255 / FLT_MAX (so 255 / m_j is finite), 1 past d; the file
+ *                            ends here
  *   sparse:
  *   round_up(.., 4096)       row offsets: n + 1 u64, from 0, not decreasing, the last = E
  *   round_up(.., 4096)       column indices: E u32, increasing within a row, each < d
@@ -452,9 +453,11 @@ static pt_status verify_compact(const char *path, const header *h, pt_dataset *d
         const float *m = (const float *)(const void *)(base + h->off[SEC_DIVISORS]);
         bool single = true;
         for (size_t j = 0; j < stride; j++) {
-            if (!(m[j] > 0.0f && m[j] <= FLT_MAX) || (j >= d && m[j] != 1.0f))
-                return pt_fail(PT_ERR_FORMAT, "%s: u8 divisor %zu is %g (finite and > 0, 1 past "
-                               "the features)", path, j + 1, (double)m[j]);
+            /* 255 / m must be finite: every value q / m is then */
+            if (!(m[j] >= 255.0f / FLT_MAX && m[j] <= FLT_MAX) || (j >= d && m[j] != 1.0f))
+                return pt_fail(PT_ERR_FORMAT, "%s: u8 divisor %zu is %g (finite, at least "
+                               "255 / FLT_MAX, and 1 past the features)", path, j + 1,
+                               (double)m[j]);
             single = single && (j >= d || m[j] == m[0]);
         }
         PT_TRY(pt_u8_alloc_divisors(ds));
