@@ -100,5 +100,6 @@ void bt_register_gram(void);
 void bt_register_expansion(void);
 void bt_register_loading(void);
 void bt_register_sparse_online(void);
+void bt_register_compact(void);
 
 #endif /* PT_BENCH_H */

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The 16-core figures of bench/MPI_SCALING-16core.md and bench/compact-16core.log, made on a
+# The 16-core figures of bench/MPI_SCALING-16core.md and bench/device-16core/, made on a
 # lent machine without apt (Ubuntu 24.04 image, 16 cores, run as root) by
 #   bench/device-16core.sh OUT_DIR
 # from the repository root, with .dev/ holding the Debian 12 debs of what the build needs
 # (apt-get download openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev and its libraries,
 # libopenblas0-openmp libopenblas-openmp-dev libopenblas-dev libxxhash-dev libxxhash0 pkgconf
-# pkgconf-bin libpkgconf3 zlib1g-dev): they are unpacked into /tmp/sys and found through
+# pkgconf-bin libpkgconf3 zlib1g-dev libbenchmark-dev libbenchmark1debian): they are unpacked into /tmp/sys and found through
 # pkg-config's sysroot and Open MPI's OPAL_PREFIX. ptron is built there, not carried.
 set -uo pipefail
 out=${1:?usage: bench/device-16core.sh OUT_DIR}
@@ -26,7 +26,7 @@ export OMPI_MCA_mtl=^ofi,psm OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1
 { lscpu | grep -E "Model name|^CPU\(s\)|L3|NUMA node\(s\)|Flags" | sed 's/Flags:.*\(avx512_bf16\).*/Flags: ... \1 .../'
   gcc --version | head -1; meson --version; mpirun --version | head -1; } >"$out/machine.txt" 2>&1
 rm -rf /tmp/b
-meson setup /tmp/b -Dtests=false -Dbench=disabled -Dpython=disabled -Dmpi=enabled \
+meson setup /tmp/b -Dtests=false -Dbench=enabled -Dpython=disabled -Dmpi=enabled \
     -Dbuildtype=release >"$out/setup.log" 2>&1 || { tail -30 "$out/setup.log"; exit 1; }
 ninja -C /tmp/b >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 P=/tmp/b/src/ptron
@@ -41,3 +41,17 @@ for t in f32 bf16; do
     echo "== $t"; $P info $W/$t.ptd | head -4
     $P bench $W/$t.ptd --paths online --reps 5 --threads 1 --epochs 10
 done >"$out/compact-16core.log" 2>&1
+# a streamed epoch (--mem-mb 64: the 205 MB matrix read from the page cache a window at a
+# time) against the in-memory one, one thread, medians of the epochs
+for mem in 0 64; do
+    $P train $W/f32.ptd -o $W/m.model --epochs 10 --threads 1 --json \
+        $([ $mem -gt 0 ] && echo --mem-mb $mem) >$W/stream-$mem.json
+    python3 -c "import json,statistics,sys; j=json.load(open(sys.argv[1])); print(sys.argv[2], j.get('data_mode'), 'epoch ms', round(1e3*statistics.median(j['seconds_per_epoch']), 2))" $W/stream-$mem.json "mem_mb=$mem"
+done >"$out/stream-16core.log" 2>&1
+# the suite's compact-storage and Gram benchmarks on a quiet machine (threads 1 and 2)
+timeout 200 /tmp/b/bench/ptron-bench --benchmark_filter='online/compact|gram/build' \
+    >"$out/bench-16core.txt" 2>&1
+# issue 17's comparisons with scikit-learn and scipy on the same CSR matrix (this image's
+# python3 has them)
+timeout 200 python3 scripts/compare-sparse-online --ptron $P >"$out/sparse-online-16core.json" 2>&1
+timeout 150 python3 scripts/compare-sparse-batch --ptron $P >"$out/sparse-batch-16core.json" 2>&1

@@ -8,8 +8,12 @@
  *   naive  the table's dot for every pair of the upper triangle, mirrored, one thread;
  *   tiled  src/features/gram.c's pt_gram_full: OpenMP over square tiles, the kernel applied in the
  *          tile, mirrored (rows packed once, outside the timing, as the path does).
+ *   sgemm  the ceiling: OpenBLAS sgemm of the whole n x n product X X^T (linear only, no
+ *          kernel function), its GFLOP/s of the 2 n^2 d FLOPs it does.
  * Figures: GFLOP/s of n (n + 1) d useful FLOPs (the upper triangle's multiply-adds), and
- * vs_ssyrk, the ratio to the ssyrk build of the same kernel, n, d and threads. OPENBLAS_CORETYPE
+ * vs_ssyrk, the ratio to the ssyrk build of the same kernel, n, d and threads; vs_sgemm, the
+ * ratio to sgemm's GFLOP/s on the same n, d and threads (the kernel function's work included
+ * in the build's time, not sgemm's). OPENBLAS_CORETYPE
  * decides which ssyrk kernels run (Haswell's AVX2 ones by default on a Zen 4/5 CPU): the report
  * records it.
  *
@@ -27,8 +31,8 @@
 
 #define NMAX 4000
 
-enum { IMPL_SSYRK, IMPL_NAIVE, IMPL_TILED, NIMPL };
-static const char *const impl_names[NIMPL] = {"ssyrk", "naive", "tiled"};
+enum { IMPL_SSYRK, IMPL_SGEMM, IMPL_NAIVE, IMPL_TILED, NIMPL };
+static const char *const impl_names[NIMPL] = {"ssyrk", "sgemm", "naive", "tiled"};
 
 typedef struct gram_case {
     int impl;
@@ -123,6 +127,12 @@ static void bm_gram(bs_state *st, const void *arg)
     while (bs_keep_running(st)) {
         switch (c->impl) {
         case IMPL_SSYRK: build_ssyrk(ds, k, n, d, c->kernel, G, ld, norm); break;
+        case IMPL_SGEMM:
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)n, (blasint)n,
+                        (blasint)d, 1.0f, pt_dataset_row_const(ds, 0),
+                        (blasint)pt_dataset_stride(ds), pt_dataset_row_const(ds, 0),
+                        (blasint)pt_dataset_stride(ds), 0.0f, G, (blasint)ld);
+            break;
         case IMPL_NAIVE: build_naive(ds, k, n, d, G, ld); break;
         case IMPL_TILED:
             if ((s = pt_gram_full(&rows, &kf, k, G, ld, c->threads)) != PT_OK)
@@ -137,7 +147,7 @@ static void bm_gram(bs_state *st, const void *arg)
     free(norm);
     if (bs_error_occurred(st)) return;
     const double it = (double)bs_iterations(st);
-    const double flops = (double)n * (double)(n + 1) * (double)d;
+    const double flops = (double)n * (double)(c->impl == IMPL_SGEMM ? 2 * n : n + 1) * (double)d;
     bs_counter(st, "GFLOP/s", flops * it / 1e9, BS_RATE);
     bs_set_items_processed(st, (int64_t)((double)n * (double)n * it)); /* kernel entries */
     char key[96];
@@ -145,6 +155,10 @@ static void bm_gram(bs_state *st, const void *arg)
     if (c->impl == IMPL_SSYRK) bt_baseline_put(key, flops * it / el / 1e9);
     double base = bt_baseline(key);
     if (base > 0) bs_counter(st, "vs_ssyrk", flops * it / el / 1e9 / base, BS_PLAIN);
+    snprintf(key, sizeof key, "sgemm/%zu/%zu/t%d", n, d, c->threads);
+    if (c->impl == IMPL_SGEMM) bt_baseline_put(key, flops * it / el / 1e9);
+    base = bt_baseline(key);
+    if (base > 0) bs_counter(st, "vs_sgemm", flops * it / el / 1e9 / base, BS_PLAIN);
 }
 
 /* ------------------------------------------------------------ kernel-perceptron epoch */
@@ -213,12 +227,13 @@ void bt_register_gram(void)
     static const int64_t shapes[][2] = {{1000, 256}, {2000, 256}, {4000, 256}, {4000, 16}};
     char name[160];
     int nc = 0;
-    /* ssyrk first: the others' vs_ssyrk needs its figure */
+    /* ssyrk and sgemm first: the others' vs_ssyrk and vs_sgemm need their figures */
     for (int impl = 0; impl < NIMPL; impl++)
         for (int kern = 0; kern < 2; kern++)
             for (int threads = 1; threads <= 2; threads++) {
                 pt_kernel kernel = kern ? PT_KERNEL_RBF : PT_KERNEL_LINEAR;
                 if (impl == IMPL_NAIVE && (kernel != PT_KERNEL_LINEAR || threads != 1)) continue;
+                if (impl == IMPL_SGEMM && kernel != PT_KERNEL_LINEAR) continue;
                 gram_case *c = &cases[nc++];
                 c->impl = impl;
                 c->kernel = kernel;

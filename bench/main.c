@@ -72,6 +72,7 @@ int main(int argc, char **argv)
     bt_register_kernels();
     bt_register_online();
     bt_register_sparse_online();
+    bt_register_compact();
     bt_register_batch();
     bt_register_gram();
     bt_register_expansion();

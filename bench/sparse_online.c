@@ -3,7 +3,10 @@
  * 200,000 rows x 47,236 features, about 50 non-zeros a row (pt_generate PT_GEN_SPARSE, the
  * defaults of `ptron gen sparse --n 200000`: 10.5 million non-zeros, 80 MB of CSR), per ISA,
  * classic (the plain pass: the whole epoch in the sparse step_rows kernel), averaged (the lazy
- * sum, O(nnz) a step) and classic shuffled (rows visited at random).
+ * sum, O(nnz) a step) and classic shuffled (rows visited at random); and full-batch iterations
+ * of the batch path on the same set (squared loss: every row's g is non-zero, so each
+ * iteration gathers and scatters every non-zero, the work of scipy's X @ w plus X.T @ g that
+ * scripts/compare-sparse-batch times beside it).
  *
  * As in online.c, one call trains several epochs and the progress callback's clock splits
  * them; the figure is the mean steady epoch (epochs 2..). Figures: samples/s; GB/s = bytes of
@@ -150,6 +153,55 @@ static void bm_sparse_epoch(bs_state *st, const void *arg)
     bs_counter(st, "steady_mistakes", epochs ? mistakes / epochs : 0, BS_PLAIN);
 }
 
+/* Full-batch iterations (batch path, squared loss, last iterate, no early stop), 1 thread:
+ * the mean of iterations 2.. as for the epochs above. */
+static void bm_sparse_batch(bs_state *st, const void *arg)
+{
+    const sparse_case *c = arg;
+    const pt_dataset *ds = sparse_data(st);
+    if (!ds) return;
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.path = PT_PATH_BATCH;
+    p.loss = PT_LOSS_SQUARED;
+    p.eta = 0.1f;
+    p.batch_size = 0;
+    p.average_iterates = 0;
+    p.tol = 0.0;
+    p.isa = c->isa;
+    p.threads = 1;
+    p.epochs = bs_smoke() ? 2 : EPOCHS;
+    bt_epoch_clock clk;
+    p.progress = bt_on_epoch;
+    p.progress_user = &clk;
+    double iter_sum = 0;
+    while (bs_keep_running(st)) {
+        pt_model *m = NULL;
+        pt_train_report rep = {0};
+        pt_status s = pt_train(ds, &p, &m, &rep);
+        if (s != PT_OK) {
+            bt_skip(st, s, "batch path on sparse data");
+            pt_model_free(m);
+            pt_train_report_clear(&rep);
+            break;
+        }
+        int e = rep.epochs_run < EPOCHS ? rep.epochs_run : EPOCHS;
+        double iter = bt_steady_epoch(&clk, e);
+        iter_sum += iter;
+        bs_set_iteration_time(st, iter);
+        pt_model_free(m);
+        pt_train_report_clear(&rep);
+    }
+    if (bs_error_occurred(st)) return;
+    const double it = (double)bs_iterations(st), bytes = (double)csr_bytes(ds);
+    bs_counter(st, "samples/s", (double)pt_dataset_n(ds) * it, BS_RATE);
+    bs_counter(st, "GB/s", bytes * it / 1e9, BS_RATE);
+    bs_set_bytes_processed(st, (int64_t)(bytes * it));
+    bs_counter(st, "vs_read", bytes / (iter_sum / it) / 1e9 / read_gbps(ds), BS_PLAIN);
+}
+
+static sparse_case batch_cases[4];
+
 void bt_register_sparse_online(void)
 {
     bs_bench *b = bs_register("baseline/read/data:rcv1like", bm_read_csr, NULL);
@@ -180,4 +232,15 @@ void bt_register_sparse_online(void)
             bs_iterations_fixed(b, 3);
             bs_time_unit(b, BS_MS);
         }
+    for (int i = 0; i < nisa; i++) {
+        sparse_case *c = &batch_cases[i];
+        c->isa = isas[i];
+        snprintf(name, sizeof name,
+                 "batch/sparse_iteration/isa:%s/loss:squared/data:rcv1like/threads:1",
+                 pt_isa_name(c->isa));
+        b = bs_register(name, bm_sparse_batch, c);
+        bs_use_manual_time(b);
+        bs_iterations_fixed(b, 3);
+        bs_time_unit(b, BS_MS);
+    }
 }

@@ -306,10 +306,11 @@ PT_API pt_status pt_dataset_convert(const pt_dataset *ds, pt_layout to, size_t m
  * widen compact rows as they load them.
  *  - PT_DTYPE_F32: 4 bytes a feature (the default; every function reads it).
  *  - PT_DTYPE_BF16: 2 bytes a feature, bfloat16 (float32's sign, exponent and top 7 mantissa
- *    bits); a float32 is rounded to the nearest bf16, ties to even (relative error <= 2^-9).
+ *    bits); a float32 is rounded to the nearest bf16, ties to even (relative error <= 2^-8).
  *  - PT_DTYPE_U8: 1 byte a feature, q in 0..255, standing for x = q / m_j with a divisor m_j
- *    per feature (the kernels compute q / m_j from m_j's float reciprocal r_j as
- *    x0 = q r_j, x = x0 + r_j (q - x0 m_j), two fused multiply-adds, on every ISA alike).
+ *    per feature (the kernels compute q / m_j from 1 / m_j split in two floats, rh + rl, as
+ *    fma(q, rh, q rl), on every ISA alike: the correctly rounded quotient for integer divisors
+ *    below 2^14).
  *    Values must be >= 0. pt_dataset_to_dtype chooses one divisor for the whole matrix when it
  *    represents every value exactly (pixels / 255: m = 255; tried: 255 / max, 1 / the smallest
  *    positive value rounded, 255), else per feature m_j = 255 / max_i x_ij (1 for an all-zero
@@ -1124,6 +1125,12 @@ PT_API void pt_dist_abort(int status);
  * ("rank 2 of 4 failed to read its share of FILE"). On one rank: the whole file. */
 PT_API pt_status pt_dataset_read_shard(const char *path, const pt_read_options *o,
                                        pt_dataset **out);
+/* Read the whole dataset on every rank (collective; a rank that fails fails the call on every
+ * rank, as above): pt_train on it splits one-vs-rest's classes on the kernel path across the
+ * ranks (rank r trains the classes c with c mod P = r; the model, assembled on every rank, is
+ * the one process's byte for byte); on the other paths every rank trains the whole problem. */
+PT_API pt_status pt_dataset_read_replicated(const char *path, const pt_read_options *o,
+                                            pt_dataset **out);
 /* The rows of the whole dataset a share belongs to (pt_dataset_n for a dataset that is not
  * a share). */
 PT_API size_t pt_dataset_n_total(const pt_dataset *ds);

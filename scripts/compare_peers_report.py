@@ -20,8 +20,9 @@ for k in ("online", "online_seq", "batch"):
     P[k] = median_run(k, "train_seconds")
 S = load("sklearn.json")
 C = load("c.json")
+SP = load("sparse.json")
 res = {"epochs": int(E), "n": int(n), "circle_n": int(cn), "gamma": float(gamma),
-       "ptron": P, "sklearn": S, "peers": C}
+       "ptron": P, "sklearn": S, "peers": C, "sparse": SP}
 with open(os.path.join(out, "peers.json"), "w") as f:
     json.dump(res, f, indent=1)
 
@@ -101,6 +102,34 @@ L.append("")
 L.append(f"libsvm: {sv.get('n_sv')} support vectors. sklearn fits dense float64 arrays "
          "(its fastest layout; the load is timed apart). LIBLINEAR's parse is timed as "
          "liblinear-predict on the training file (it parses each line and predicts as it reads).")
+
+# The sparse set (compare_peers_sparse.py): whole programs, one run each.
+def mib(x):
+    return "n/a" if x is None else f"{x:.0f} MiB"
+L.append("")
+L.append(f"Sparse: `ptron gen sparse --n {SP.get('n')} --seed 1` (rcv1-like, 47,236 features, "
+         f"~50 non-zeros a row; {SP.get('held_out')} held-out rows), {E} epochs for the "
+         "perceptrons, each program whole under /usr/bin/time (its load included), one run; "
+         f"load average {SP.get('load_average', 0):.1f}. Peak memory is the maxrss; "
+         "scikit-learn's includes the interpreter and its imports.")
+L.append("")
+L.append("| trainer | wall | peak memory | peak / LIBLINEAR's | held-out accuracy |")
+L.append("| --- | --- | --- | --- | --- |")
+llp = SP.get("liblinear", {}).get("peak_mib")
+for key, what in (("ptron_classic", "ptron train (online)"),
+                  ("ptron_averaged", "ptron train --averaged"),
+                  ("liblinear", "liblinear-train -s 3 -B 1"),
+                  ("sklearn_perceptron", "scikit-learn Perceptron (scipy CSR)"),
+                  ("libsvm_linear_subset", f"libsvm svm-train -t 0, first {SP.get('libsvm_n')} rows"),
+                  ("ptron_averaged_subset", f"ptron --averaged, first {SP.get('libsvm_n')} rows")):
+    j = SP.get(key, {})
+    if "error" in j:
+        L.append(f"| {what} | {str(j['error']).replace('|', '/')} | | | |")
+        continue
+    pk = j.get("peak_mib")
+    L.append(f"| {what} | {fmt(j.get('wall_seconds'), ' s')} | {mib(pk)} | "
+             f"{'n/a' if pk is None or not llp else f'{pk / llp:.2f}x'} | "
+             f"{acc(j.get('held_out_accuracy'))} |")
 md = "\n".join(L) + "\n"
 with open(os.path.join(out, "peers.md"), "w") as f:
     f.write(md)

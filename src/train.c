@@ -229,7 +229,9 @@ static pt_status train_linear(const pt_dataset *ds, const pt_train_params *p, co
 static pt_status check_share(const pt_dataset *ds, const pt_train_params *p)
 {
     if (ds->shard_count < 2) return PT_OK;
-    const char *no = p->path == PT_PATH_KERNEL ? "the kernel path"
+    const char *no = p->path == PT_PATH_KERNEL ? "the kernel path on shares (read the data "
+                                                 "whole on every rank: one-vs-rest's classes "
+                                                 "are then split across the ranks)"
                      : ds->nclass > 2 ? "more than two classes"
                      : p->variant == PT_VARIANT_VOTED ? "the voted variant"
                      : p->expand.kind != PT_EXPAND_NONE ? "a feature expansion"

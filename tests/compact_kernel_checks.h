@@ -10,7 +10,8 @@
  *    with 255 (pixels / 255); the output is compared with scalar's and its canaries after n
  *    checked. Inputs ending at an inaccessible page catch a read past n (the tails).
  *  - u8 with divisor 255 widens q to the correctly rounded q / 255 for every q (what makes a
- *    u8 file of pixels / 255 hold the float32 values exactly).
+ *    u8 file of pixels / 255 hold the float32 values exactly); with divisor m the kernels take
+ *    1 / m as rh + rl (ck_m, ck_r).
  *  - step_rows on compact rows equals the same ISA's float32 step_rows on the widened rows
  *    (w, b and the count, bit for bit), for row lengths 1 to 67 and ldx past the row.
  *
@@ -43,12 +44,14 @@ static inline uint16_t ck_bf16(void)
     return h;
 }
 
-/* Divisors: random in [0.01, 300) per feature, or one value for all. */
+/* Divisors m: random in [0.01, 300) per feature, or one value for all; ck_m and ck_r get their
+ * reciprocals rh and rl as the kernels take them (1 / m = rh + rl, data/data.h). */
 static inline void ck_divisors(size_t n, float one)
 {
     for (size_t i = 0; i < n; i++) {
-        ck_m[i] = one > 0.0f ? one : 0.01f + 150.0f * (urand() + 1.0f);
-        ck_r[i] = 1.0f / ck_m[i];
+        float m = one > 0.0f ? one : 0.01f + 150.0f * (urand() + 1.0f);
+        ck_m[i] = 1.0f / m;
+        ck_r[i] = (float)(1.0 / (double)m - (double)ck_m[i]);
     }
 }
 
@@ -91,10 +94,10 @@ static void compact_u8_exact_255(const pt_kernels *k)
 {
     uint8_t q[256];
     for (int i = 0; i < 256; i++) q[i] = (uint8_t)i;
-    static float m[256], r[256], out[256];
+    static float m[256], r[256], out[256]; /* 1 / 255 as rh + rl */
     for (int i = 0; i < 256; i++) {
-        m[i] = 255.0f;
-        r[i] = 1.0f / 255.0f;
+        m[i] = 1.0f / 255.0f;
+        r[i] = (float)(1.0 / 255.0 - (double)m[i]);
     }
     k->compact->widen_u8(q, m, r, out, 256);
     for (int i = 0; i < 256; i++)

@@ -471,7 +471,7 @@ START_TEST(roundtrip_binary_section)
     pt_gen_params_init(&g);
     g.kind = PT_GEN_BLOBS;
     g.n = 400;
-    g.d = 8;
+    g.d = 32;
     g.margin = 0.05;
     pt_dataset *ds;
     ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
@@ -499,6 +499,9 @@ START_TEST(roundtrip_binary_section)
     free(t);
     r = save_load(tm, NULL);
     ck_assert_uint_eq(r->nclass, K);
+    pt_model_info info;
+    pt_model_get_info(r, &info);
+    ck_assert_uint_eq(info.n_support, total); /* the classes' vectors together */
     for (size_t c = 0; c < K; c++) same_vectors(tm->sub[c], r->sub[c]);
     size_t n = pt_dataset_n(ds);
     double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
@@ -509,6 +512,22 @@ START_TEST(roundtrip_binary_section)
     ck_assert_int_eq(pt_model_class_scores(tm, ds, sa), PT_OK);
     ck_assert_int_eq(pt_model_class_scores(r, ds, sb), PT_OK);
     ck_assert(bits_eq(sa, sb, n * K * sizeof *sa));
+    /* the classes' scores through the shared set (taken: it computes fewer kernel values)
+     * equal each class's own model's to rounding: |error| <= 1e-5 of the largest score, the
+     * sum of |coefficients| times the largest kernel value (1 + 1 for RBF with the bias) */
+    ck_assert(shared * (g.d + K) < total * (g.d + 1));
+    float *bs = malloc(n * sizeof *bs);
+    for (size_t c = 0; c < K; c++) {
+        const pt_model *sub = tm->sub[c];
+        double bound = 0.0;
+        for (size_t i = 0; i < sub->n_sv; i++) bound += fabs(sub->coef[i]) * 2.0;
+        ck_assert_int_eq(pt_model_kernel_scores(sub, ds, bs), PT_OK);
+        for (size_t i = 0; i < n; i++)
+            ck_assert_msg(fabs((double)bs[i] - sa[i * K + c]) <= 1e-5 * bound,
+                          "class %zu row %zu: shared %.9g, alone %.9g", c, i,
+                          (double)sa[i * K + c], (double)bs[i]);
+    }
+    free(bs);
     free(a);
     free(b);
     free(sa);

@@ -254,6 +254,7 @@ def matrix_view(handle):
 
 
 PT_LAYOUT_SPARSE = 1
+PT_DTYPE_F32 = 0
 
 
 class _Freer:
@@ -323,7 +324,8 @@ def load_dataset(path):
     layout, an (n, d) float32 array in ptron's layout, used in place by every estimator (for a
     .ptd file, its read-only mapping); for the sparse layout (fewer than 1/4 of the values
     non-zero, or a sparse .ptd file), a scipy.sparse CSR matrix over the library's float32
-    values (read-only, in place). y holds the labels (float64, or str for a CSV whose labels
+    values (read-only, in place); a .ptd file stored as bf16 or u8 gives a float32 copy of its
+    values. y holds the labels (float64, or str for a CSV whose labels
     are words)."""
     handle = ctypes.c_void_p()
     check(lib.pt_dataset_read(os.fsencode(path), None, ctypes.byref(handle)))
@@ -334,4 +336,11 @@ def load_dataset(path):
         raise
     if lib.pt_dataset_layout(handle) == PT_LAYOUT_SPARSE:
         return csr_view(handle), y
+    if lib.pt_dataset_dtype(handle) != PT_DTYPE_F32:
+        # compact storage (convert --dtype bf16|u8): numpy gets the float32 values, a copy
+        wide = ctypes.c_void_p()
+        status = lib.pt_dataset_to_dtype(handle, PT_DTYPE_F32, 0, ctypes.byref(wide))
+        lib.pt_dataset_free(handle)
+        check(status)
+        handle = wide
     return matrix_view(handle), y

@@ -77,6 +77,8 @@ _PROTOTYPES = {
     "pt_dataset_stride": (c_size_t, [_ds]),
     "pt_dataset_matrix": (c_void_p, [_ds]),
     "pt_dataset_layout": (c_int, [_ds]),
+    "pt_dataset_dtype": (c_int, [_ds]),
+    "pt_dataset_to_dtype": (_status, [_ds, c_int, c_size_t, POINTER(_ds)]),
     "pt_dataset_csr": (_status, [_ds, POINTER(c_void_p), POINTER(c_void_p), POINTER(c_void_p)]),
     "pt_dataset_nclass": (c_size_t, [_ds]),
     "pt_dataset_classes": (c_void_p, [_ds]),

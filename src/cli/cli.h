@@ -140,8 +140,10 @@ double cli_now(void);
 /* Read a dataset, printing nothing; on failure the caller reports via cli_fail. */
 pt_status cli_read_dataset(const char *path, const char *format, size_t max_features,
                            pt_dataset **out, double *seconds);
-/* The same, or (share) this rank's share of a distributed run (pt_dataset_read_shard). */
-pt_status cli_read_data(const char *path, const char *format, size_t max_features, bool share,
+/* The same (CLI_READ_WHOLE), or under mpirun this rank's share (CLI_READ_SHARE,
+ * pt_dataset_read_shard) or the whole data on every rank (CLI_READ_REPLICATED). */
+enum { CLI_READ_WHOLE, CLI_READ_SHARE, CLI_READ_REPLICATED };
+pt_status cli_read_data(const char *path, const char *format, size_t max_features, int share,
                         pt_dataset **out, double *seconds);
 
 #endif

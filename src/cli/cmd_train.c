@@ -741,22 +741,26 @@ static int cross_validate(const train_opts *o, const pt_dataset *ds, const pt_tr
 
 static int signal_status(void) { return got_signal == SIGTERM ? EXIT_SIGTERM : EXIT_SIGINT; }
 
-/* Test hook (tests/mpi.sh), not part of the CLI: PTRON_TEST_KILL_RANK=R:E kills rank R with
- * SIGKILL at the end of its epoch E, while the other ranks go on into the next epoch's
- * collectives: the run must end on every rank, with no model written. */
-static int kill_rank = -1, kill_epoch;
+/* Test hooks (tests/mpi/mpi.sh), not part of the CLI: PTRON_TEST_KILL_RANK=R:E kills rank R
+ * with SIGKILL at the end of its epoch E, while the other ranks go on into the next epoch's
+ * collectives: the run must end on every rank, with no model written. PTRON_TEST_STOP_RANK=R:E
+ * makes rank R alone act as if SIGINT came at the end of epoch E: every rank must stop and
+ * rank 0 write the model of the last mixed epoch. */
+static int kill_rank = -1, kill_epoch, stop_rank = -1, stop_epoch;
 
 static int progress_or_kill(int epoch, size_t mistakes, double seconds, void *user)
 {
     if (epoch == kill_epoch && pt_dist_rank() == kill_rank) raise(SIGKILL);
+    if (epoch == stop_epoch && pt_dist_rank() == stop_rank) on_signal(SIGINT);
     return progress_epoch(epoch, mistakes, seconds, user);
 }
 
 /* Under mpirun on several ranks: what a distributed run does not do (the library refuses
  * the paths and parameters it does not cover). Rank 0 says why; every rank exits. */
-static int refuse_distributed(const train_opts *o)
+static int refuse_distributed(const train_opts *o, const pt_train_params *p)
 {
     const char *no = o->cv ? "--cv" : o->search ? "--search" : o->proba ? "--proba"
+                     : o->test && p->path == PT_PATH_KERNEL ? "--test on the kernel path"
                      : o->resume ? "--resume" : o->checkpoint ? "--checkpoint"
                      : o->bounds ? "--bounds"
                      : o->class_weight && strstr(o->class_weight, "balanced")
@@ -778,7 +782,7 @@ int cmd_train(int argc, char **argv)
     if (rc != EXIT_OK) return rc;
     /* under mpirun: each rank trains on its share; only rank 0 prints and writes */
     const bool dist = pt_dist_launched(), lead = pt_dist_rank() == 0;
-    if (pt_dist_size() > 1 && (rc = refuse_distributed(&o)) != EXIT_OK) return rc;
+    if (pt_dist_size() > 1 && (rc = refuse_distributed(&o, &p)) != EXIT_OK) return rc;
     if (!lead) {
         o.quiet = true;
         o.json = false;
@@ -810,7 +814,10 @@ int cmd_train(int argc, char **argv)
     float *class_weight = NULL;
     bool want_bounds = false;
     double load_s = 0.0;
-    pt_status s = cli_read_data(o.file, o.format, o.max_features, dist, &ds, &load_s);
+    /* the kernel path splits classes, each rank on the whole data; the others split rows */
+    int how = !dist ? CLI_READ_WHOLE : p.path == PT_PATH_KERNEL ? CLI_READ_REPLICATED
+                                                                 : CLI_READ_SHARE;
+    pt_status s = cli_read_data(o.file, o.format, o.max_features, how, &ds, &load_s);
     if (s != PT_OK) {
         /* a share's failure is every rank's, with the same message: rank 0 prints it */
         rc = lead ? cli_fail(s) : cli_exit_status(s);
@@ -865,8 +872,9 @@ int cmd_train(int argc, char **argv)
     progress_init(&prog, o.quiet || o.json, p.epochs, pt_dataset_n(ds));
     p.progress = progress_epoch;
     p.progress_user = &prog;
-    const char *kill_at = getenv("PTRON_TEST_KILL_RANK");
-    if (kill_at && sscanf(kill_at, "%d:%d", &kill_rank, &kill_epoch) == 2)
+    const char *kill_at = getenv("PTRON_TEST_KILL_RANK"), *stop_at = getenv("PTRON_TEST_STOP_RANK");
+    if ((kill_at && sscanf(kill_at, "%d:%d", &kill_rank, &kill_epoch) == 2) ||
+        (stop_at && sscanf(stop_at, "%d:%d", &stop_rank, &stop_epoch) == 2))
         p.progress = progress_or_kill;
 
     if (got_signal) {
@@ -928,7 +936,15 @@ int cmd_train(int argc, char **argv)
         m = held.best_model;
         held.best_model = NULL;
     }
-    if (interrupted) {
+    if (interrupted && pt_dist_size() > 1) {
+        /* every rank stopped at the same point: the last mixed (online) or stepped (batch)
+         * weights, which rank 0 writes; where one rank's pass stood is no run to resume */
+        pt_model_clear_run(m);
+        if (lead)
+            fprintf(stderr, "ptron: %s; saving the last model all %d ranks share to %s (a "
+                            "distributed run cannot be resumed yet)\n", stop_msg, pt_dist_size(),
+                    o.model);
+    } else if (interrupted) {
         if (pt_model_resumable(m))
             fprintf(stderr, "ptron: %s; saving the model as it stands to %s (continue with "
                             "--resume %s)\n", stop_msg, o.model, o.model);

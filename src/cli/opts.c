@@ -722,10 +722,10 @@ double cli_now(void)
 pt_status cli_read_dataset(const char *path, const char *format, size_t max_features,
                            pt_dataset **out, double *seconds)
 {
-    return cli_read_data(path, format, max_features, false, out, seconds);
+    return cli_read_data(path, format, max_features, CLI_READ_WHOLE, out, seconds);
 }
 
-pt_status cli_read_data(const char *path, const char *format, size_t max_features, bool share,
+pt_status cli_read_data(const char *path, const char *format, size_t max_features, int share,
                         pt_dataset **out, double *seconds)
 {
     pt_read_options o;
@@ -742,7 +742,10 @@ pt_status cli_read_data(const char *path, const char *format, size_t max_feature
     o.layout = cli_layout;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    pt_status s = share ? pt_dataset_read_shard(path, &o, out) : pt_dataset_read(path, &o, out);
+    /* a distributed run: this rank's share, or (kernel path) the whole data on every rank */
+    pt_status s = share == CLI_READ_SHARE         ? pt_dataset_read_shard(path, &o, out)
+                  : share == CLI_READ_REPLICATED ? pt_dataset_read_replicated(path, &o, out)
+                                                 : pt_dataset_read(path, &o, out);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (seconds) *seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     return s;

@@ -17,6 +17,25 @@
 
 uint64_t pt_checksum(const void *data, size_t len) { return XXH3_64bits(data, len); }
 
+void *pt_checksum_begin(void)
+{
+    XXH3_state_t *st = XXH3_createState();
+    if (st) XXH3_64bits_reset(st);
+    return st;
+}
+
+void pt_checksum_update(void *state, const void *data, size_t len)
+{
+    XXH3_64bits_update(state, data, len);
+}
+
+uint64_t pt_checksum_end(void *state)
+{
+    uint64_t h = XXH3_64bits_digest(state);
+    XXH3_freeState(state);
+    return h;
+}
+
 #define MAX_LINK_HOPS 40 /* as the kernel's ELOOP limit */
 
 static void fsync_parent_dir(const char *path)

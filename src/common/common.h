@@ -107,6 +107,11 @@ pt_status pt_write_atomic(const char *path, pt_write_fn fn, const void *ctx);
 
 /* Checksum used by .ptd and model files (XXH3 64-bit). */
 uint64_t pt_checksum(const void *data, size_t len);
+/* The same checksum over bytes given piece by piece: begin (NULL when out of memory), update
+ * with each piece in order, end (frees the state). */
+void *pt_checksum_begin(void);
+void pt_checksum_update(void *state, const void *data, size_t len);
+uint64_t pt_checksum_end(void *state);
 
 /* ---------------------------------------------------------------- stopping (stop.c) */
 

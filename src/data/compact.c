@@ -46,8 +46,8 @@ static uint16_t to_bf16(float x)
 static bool u8_exact(const pt_dataset *ds, float m)
 {
     if (!(m > 0.0f) || !isfinite(m)) return false;
-    float r = 1.0f / m, table[256];
-    for (int q = 0; q < 256; q++) table[q] = pt_u8_decode((uint8_t)q, m, r);
+    float rh = 1.0f / m, rl = (float)(1.0 / (double)m - (double)rh), table[256];
+    for (int q = 0; q < 256; q++) table[q] = pt_u8_decode((uint8_t)q, rh, rl);
     for (size_t i = 0; i < ds->n; i++) {
         const float *x = ds->X + i * ds->stride;
         for (size_t j = 0; j < ds->d; j++) {

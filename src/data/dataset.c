@@ -114,7 +114,8 @@ void pt_dataset_free(pt_dataset *ds)
         pt_free(ds->Xc);
     }
     pt_free(ds->u8_m);
-    pt_free(ds->u8_r);
+    pt_free(ds->u8_rh);
+    pt_free(ds->u8_rl);
     if (ds->map) munmap(ds->map, ds->map_len);
     pt_free(ds->shard_rowptr);
     pt_window_free(ds->win);
@@ -684,10 +685,8 @@ pt_dataset *pt_dataset_alloc_compact(size_t n, size_t d, pt_dtype t)
     ds->cls = pt_calloc((n ? n : 1) * sizeof(int32_t), "class indices");
     bool ok = ds->Xc && ds->cls;
     if (ok && t == PT_DTYPE_U8) {
-        ds->u8_m = pt_alloc(ds->stride * sizeof(float), "u8 divisors");
-        ds->u8_r = pt_alloc(ds->stride * sizeof(float), "u8 divisors");
-        ok = ds->u8_m && ds->u8_r;
-        for (size_t j = 0; ok && j < ds->stride; j++) ds->u8_m[j] = ds->u8_r[j] = 1.0f;
+        ok = pt_u8_alloc_divisors(ds) == PT_OK;
+        for (size_t j = 0; ok && j < ds->stride; j++) ds->u8_m[j] = ds->u8_rh[j] = 1.0f;
         ds->u8_single = true;
     }
     if (!ok) {
@@ -697,11 +696,21 @@ pt_dataset *pt_dataset_alloc_compact(size_t n, size_t d, pt_dtype t)
     return ds;
 }
 
+pt_status pt_u8_alloc_divisors(pt_dataset *ds)
+{
+    ds->u8_m = pt_alloc(ds->stride * sizeof(float), "u8 divisors");
+    ds->u8_rh = pt_calloc(ds->stride * sizeof(float), "u8 divisors");
+    ds->u8_rl = pt_calloc(ds->stride * sizeof(float), "u8 divisors");
+    return ds->u8_m && ds->u8_rh && ds->u8_rl ? PT_OK : PT_ERR_NOMEM;
+}
+
 void pt_u8_set_divisors(pt_dataset *ds, const float *m, bool single)
 {
     for (size_t j = 0; j < ds->stride; j++) {
         ds->u8_m[j] = j < ds->d ? m[j] : 1.0f;
-        ds->u8_r[j] = 1.0f / ds->u8_m[j];
+        /* 1 / m in two floats: rh rounded, rl the rest (exact in double to 2^-48) */
+        ds->u8_rh[j] = 1.0f / ds->u8_m[j];
+        ds->u8_rl[j] = (float)(1.0 / (double)ds->u8_m[j] - (double)ds->u8_rh[j]);
     }
     ds->u8_single = single;
 }
@@ -724,7 +733,7 @@ const float *pt_compact_widen_row(const pt_dataset *ds, size_t i, float *out)
         for (size_t j = 0; j < s; j++) out[j] = from_bf16(h[j]);
     } else {
         const uint8_t *q = pt_compact_row(ds, i);
-        for (size_t j = 0; j < s; j++) out[j] = pt_u8_decode(q[j], ds->u8_m[j], ds->u8_r[j]);
+        for (size_t j = 0; j < s; j++) out[j] = pt_u8_decode(q[j], ds->u8_rh[j], ds->u8_rl[j]);
     }
     return out;
 }

@@ -108,13 +108,11 @@ pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset
     if (f == PT_FORMAT_PTD && gz_name(path))
         return pt_fail(PT_ERR_FORMAT, "%s: a .ptd dataset is read mapped, not through gzip: "
                        "decompress it first (gunzip)", path);
-    if (o->shard_count > 1 && (o->shard_index >= o->shard_count || in || f == PT_FORMAT_CSV))
-        return pt_fail(in || f == PT_FORMAT_CSV ? PT_ERR_UNSUPPORTED : PT_ERR_INVALID,
-                       "%s: %s", path, o->shard_index >= o->shard_count
-                           ? "pt_read_options.shard_index must be below shard_count"
-                           : "a share of a distributed run is read from a .ptd or LIBSVM file "
-                             "(convert CSV or standard input first: ptron convert FILE "
-                             "FILE.ptd)");
+    if (o->shard_count > 1 && (o->shard_index >= o->shard_count || in))
+        return pt_fail(in ? PT_ERR_UNSUPPORTED : PT_ERR_INVALID, "%s: %s", in ? "-" : path,
+                       in ? "a share of a distributed run is read from a file, not standard "
+                            "input"
+                          : "pt_read_options.shard_index must be below shard_count");
     if (in) path = pt_stdin_path; /* opened as such, and named so in messages */
     switch (f) {
     case PT_FORMAT_CSV: PT_TRY(pt_read_csv(path, o, out)); break;

@@ -19,6 +19,7 @@ typedef struct csv_file {
     char sep;        /* the field delimiter */
     int label_arg;   /* pt_read_options.csv_label_column (PT_CSV_LABEL_LAST: the last) */
     const char *label_name; /* pt_read_options.csv_label_name, or NULL */
+    char share_name[1024];  /* a share's name in messages (pt_read_options.shard_count) */
 } csv_file;
 
 static inline bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -230,6 +231,15 @@ static pt_status find_named_column(csv_file *c, const char *p, const char *le, s
                    shown < (size_t)(le - p) ? "..." : "");
 }
 
+/* The first line start at or after off. */
+static const char *share_start(const csv_file *c, size_t off)
+{
+    if (off == 0) return c->data;
+    const char *at = c->data + off - 1;
+    const char *nl = at < c->end ? memchr(at, '\n', (size_t)(c->end - at)) : NULL;
+    return nl ? nl + 1 : c->end;
+}
+
 /* Pass 1: the first non-blank line fixes the columns and, with the line after it, whether it
  * is a header; rows are the other non-blank lines. */
 static pt_status scan_file(csv_file *c, const pt_read_options *o, size_t *rows,
@@ -258,6 +268,21 @@ static pt_status scan_file(csv_file *c, const pt_read_options *o, size_t *rows,
                   (o->csv_header < 0 && looks_like_header(c, p, le, second ? q : NULL, qe));
     *first_data = header ? (le < c->end ? le + 1 : c->end) : p;
     *first_line = header ? line + 1 : line;
+    if (o->shard_count > 1) {
+        /* a share: the data lines that start in its bytes (the header, read above, is the
+         * first share's first line); its messages count lines from the share's first */
+        size_t len = (size_t)(c->end - c->data), i = o->shard_index, P = o->shard_count;
+        const char *b = share_start(c, (size_t)((unsigned __int128)len * i / P));
+        const char *e = share_start(c, (size_t)((unsigned __int128)len * (i + 1) / P));
+        snprintf(c->share_name, sizeof c->share_name, "%s (share %zu of %zu, from byte %zu)",
+                 c->path, i + 1, P, (size_t)(b - c->data));
+        c->path = c->share_name;
+        if (b > *first_data) {
+            *first_data = b;
+            *first_line = 1;
+        }
+        c->end = e > *first_data ? e : *first_data;
+    }
     for (p = *first_data, line = *first_line - 1; next_nonblank(c, &p, &le, &line);
          p = le < c->end ? le + 1 : c->end)
         n++;
@@ -335,7 +360,10 @@ pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **o
     bool mapped;
     PT_TRY(pt_text_map(path, &data, &len, &mapped));
     pt_status s;
-    if (len == 0) {
+    if (o->shard_count > 1 && !mapped) {
+        s = pt_fail(PT_ERR_UNSUPPORTED, "%s: a share of a distributed run is read from a regular "
+                    "file, not gzip or standard input: decompress it first", path);
+    } else if (len == 0) {
         s = pt_fail(PT_ERR_PARSE, "%s: no data rows (empty file)", path);
     } else {
         csv_file c = {path,
@@ -345,7 +373,8 @@ pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **o
                       o->csv_label_column > 0 ? (size_t)o->csv_label_column : 0,
                       sep,
                       o->csv_label_column,
-                      o->csv_label_name};
+                      o->csv_label_name,
+                      ""};
         s = read_mapped(&c, o, out);
     }
     pt_text_unmap(data, len, mapped);

@@ -457,9 +457,7 @@ static pt_status verify_compact(const char *path, const header *h, pt_dataset *d
                                "the features)", path, j + 1, (double)m[j]);
             single = single && (j >= d || m[j] == m[0]);
         }
-        ds->u8_m = pt_alloc(stride * sizeof(float), "u8 divisors");
-        ds->u8_r = pt_alloc(stride * sizeof(float), "u8 divisors");
-        if (!ds->u8_m || !ds->u8_r) return PT_ERR_NOMEM;
+        PT_TRY(pt_u8_alloc_divisors(ds));
         pt_u8_set_divisors(ds, m, single);
     }
     size_t nnz = pt_compact_nnz(ds);

@@ -157,6 +157,21 @@ static pt_status widen(pt_dataset **dsp, size_t d)
     return PT_OK;
 }
 
+pt_status pt_dataset_read_replicated(const char *path, const pt_read_options *o,
+                                     pt_dataset **out)
+{
+    pt_dataset *ds = NULL;
+    pt_status s = agree(pt_dataset_read(path, o, &ds));
+    if (s != PT_OK) {
+        pt_dataset_free(ds);
+        *out = NULL;
+        return s;
+    }
+    ds->replicated = true;
+    *out = ds;
+    return PT_OK;
+}
+
 pt_status pt_dataset_read_shard(const char *path, const pt_read_options *o, pt_dataset **out)
 {
     pt_read_options opt;

@@ -115,7 +115,6 @@ static int avx2_step(float *w, float *b, const float *x, size_t n, float y, floa
 }
 
 PT_ROW_KERNELS(avx2, dot_impl, axpy_impl)
-PT_COMPACT_KERNELS(avx2, dot_impl, axpy_impl, pt_widen_bf16_avx2, pt_widen_u8_avx2)
 
 static void avx2_axpy2(float a, float c, const float *x, float *w, float *u, size_t n)
 {
@@ -177,5 +176,5 @@ const pt_kernels pt_kernels_avx2 = {
     .gram = &pt_gram_kernels_avx2,
     .sparse = &pt_sparse_kernels_avx2,
     .expand = &pt_expand_kernels_avx2,
-    .compact = &avx2_compact,
+    .compact = &pt_compact_kernels_avx2,
 };

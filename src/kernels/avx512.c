@@ -118,7 +118,6 @@ static int avx512_step(float *w, float *b, const float *x, size_t n, float y, fl
 }
 
 PT_ROW_KERNELS(avx512, dot_impl, axpy_impl)
-PT_COMPACT_KERNELS(avx512, dot_impl, axpy_impl, pt_widen_bf16_avx512, pt_widen_u8_avx512)
 
 static void avx512_axpy2(float a, float c, const float *x, float *w, float *u, size_t n)
 {
@@ -210,5 +209,5 @@ const pt_kernels pt_kernels_avx512 = {
     .gram = &pt_gram_kernels_avx512,
     .sparse = &pt_sparse_kernels_avx512,
     .expand = &pt_expand_kernels_avx512,
-    .compact = &avx512_compact,
+    .compact = &pt_compact_kernels_avx512,
 };

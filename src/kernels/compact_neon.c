@@ -1,8 +1,8 @@
 /*
  * Widening compact rows to float32 with NEON (kernels.h, pt_compact_kernels): 8 elements an
  * iteration, the same floats as compact_scalar.c. bf16: a widening shift by 16; u8: widen to
- * 32 bits, convert, then the divisor's two fused multiply-adds (vfmsq, vfmaq: fused, so the
- * same roundings as fmaf). NEON has no masked loads: the tail of 1..7 runs the scalar formula.
+ * 32 bits, convert, then fma(q, rh, q rl) (vfmaq: fused, so the same roundings as fmaf; m and
+ * r below are rh and rl). NEON has no masked loads: the tail of 1..7 runs the scalar formula.
  */
 #include <arm_neon.h>
 #include <math.h>
@@ -26,11 +26,10 @@ void pt_widen_bf16_neon(const uint16_t *x, float *out, size_t n)
     }
 }
 
-INLINE float32x4_t u8_4(uint16x4_t q16, const float *m, const float *r)
+INLINE float32x4_t u8_4(uint16x4_t q16, const float *rh, const float *rl)
 {
-    float32x4_t q = vcvtq_f32_u32(vmovl_u16(q16)), vr = vld1q_f32(r);
-    float32x4_t x0 = vmulq_f32(q, vr);
-    return vfmaq_f32(x0, vfmsq_f32(q, x0, vld1q_f32(m)), vr);
+    float32x4_t q = vcvtq_f32_u32(vmovl_u16(q16));
+    return vfmaq_f32(vmulq_f32(q, vld1q_f32(rl)), q, vld1q_f32(rh));
 }
 
 void pt_widen_u8_neon(const uint8_t *x, const float *m, const float *r, float *out, size_t n)
@@ -42,7 +41,7 @@ void pt_widen_u8_neon(const uint8_t *x, const float *m, const float *r, float *o
         vst1q_f32(out + i + 4, u8_4(vget_high_u16(q), m + i + 4, r + i + 4));
     }
     for (; i < n; i++) {
-        float q = (float)x[i], x0 = q * r[i];
-        out[i] = fmaf(fmaf(-x0, m[i], q), r[i], x0);
+        float q = (float)x[i];
+        out[i] = fmaf(q, m[i], q * r[i]);
     }
 }

@@ -1,7 +1,7 @@
 /*
  * Widening compact rows to float32, the reference (kernels.h, pt_compact_kernels): bf16 by a
- * shift, u8 by x0 = q r then x0 + r (q - x0 m) in fused multiply-adds (fmaf: exact, whatever
- * the target; every ISA's vector code computes the same two roundings).
+ * shift, u8 by fma(q, rh, q rl) (fmaf: one rounding, whatever the target; every ISA's vector
+ * code computes the same two roundings).
  */
 #include <math.h>
 #include <string.h>
@@ -16,10 +16,10 @@ void pt_widen_bf16_scalar(const uint16_t *x, float *out, size_t n)
     }
 }
 
-void pt_widen_u8_scalar(const uint8_t *x, const float *m, const float *r, float *out, size_t n)
+void pt_widen_u8_scalar(const uint8_t *x, const float *rh, const float *rl, float *out, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        float q = (float)x[i], x0 = q * r[i];
-        out[i] = fmaf(fmaf(-x0, m[i], q), r[i], x0);
+        float q = (float)x[i];
+        out[i] = fmaf(q, rh[i], q * rl[i]);
     }
 }

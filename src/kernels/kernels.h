@@ -260,8 +260,10 @@ typedef struct pt_expand_kernels {
 /*
  * The compact-row kernels (bf16 and u8 storage, see pt_dtype in ptron.h), one signature for
  * every ISA. A compact row widens to float32 exactly as compact_scalar.c does: bf16 by a
- * 16-bit shift; u8 q with divisor m and its reciprocal r = 1 / m as x0 = q r, then
- * x = x0 + r (q - x0 m) (two fused multiply-adds), so every ISA gives the same floats. The
+ * 16-bit shift; u8 q with divisor m, from 1 / m split in two floats rh = fl(1 / m) and
+ * rl = fl(1 / m - rh), as x = fma(q, rh, q rl) (a multiply, then one fused multiply-add: the
+ * correctly rounded q / m for the divisors ptron chooses, see data/data.h's pt_u8_decode), so
+ * every ISA gives the same floats. The
  * arithmetic on a widened row is the float32 kernels' of the same ISA (the row is widened into
  * an L1 buffer of n floats, then dot and axpy run on it), so a compact row gives exactly the
  * results its float32 copy gives, on every ISA: a u8 file that holds the float32 values
@@ -270,11 +272,12 @@ typedef struct pt_expand_kernels {
 typedef struct pt_compact_kernels {
     /* out[i] = the bf16 x[i] widened, for i < n (any n, any alignment) */
     void (*widen_bf16)(const uint16_t *x, float *out, size_t n);
-    /* out[i] = x[i] / m[i] as above (r[i] = 1 / m[i]), for i < n */
-    void (*widen_u8)(const uint8_t *x, const float *m, const float *r, float *out, size_t n);
+    /* out[i] = x[i] / m[i] as above (rh[i] + rl[i] = 1 / m[i]), for i < n */
+    void (*widen_u8)(const uint8_t *x, const float *rh, const float *rl, float *out, size_t n);
     /* step_rows (pt_kernels) on compact rows: row r's n elements at X + r ldx elements, of
-     * type t (PT_DTYPE_BF16 or PT_DTYPE_U8, m and r its divisors), each widened into buf (n
-     * floats) and stepped on as the float32 step_rows does: the same w, b and count as
+     * type t (PT_DTYPE_BF16 or PT_DTYPE_U8, m and r its reciprocals rh and rl), each widened
+     * (into buf, n floats, where the ISA does not widen in registers) and stepped on as the
+     * float32 step_rows does: the same w, b and count as
      * step_rows on the widened rows. */
     size_t (*step_rows)(float *w, float *b, const void *X, size_t ldx, pt_dtype t, const float *m,
                         const float *r, const float *Y, size_t rows, size_t n, float tau,
@@ -338,10 +341,12 @@ typedef struct pt_kernels {
 void pt_widen_bf16_scalar(const uint16_t *x, float *out, size_t n);
 void pt_widen_u8_scalar(const uint8_t *x, const float *m, const float *r, float *out, size_t n);
 #if defined(PT_HAVE_AVX2)
+extern const pt_compact_kernels pt_compact_kernels_avx2; /* fused step_rows */
 void pt_widen_bf16_avx2(const uint16_t *x, float *out, size_t n);
 void pt_widen_u8_avx2(const uint8_t *x, const float *m, const float *r, float *out, size_t n);
 #endif
 #if defined(PT_HAVE_AVX512)
+extern const pt_compact_kernels pt_compact_kernels_avx512; /* fused step_rows */
 void pt_widen_bf16_avx512(const uint16_t *x, float *out, size_t n);
 void pt_widen_u8_avx512(const uint8_t *x, const float *m, const float *r, float *out, size_t n);
 #endif

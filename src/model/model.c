@@ -259,6 +259,9 @@ void pt_model_get_info(const pt_model *m, pt_model_info *info)
     info->margin = m->params.margin;
     info->epochs_run = m->epochs_run;
     info->n_support = m->n_sv;
+    /* kernel one-vs-rest: every class's support vectors (a vector two classes share counts
+     * twice; the model file keeps it once) */
+    for (size_t c = 0; m->sub && !m->W && c < m->nclass; c++) info->n_support += m->sub[c]->n_sv;
     if (!m->nstates) return;
     /* one-vs-rest: the class furthest behind among those still running */
     const pt_train_state *at = NULL;

@@ -184,6 +184,19 @@ void pt_warn_extra_features(size_t model_d, size_t data_d);
 float pt_vote_score(const pt_kernels *k, const float *V, size_t ldv, const float *Vb,
                     const float *Vc, size_t nv, const float *x, size_t len, float bias);
 
+/* The distinct dense support vectors of a kernel one-vs-rest model m (m->sub[c]->sv, none
+ * sparse), first seen first (sv_set.c): n of them (pointers into the classes' rows, not
+ * copied), and each class's vectors as indices into them, in the class's order. */
+typedef struct pt_sv_set {
+    size_t n, total;    /* distinct vectors; the classes' vectors together */
+    const float **row;  /* n rows of d floats */
+    uint32_t **idx;     /* idx[c][i]: class c's vector i */
+    size_t cap;         /* the hash table's slots (a power of two) */
+    uint32_t *slot;     /* index + 1 into row, 0 empty */
+} pt_sv_set;
+pt_status pt_sv_set_build(pt_sv_set *u, const pt_model *m);
+void pt_sv_set_free(pt_sv_set *u, size_t K);
+
 /* Tests of the older formats' reader only: with on, kernel models with dense support vectors
  * are written as before version 4 (text, one line a vector: version 1-3), so a test can edit
  * them as text; off (the default), in version 4's binary section. */

@@ -86,6 +86,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -363,63 +364,13 @@ static void print_support_binary(FILE *f, const pt_model *m)
     fputc('\n', f);
 }
 
-/* The distinct support vectors of one-vs-rest's classes: first seen, first in the set. */
-typedef struct sv_set {
-    size_t n, cap;          /* vectors in the set; slots of the hash table (a power of two) */
-    const float **row;      /* the set's vectors (the classes' own rows, not copied) */
-    uint32_t *slot;         /* hash table: index + 1 into row, 0 empty */
-    uint32_t **idx;         /* each class's vectors as indices into the set */
-} sv_set;
-
-static void sv_set_free(sv_set *u, size_t K)
-{
-    free(u->row);
-    free(u->slot);
-    for (size_t c = 0; u->idx && c < K; c++) free(u->idx[c]);
-    free(u->idx);
-}
-
-/* The set of m's classes' vectors (d floats each); false when out of memory. */
-static bool sv_set_build(sv_set *u, const pt_model *m)
-{
-    const size_t K = m->nclass, d = m->d, stride = pt_stride_for(d);
-    size_t total = 0;
-    for (size_t c = 0; c < K; c++) total += m->sub[c]->n_sv;
-    memset(u, 0, sizeof *u);
-    u->cap = 16;
-    while (u->cap < 2 * total) u->cap *= 2;
-    u->row = malloc((total ? total : 1) * sizeof *u->row);
-    u->slot = calloc(u->cap, sizeof *u->slot);
-    u->idx = calloc(K, sizeof *u->idx);
-    if (!u->row || !u->slot || !u->idx) return false;
-    for (size_t c = 0; c < K; c++) {
-        const pt_model *s = m->sub[c];
-        if (!(u->idx[c] = malloc((s->n_sv ? s->n_sv : 1) * sizeof(uint32_t)))) return false;
-        for (size_t i = 0; i < s->n_sv; i++) {
-            const float *x = s->sv + i * stride;
-            size_t h = (size_t)pt_checksum(x, d * sizeof(float)) & (u->cap - 1);
-            while (u->slot[h] && memcmp(u->row[u->slot[h] - 1], x, d * sizeof(float)) != 0)
-                h = (h + 1) & (u->cap - 1);
-            if (!u->slot[h]) {
-                u->row[u->n] = x;
-                u->slot[h] = (uint32_t)++u->n;
-            }
-            u->idx[c][i] = u->slot[h] - 1;
-        }
-    }
-    return true;
-}
-
 /* Version 4, kernel one-vs-rest with dense support vectors: one set for every class (see the
  * format above). False when out of memory. */
 static bool print_ovr_kernel_binary(FILE *f, const pt_model *m)
 {
     const size_t K = m->nclass, d = m->d;
-    sv_set u;
-    if (!sv_set_build(&u, m)) {
-        sv_set_free(&u, K);
-        return false;
-    }
+    pt_sv_set u;
+    if (pt_sv_set_build(&u, m) != PT_OK) return false;
     size_t bytes = u.n * d * 4;
     fprintf(f, "ovr_kernel shared %zu\nclass_sv", u.n);
     for (size_t c = 0; c < K; c++) {
@@ -433,7 +384,7 @@ static bool print_ovr_kernel_binary(FILE *f, const pt_model *m)
         put_le32(f, m->sub[c]->coef, m->sub[c]->n_sv);
     }
     fputc('\n', f);
-    sv_set_free(&u, K);
+    pt_sv_set_free(&u, K);
     return true;
 }
 
@@ -552,19 +503,6 @@ static bool print_model(FILE *f, const pt_model *m)
     return true;
 }
 
-typedef struct text {
-    const char *buf;
-    size_t len;
-} text;
-
-static pt_status write_text(FILE *f, const void *ctx)
-{
-    const text *t = ctx;
-    if (fwrite(t->buf, 1, t->len, f) != t->len)
-        return pt_fail(PT_ERR_IO, "writing the model: %s", strerror(errno));
-    return PT_OK;
-}
-
 /* The model file's text in a malloc'd buffer; what names the model in messages. */
 static pt_status model_text(const pt_model *m, const char *what, char **buf, size_t *len)
 {
@@ -587,16 +525,47 @@ static pt_status model_text(const pt_model *m, const char *what, char **buf, siz
     return PT_OK;
 }
 
+/* A stream that checksums what passes through it on its way to out. */
+typedef struct hashed {
+    FILE *out;
+    void *sum;
+} hashed;
+
+static ssize_t hashed_write(void *cookie, const char *buf, size_t size)
+{
+    hashed *h = cookie;
+    pt_checksum_update(h->sum, buf, size);
+    return fwrite(buf, 1, size, h->out) == size ? (ssize_t)size : -1;
+}
+
+/* The model straight into the file, checksummed on the way (no copy of a large binary section
+ * in memory), then the checksum line. */
+static pt_status write_model(FILE *out, const void *ctx)
+{
+    const pt_model *m = ctx;
+    hashed h = {out, pt_checksum_begin()};
+    FILE *f = h.sum ? fopencookie(&h, "w", (cookie_io_functions_t){.write = hashed_write}) : NULL;
+    if (!f) {
+        if (h.sum) pt_checksum_end(h.sum);
+        return pt_fail(PT_ERR_NOMEM, "cannot set up the model's checksum");
+    }
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    locale_t loc = pt_c_locale_enter();
+    bool printed = print_model(f, m); /* false: out of memory (said) */
+    bool ok = fflush(f) == 0 && !ferror(f);
+    fclose(f);
+    uint64_t sum = pt_checksum_end(h.sum);
+    if (ok && printed) ok = fprintf(out, CHECKSUM_KEY "%016" PRIx64 "\n", sum) > 0;
+    pt_c_locale_leave(loc);
+    if (!printed) return PT_ERR_NOMEM;
+    return ok ? PT_OK : pt_fail(PT_ERR_IO, "writing the model: %s", strerror(errno));
+}
+
 pt_status pt_model_save(const pt_model *m, const char *path)
 {
     pt_clear_error();
-    char *buf;
-    size_t len;
-    PT_TRY(model_text(m, path, &buf, &len));
-    text t = {buf, len};
-    pt_status s = pt_write_atomic(path, write_text, &t);
-    free(buf);
-    return s;
+    PT_TRY(check_savable(m));
+    return pt_write_atomic(path, write_model, m);
 }
 
 pt_status pt_model_save_buffer(const pt_model *m, void **buf, size_t *len)
@@ -2064,12 +2033,39 @@ static pt_status load_text(const char *path, char *buf, size_t len, pt_model **o
     return s;
 }
 
+/* A private, writable mapping of the file (the parser cuts lines in place: only the pages it
+ * writes are copied), or NULL to read it instead: when the file fills its last page, the byte
+ * after it would not be the NUL the parser needs (past the end of a file, only the rest of its
+ * last page reads as zeros). A large binary section is then neither copied nor its memory
+ * zeroed first. */
+static char *map_file(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat sb;
+    long page = sysconf(_SC_PAGESIZE);
+    void *p = MAP_FAILED;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 && page > 0 &&
+        (uint64_t)sb.st_size <= MAX_MODEL_BYTES && sb.st_size % page != 0)
+        p = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_POPULATE,
+                 fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return NULL;
+    *len = (size_t)sb.st_size;
+    return p;
+}
+
 pt_status pt_model_load(const char *path, pt_model **out)
 {
     pt_clear_error();
     *out = NULL;
     char *buf = NULL;
     size_t len = 0;
+    if ((buf = map_file(path, &len)) != NULL) {
+        pt_status s = load_text(path, buf, len, out);
+        munmap(buf, len);
+        return s;
+    }
     PT_TRY(read_all(path, &buf, &len));
     pt_status s = load_text(path, buf, len, out);
     free(buf);

@@ -408,8 +408,104 @@ static pt_status binary_scores(const pt_model *m, const pt_dataset *ds, float *s
     return PT_OK;
 }
 
+/* Kernel one-vs-rest on dense rows: is scoring through the classes' set of distinct support
+ * vectors (ovr_kernel_scores) the cheaper? A kernel value costs d multiply-adds and feeds one
+ * class's sum; through the set, each distinct vector's feeds all K. */
+static bool ovr_kernel_shared(const pt_model *m, const pt_dataset *ds)
+{
+    if (m->W || m->path != PT_PATH_KERNEL || ds->layout == PT_LAYOUT_SPARSE) return false;
+    for (size_t c = 0; c < m->nclass; c++)
+        if (m->sub[c]->sv_ptr || !m->sub[c]->sv) return false;
+    return true;
+}
+
+/* Kernel one-vs-rest: each row's kernel values against the classes' distinct support vectors
+ * (the set the model file keeps, pt_sv_set), computed once, then each class's coefficients
+ * over the set (zero where a vector is not the class's), block by block of PRED_SV vectors.
+ * Where the classes share vectors this computes fewer kernel values than scoring each class
+ * alone; the sums run in the set's order, so a class's score equals its own model's to
+ * rounding (pt_model_kernel_scores sums in the class's order). */
+static pt_status ovr_kernel_scores(const pt_model *m, const pt_dataset *ds, float *out)
+{
+    const size_t K = m->nclass, n = ds->n, d = m->d, stride = pt_stride_for(d);
+    pt_sv_set u;
+    PT_TRY(pt_sv_set_build(&u, m));
+    const size_t N = u.n, npad = pt_round_up(N ? N : 1, 16);
+    if (N * (d + K) >= u.total * (d + 1)) { /* little shared: each class alone is cheaper */
+        pt_sv_set_free(&u, K);
+        return PT_ERR_UNSUPPORTED;
+    }
+    const pt_kernels *k;
+    pt_kfun kf;
+    pt_status st = pt_kernels_get(PT_ISA_AUTO, &k);
+    pt_kfun_from_params(&kf, &m->sub[0]->params);
+    kf.add = m->sub[0]->bias ? 1.0f : 0.0f;
+    const int threads = pt_threads_resolve(0);
+    const size_t dm = d < ds->d ? d : ds->d; /* as pt_model_kernel_scores */
+    size_t rows = (8u << 20) / ((dm ? dm : 1) * sizeof(float)) / 16 * 16;
+    rows = rows < 16 ? 16 : rows > PRED_ROWS ? PRED_ROWS : rows;
+    const size_t per_thread = (rows * dm + rows + rows * PRED_SV) * sizeof(float) +
+                              rows * K * sizeof(double);
+    float *U = st == PT_OK ? pt_alloc(N * stride * sizeof(float), "support vector set") : NULL;
+    float *coef = U ? pt_calloc(K * npad * sizeof(float), "class coefficients") : NULL;
+    char *work = coef ? pt_alloc(per_thread * (size_t)threads, "prediction blocks") : NULL;
+    pt_gram_rows sv = {0};
+    if (work) {
+        for (size_t i = 0; i < N; i++) memcpy(U + i * stride, u.row[i], stride * sizeof(float));
+        for (size_t c = 0; c < K; c++)
+            for (size_t i = 0; i < m->sub[c]->n_sv; i++)
+                coef[c * npad + u.idx[c][i]] += m->sub[c]->coef[i];
+        st = pt_gram_rows_init(&sv, U, N, dm, stride, d, kf.kind, k, threads);
+    } else if (st == PT_OK) {
+        st = PT_ERR_NOMEM;
+    }
+    pt_sv_set_free(&u, K);
+    pt_free(U);
+    if (st != PT_OK) {
+        pt_free(coef);
+        pt_free(work);
+        return st;
+    }
+    const ptrdiff_t nb = (ptrdiff_t)((n + rows - 1) / rows);
+#pragma omp parallel num_threads(threads)
+    {
+#ifdef _OPENMP
+        char *w = work + (size_t)omp_get_thread_num() * per_thread;
+#else
+        char *w = work;
+#endif
+        float *P = (float *)w, *norm = P + rows * dm, *C = norm + rows;
+        double *acc = (double *)(C + rows * PRED_SV);
+#pragma omp for schedule(dynamic, 1)
+        for (ptrdiff_t b = 0; b < nb; b++) {
+            size_t i0 = (size_t)b * rows, ni = n - i0 < rows ? n - i0 : rows;
+            pt_gram_rows tr;
+            pt_gram_rows_pack(&tr, ds->X + i0 * ds->stride, ni, dm, ds->stride, dm, kf.kind, k,
+                              P, norm);
+            memset(acc, 0, ni * K * sizeof *acc);
+            for (size_t j0 = 0; j0 < N; j0 += PRED_SV) {
+                size_t nj = N - j0 < PRED_SV ? N - j0 : PRED_SV;
+                pt_gram_block(&tr, 0, ni, &sv, j0, nj, &kf, k, C, PRED_SV);
+                for (size_t i = 0; i < ni; i++)
+                    for (size_t c = 0; c < K; c++)
+                        acc[i * K + c] += k->dot(C + i * PRED_SV, coef + c * npad + j0, nj);
+            }
+            for (size_t i = 0; i < ni * K; i++) out[i0 * K + i] = (float)acc[i];
+        }
+    }
+    pt_gram_rows_free(&sv);
+    pt_free(coef);
+    pt_free(work);
+    return PT_OK;
+}
+
 pt_status pt_class_scores(const pt_model *m, const pt_dataset *ds, float *out)
 {
+    if (m->sub && ovr_kernel_shared(m, ds)) {
+        pt_status st = ovr_kernel_scores(m, ds, out);
+        if (st != PT_ERR_UNSUPPORTED) return st;
+        pt_clear_error();
+    }
     if (m->sub) {
         /* one-vs-rest with each class's own binary model (kernel, or voted): its score */
         float *s = pt_alloc((ds->n ? ds->n : 1) * sizeof(float), "class scores");

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist/dist.h"
 #include "multiclass.h"
 
 /* Sum per-class reports into one: mistakes per epoch summed, converged if all converged. A
@@ -407,6 +408,120 @@ static int kernel_round(void *user, int epoch)
     return after_round(ko->p, &hook, ko->reps, epoch, ko->t0, &ko->s);
 }
 
+/* A distributed run with the whole data on every rank (pt_dataset_read_replicated): rank r
+ * trains the classes c with c mod P = r (one kernel storage for them), then every class's
+ * model and report go from its rank to all, so every rank holds what one process trains: the
+ * model is the same, byte for byte. */
+typedef struct split_views {
+    class_views *cv;
+    const size_t *mine; /* the classes of this rank */
+} split_views;
+
+static void split_view(void *user, size_t i, pt_dataset *view)
+{
+    split_views *sv = user;
+    class_view(sv->cv, sv->mine[i], view);
+}
+
+/* Class c's model and report, from its rank to every rank. */
+static pt_status share_class(kernel_ovr *ko, size_t c, int owner)
+{
+    pt_model *m = ko->m;
+    pt_train_report *q = &ko->reps[c];
+    void *buf = NULL;
+    size_t len = 0;
+    pt_status s = PT_OK;
+    if (owner == pt_dist_rank()) s = pt_model_save_buffer(m->sub[c], &buf, &len);
+    uint64_t head[5] = {s != PT_OK, len, (uint64_t)q->epochs_run, q->updates,
+                        (uint64_t)q->converged};
+    pt_dist_bcast(head, sizeof head, owner);
+    if (head[0]) {
+        pt_buffer_free(buf);
+        return s != PT_OK ? s : pt_fail(PT_ERR_NOMEM, "rank %d could not send class %g", owner,
+                                        ko->cv->ds->class_values[c]);
+    }
+    len = (size_t)head[1];
+    uint64_t *mist = malloc((head[2] ? head[2] : 1) * sizeof *mist);
+    if (!buf && !(buf = malloc(len ? len : 1))) s = PT_ERR_NOMEM;
+    if (!mist) s = PT_ERR_NOMEM;
+    /* every rank takes part in both broadcasts whatever failed: the exit is agreed after */
+    char dummy;
+    pt_dist_bcast(s == PT_OK ? buf : &dummy, s == PT_OK ? len : 0, owner);
+    for (size_t e = 0; mist && owner == pt_dist_rank() && e < head[2]; e++)
+        mist[e] = q->mistakes_per_epoch[e];
+    if (mist) pt_dist_bcast(mist, head[2] * sizeof *mist, owner);
+    if (s == PT_OK && owner != pt_dist_rank()) {
+        pt_model *mc = NULL;
+        s = pt_model_load_buffer(buf, len, "a class model", &mc);
+        if (s == PT_OK) {
+            pt_model_free(m->sub[c]);
+            m->sub[c] = mc;
+            for (uint64_t e = 0; e < head[2] && s == PT_OK; e++)
+                s = pt_report_push_epoch(q, (size_t)mist[e], NAN);
+            q->updates = (size_t)head[3];
+            q->converged = (int)head[4];
+        }
+    }
+    if (s == PT_ERR_NOMEM && !pt_last_error()[0]) pt_fail(s, "cannot receive class %zu", c);
+    free(mist);
+    pt_buffer_free(buf);
+    return s;
+}
+
+/* The split run: this rank's classes trained, then every class shared. */
+static pt_status ovr_kernel_split(kernel_ovr *ko, const pt_dataset *ds,
+                                  const pt_train_params *inner, const pt_kernels *k)
+{
+    const size_t K = ds->nclass, P = (size_t)pt_dist_size(), me = (size_t)pt_dist_rank();
+    size_t *mine = malloc(K * sizeof *mine), Km = 0;
+    pt_train_state **st = calloc(K, sizeof *st);
+    pt_train_report *reps = calloc(K, sizeof *reps);
+    pt_status s = mine && st && reps ? PT_OK : pt_fail(PT_ERR_NOMEM, "cannot split %zu classes", K);
+    for (size_t c = me; s == PT_OK && c < K; c += P) mine[Km++] = c;
+    size_t failed = SIZE_MAX;
+    split_views sv = {ko->cv, mine};
+    if (s == PT_OK && Km)
+        s = pt_train_kernel_problems(ds, Km, split_view, &sv, inner, k, st, reps, NULL, NULL,
+                                     &failed);
+    if (s != PT_OK && failed < Km) pt_fail_prefix(s, "class %g", ds->class_values[mine[failed]]);
+    for (size_t i = 0; s == PT_OK && i < Km; i++) {
+        ko->states[mine[i]] = st[i];
+        st[i] = NULL;
+        ko->reps[mine[i]] = reps[i];
+        memset(&reps[i], 0, sizeof reps[i]);
+    }
+    /* this rank's class models, built as class_models builds each */
+    pt_dataset view;
+    class_view(ko->cv, 0, &view);
+    for (size_t i = 0; s == PT_OK && i < Km; i++) {
+        size_t c = mine[i];
+        pt_dataset vc;
+        class_view(ko->cv, c, &vc);
+        pt_model *mc = NULL;
+        s = pt_kernel_model_from_state(&vc, ko->p, ko->states[c], &mc);
+        if (s == PT_OK) {
+            pt_model_set_meta(mc, &view, ko->p);
+            mc->epochs_run = ko->states[c]->epochs_done;
+            ko->m->sub[c] = mc;
+        }
+    }
+    /* a rank that failed (or was stopped) fails every rank before anything is shared */
+    int bad = pt_dist_first_failed(s != PT_OK);
+    if (bad >= 0 && s == PT_OK)
+        s = pt_fail(PT_ERR_INTERRUPTED, "rank %d of %zu did not train its classes", bad, P);
+    for (size_t c = 0; bad < 0 && c < K; c++) {
+        pt_status cs = share_class(ko, c, (int)(c % P));
+        if (s == PT_OK) s = cs;
+    }
+    if (bad < 0 && pt_dist_first_failed(s != PT_OK) >= 0 && s == PT_OK)
+        s = pt_fail(PT_ERR_NOMEM, "another rank could not receive the class models");
+    for (size_t i = 0; reps && i < Km; i++) pt_train_report_clear(&reps[i]);
+    states_free(st, K);
+    free(reps);
+    free(mine);
+    return s;
+}
+
 pt_status pt_train_ovr_kernel(const pt_dataset *ds, const pt_train_params *p,
                               const pt_kernels *k, pt_model **out, pt_train_report *r)
 {
@@ -431,14 +546,22 @@ pt_status pt_train_ovr_kernel(const pt_dataset *ds, const pt_train_params *p,
         class_views cv = {ds, y, {0.0, 1.0}};
         kernel_ovr ko = {.p = p, .cv = &cv, .m = m, .states = states, .reps = reps,
                          .t0 = pt_now(), .s = PT_OK};
-        size_t failed;
+        size_t failed = SIZE_MAX;
         bool rounds = p->epoch_hook || p->progress;
-        s = pt_train_kernel_problems(ds, K, class_view, &cv, &inner, k, states, reps,
-                                     rounds ? kernel_round : NULL, &ko, &failed);
+        const bool split = ds->replicated && pt_dist_size() > 1;
+        if (split) {
+            /* the classes split across the ranks: no rounds (each rank runs its own) */
+            s = ovr_kernel_split(&ko, ds, &inner, k);
+            if (s == PT_OK) s = merge_reports(reps, K, r);
+            if (s != PT_OK) s = s == PT_ERR_INTERRUPTED ? PT_ERR_IO : s; /* no partial model */
+        } else {
+            s = pt_train_kernel_problems(ds, K, class_view, &cv, &inner, k, states, reps,
+                                         rounds ? kernel_round : NULL, &ko, &failed);
+        }
         if (s == PT_OK) s = ko.s; /* the progress callback stopped it, or a model failed */
         if (s != PT_OK && s != PT_ERR_INTERRUPTED && failed < K)
             pt_fail_prefix(s, "class %g", ds->class_values[failed]);
-        if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
+        if ((s == PT_OK || s == PT_ERR_INTERRUPTED) && !split) {
             pt_status ms = class_models(&ko);
             if (ms == PT_OK) ms = merge_reports(reps, K, r);
             if (ms != PT_OK) s = ms;

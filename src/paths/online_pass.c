@@ -129,7 +129,7 @@ static pt_status epoch_compact(online *o, const pt_dataset *ds, const uint32_t *
         while (t < ds->n) {
             size_t rows = ds->n - t < chunk ? ds->n - t : chunk;
             count += o->k->compact->step_rows(o->w, &o->b, pt_compact_row(ds, t), ds->stride,
-                                              ds->dtype, ds->u8_m, ds->u8_r, Y + t, rows, o->len,
+                                              ds->dtype, ds->u8_rh, ds->u8_rl, Y + t, rows, o->len,
                                               o->tau, o->eta, o->bias, o->wide);
             t += rows;
             if (online_stopped(o)) {

@@ -78,9 +78,11 @@ typedef struct kstate {
     size_t n, ld;        /* samples; floats per kernel row (n rounded up to 16) */
     pt_gram_rows rows;   /* packed training rows */
     float *G;            /* full Gram, n rows of ld, or NULL */
-    /* rows storage: updates not yet in f, packed for their kernel values */
-    size_t np;
+    /* rows storage: updates not yet in f; those whose row is not cached (pslot -1) packed
+     * for their kernel values, the u-th at pcomp[u] of npc */
+    size_t np, npc;
     uint32_t pidx[PEND];
+    int32_t pslot[PEND], pcomp[PEND];
     float pa[PEND], kv[PEND];
     float *pP, *pnorm, *sP, *snorm, *work;
     /* rows storage: LRU cache of cap rows (cap 0: none) */
@@ -146,11 +148,18 @@ static float margin(kstate *s, size_t j, const float *f)
 {
     float v = f[j];
     if (s->np == 0) return v;
-    pt_gram_rows pend = {.n = s->np, .d = s->rows.d, .npad = pt_round_up(s->np, 16), .P = s->pP,
-                         .norm = s->rows.norm ? s->pnorm : NULL};
-    pt_gram_kvec(&pend, &s->kf, s->k, s->ds->X + j * s->ds->stride,
-                 s->rows.norm ? s->rows.norm[j] : 0.0f, s->kv);
-    for (size_t u = 0; u < s->np; u++) v = v + s->pa[u] * s->kv[u];
+    if (s->npc) {
+        pt_gram_rows pend = {.n = s->npc, .d = s->rows.d, .npad = pt_round_up(s->npc, 16),
+                             .P = s->pP, .norm = s->rows.norm ? s->pnorm : NULL};
+        pt_gram_kvec(&pend, &s->kf, s->k, s->ds->X + j * s->ds->stride,
+                     s->rows.norm ? s->rows.norm[j] : 0.0f, s->kv);
+    }
+    /* a cached row's value is the one computed here would be (gram.h), read instead */
+    for (size_t u = 0; u < s->np; u++) {
+        float kij = s->pslot[u] >= 0 ? s->cache[(size_t)s->pslot[u] * s->ld + j]
+                                     : s->kv[s->pcomp[u]];
+        v = v + s->pa[u] * kij;
+    }
     return v;
 }
 
@@ -179,8 +188,8 @@ static size_t plan_rows(kstate *s, int *comp, int32_t *slot)
             continue;
         }
         comp[u] = (int)nu;
-        copy_panel_row(s->pP, u, s->sP, nu, d);
-        if (s->rows.norm) s->snorm[nu] = s->pnorm[u];
+        copy_panel_row(s->pP, (size_t)s->pcomp[u], s->sP, nu, d);
+        if (s->rows.norm) s->snorm[nu] = s->pnorm[s->pcomp[u]];
         nu++;
     }
     /* Slots for the new rows: the cache holds at least 2 PEND rows, so the tail never
@@ -258,7 +267,7 @@ static void flush(kstate *s, float *f)
         }
     }
     s->computed += nu;
-    s->np = 0;
+    s->np = s->npc = 0;
     double dt = pt_now() - t0;
     s->row_seconds += dt;
     if (nu) {
@@ -308,10 +317,17 @@ static void update(kstate *s, size_t i, float a, float *f)
         return;
     }
     const size_t u = s->np, d = s->rows.d;
-    float *dst = s->pP + (u / 16) * d * 16 + u % 16;
-    const float *x = s->ds->X + i * s->ds->stride;
-    for (size_t k = 0; k < d; k++) dst[k * 16] = x[k];
-    if (s->rows.norm) s->pnorm[u] = s->rows.norm[i];
+    /* the cache does not change before the flush: a cached row is read from it until then */
+    s->pslot[u] = s->cap ? s->slot_of[i] : -1;
+    s->pcomp[u] = -1;
+    if (s->pslot[u] < 0) {
+        const size_t c = s->npc++;
+        float *dst = s->pP + (c / 16) * d * 16 + c % 16;
+        const float *x = s->ds->X + i * s->ds->stride;
+        for (size_t k = 0; k < d; k++) dst[k * 16] = x[k];
+        if (s->rows.norm) s->pnorm[c] = s->rows.norm[i];
+        s->pcomp[u] = (int32_t)c;
+    }
     s->pidx[u] = (uint32_t)i;
     s->pa[u] = a;
     if (++s->np == PEND) flush(s, f);

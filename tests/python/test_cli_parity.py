@@ -1,6 +1,7 @@
 """The same model as the CLI on the same data and options, and model files that go both ways
 between Python and the CLI."""
 import json
+import os
 
 import numpy as np
 import pytest
@@ -234,3 +235,22 @@ def test_sparse_files_load_as_csr(cli, tmp_path):
     cli("gen", "noisy", "-o", dense, "--n", 20, "--d", 3)
     X, _ = ptron.load_dataset(dense)
     assert isinstance(X, np.ndarray)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "u8"])
+def test_compact_file_loads_as_float32(cli, tmp_path, dtype):
+    """A .ptd stored as bf16 or u8 loads as the float32 values the library trains on: a u8 file
+    of small integers holds them exactly, a bf16 one their bf16 rounding; the model the CLI
+    trains on the compact file is the one Python trains on the loaded array."""
+    src, out = tmp_path / "digits.ptd", tmp_path / ("digits-%s.ptd" % dtype)
+    digits = os.path.join(os.path.dirname(__file__), "..", "..", "datasets", "digits.train.svm")
+    cli("convert", digits, "-o", src, "--layout", "dense")
+    cli("convert", src, "-o", out, "--dtype", dtype)
+    X, y = ptron.load_dataset(out)
+    X32, y32 = ptron.load_dataset(src)
+    assert X.dtype == np.float32 and X.shape == X32.shape
+    assert_array_equal(y, y32)
+    assert_array_equal(X, X32)  # digits are integers 0..16: exact in both types
+    mine = ptron.Perceptron(max_iter=3).fit(X, y)
+    theirs = cli_model(cli, tmp_path, out, "--epochs", "3")
+    assert_array_equal(mine.coef_, theirs.coef_)

@@ -1,0 +1,460 @@
+/* Compact storage (src/data/compact.c, the .ptd element type, the paths that read compact rows):
+ * the type names, conversion to bf16 and u8 and back, the u8 divisors chosen, .ptd round trips
+ * and damaged files, models trained on compact data against float32, and the CLI's convert
+ * --dtype and info. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/data.h"
+#include "testutil.h"
+
+static uint64_t seed = 88172645463325252ull;
+
+static uint64_t next(void)
+{
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return seed;
+}
+
+/* An n x d dataset of 8-bit pixels k / 255 (k uniform in 0..255, each a float correctly
+ * rounded from k / 255), labelled by a random separator through the middle of the cube into
+ * `classes` classes (2: +1/-1 by sign; more: by the score's band). */
+static pt_dataset *pixels(size_t n, size_t d, size_t classes)
+{
+    float *x = malloc(n * d * sizeof *x), *w = malloc(d * sizeof *w);
+    double *y = malloc(n * sizeof *y);
+    ck_assert(x && w && y);
+    for (size_t j = 0; j < d; j++) w[j] = (float)((double)(next() % 2001) / 1000.0 - 1.0);
+    double lo = 1e300, hi = -1e300, *s = malloc(n * sizeof *s);
+    ck_assert(s);
+    for (size_t i = 0; i < n; i++) {
+        s[i] = 0.0;
+        for (size_t j = 0; j < d; j++) {
+            x[i * d + j] = (float)(next() % 256) / 255.0f;
+            s[i] += w[j] * (x[i * d + j] - 0.5);
+        }
+        lo = s[i] < lo ? s[i] : lo;
+        hi = s[i] > hi ? s[i] : hi;
+    }
+    for (size_t i = 0; i < n; i++)
+        y[i] = classes == 2 ? (s[i] >= 0 ? 1.0 : -1.0)
+                            : floor((s[i] - lo) / (hi - lo + 1e-9) * (double)classes);
+    pt_dataset *ds = tu_dataset(n, d, x, y);
+    ck_assert_int_eq(pt_dataset_count_nnz(ds, "pixels"), PT_OK);
+    free(x);
+    free(w);
+    free(y);
+    free(s);
+    return ds;
+}
+
+static pt_dataset *to(const pt_dataset *ds, pt_dtype t)
+{
+    pt_dataset *c = NULL;
+    ck_assert_msg(pt_dataset_to_dtype(ds, t, 0, &c) == PT_OK, "%s", pt_last_error());
+    ck_assert_int_eq(pt_dataset_dtype(c), t);
+    return c;
+}
+
+/* Row i as float32 (any type). */
+static const float *row(const pt_dataset *ds, size_t i, float *buf)
+{
+    return pt_compact_widen_row(ds, i, buf);
+}
+
+START_TEST(dtype_names)
+{
+    pt_dtype t = PT_DTYPE_U8;
+    ck_assert_int_eq(pt_dtype_parse("f32", &t), PT_OK);
+    ck_assert_int_eq(t, PT_DTYPE_F32);
+    ck_assert_int_eq(pt_dtype_parse("float32", &t), PT_OK);
+    ck_assert_int_eq(pt_dtype_parse("bf16", &t), PT_OK);
+    ck_assert_int_eq(t, PT_DTYPE_BF16);
+    ck_assert_int_eq(pt_dtype_parse("u8", &t), PT_OK);
+    ck_assert_int_eq(t, PT_DTYPE_U8);
+    const char *names[3] = {"f32", "bf16", "u8"};
+    for (int k = 0; k < 3; k++) ck_assert_str_eq(pt_dtype_name((pt_dtype)k), names[k]);
+    const char *bad[] = {"f16", "BF16", "", "uint8", "fp32"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        t = PT_DTYPE_U8;
+        ck_assert_int_eq(pt_dtype_parse(bad[k], &t), PT_ERR_INVALID);
+        ck_assert_int_eq(t, PT_DTYPE_U8);
+        HAS(pt_last_error(), "choose f32, bf16 or u8");
+    }
+    ck_assert_int_eq(pt_dtype_size(PT_DTYPE_F32), 4);
+    ck_assert_int_eq(pt_dtype_size(PT_DTYPE_BF16), 2);
+    ck_assert_int_eq(pt_dtype_size(PT_DTYPE_U8), 1);
+}
+END_TEST
+
+/* Pixels / 255: one divisor, 255, and the u8 copy widens to the float32 values exactly; the
+ * float32 copy back is the original matrix bit for bit. */
+START_TEST(u8_one_exact_divisor)
+{
+    pt_dataset *f = pixels(300, 37, 2), *q = to(f, PT_DTYPE_U8), *back = to(q, PT_DTYPE_F32);
+    int single = 0;
+    const float *m = pt_dataset_u8_divisors(q, &single);
+    ck_assert(m && single);
+    for (size_t j = 0; j < 37; j++) ck_assert_float_eq(m[j], 255.0f);
+    ck_assert_int_eq(pt_dataset_nnz(q), pt_dataset_nnz(back));
+    tu_assert_same_data(f, back, "u8 of pixels / 255, widened");
+    pt_dataset_info in;
+    pt_dataset_get_info(q, &in);
+    ck_assert_int_eq(in.dtype, PT_DTYPE_U8);
+    ck_assert(in.u8_single && in.u8_divisor == 255.0f);
+    ck_assert_int_eq(in.bytes, 300 * 48);
+    ck_assert_ptr_null(pt_dataset_row_const(q, 0));
+    HAS(pt_last_error(), "stored as u8");
+    ck_assert_ptr_null(pt_dataset_matrix(q));
+    pt_dataset_free(f);
+    pt_dataset_free(q);
+    pt_dataset_free(back);
+}
+END_TEST
+
+/* Features of different ranges that no one divisor represents: a divisor per feature,
+ * 255 / max, and every value within max / 510 (half a step) of the original. */
+START_TEST(u8_per_feature)
+{
+    size_t n = 200, d = 19;
+    float *x = malloc(n * d * sizeof *x), scale[19];
+    double *y = malloc(n * sizeof *y);
+    for (size_t j = 0; j < d; j++) scale[j] = 0.1f + (float)j * 3.7f;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < d; j++)
+            x[i * d + j] = j == 5 ? 0.0f : scale[j] * (float)(next() % 100000) / 99999.0f;
+        y[i] = (double)(i % 2);
+    }
+    pt_dataset *f = tu_dataset(n, d, x, y), *q = to(f, PT_DTYPE_U8);
+    int single = 1;
+    const float *m = pt_dataset_u8_divisors(q, &single);
+    ck_assert(!single);
+    ck_assert_float_eq(m[5], 1.0f); /* an all-zero feature */
+    float buf[32];
+    for (size_t i = 0; i < n; i++) {
+        const float *r = row(q, i, buf);
+        for (size_t j = 0; j < d; j++) {
+            float mx = 0.0f;
+            for (size_t k = 0; k < n; k++) mx = x[k * d + j] > mx ? x[k * d + j] : mx;
+            ck_assert_msg(fabsf(r[j] - x[i * d + j]) <= mx / 510.0f * 1.0001f + 1e-7f,
+                          "row %zu feature %zu: %g for %g (max %g)", i, j, (double)r[j],
+                          (double)x[i * d + j], (double)mx);
+        }
+        for (size_t j = d; j < 32; j++) ck_assert_float_eq(r[j], 0.0f);
+    }
+    pt_dataset_free(f);
+    pt_dataset_free(q);
+    free(x);
+    free(y);
+}
+END_TEST
+
+START_TEST(u8_negative_refused)
+{
+    float x[6] = {0.5f, 1.0f, 0.0f, 0.25f, -0.125f, 1.0f};
+    double y[2] = {0, 1};
+    pt_dataset *f = tu_dataset(2, 3, x, y), *q = (pt_dataset *)1;
+    ck_assert_int_eq(pt_dataset_to_dtype(f, PT_DTYPE_U8, 0, &q), PT_ERR_INVALID);
+    ck_assert_ptr_null(q);
+    HAS(pt_last_error(), "row 2, feature 2: -0.125 is negative");
+    /* a sparse dataset: compact storage is dense only */
+    pt_dataset *s;
+    ck_assert_int_eq(pt_dataset_convert(f, PT_LAYOUT_SPARSE, 0, &s), PT_OK);
+    ck_assert_int_eq(pt_dataset_to_dtype(s, PT_DTYPE_BF16, 0, &q), PT_ERR_UNSUPPORTED);
+    HAS(pt_last_error(), "dense layout only");
+    /* the budget */
+    ck_assert_int_eq(pt_dataset_to_dtype(f, PT_DTYPE_BF16, 16, &q), PT_ERR_LIMIT);
+    HAS(pt_last_error(), "over the memory budget");
+    pt_dataset_free(s);
+    pt_dataset_free(f);
+}
+END_TEST
+
+/* bf16: to nearest, ties to even; every value within 2^-8 relative of the original. */
+START_TEST(bf16_rounding)
+{
+    float x[8] = {1.0f + 0x1p-8f, 1.0f + 0x3p-8f, 1.0f + 0x1p-7f + 0x1p-9f, -3.0f,
+                  0.0f, 1e-30f, 3.0e38f, 0x1.fep127f};
+    float want[8] = {1.0f, 1.0f + 0x1p-6f, 1.0f + 0x1p-7f, -3.0f, 0.0f, 0, 0, 0x1.fep127f};
+    double y[1] = {1};
+    pt_dataset *f = tu_dataset(1, 8, x, y), *h = to(f, PT_DTYPE_BF16);
+    float buf[16];
+    const float *r = row(h, 0, buf);
+    for (int j = 0; j < 8; j++) {
+        if (want[j] != 0.0f || j == 4) ck_assert_msg(r[j] == want[j], "%d: %a", j, (double)r[j]);
+        ck_assert(fabsf(r[j] - x[j]) <= fabsf(x[j]) * 0x1p-8f);
+    }
+    /* beyond bf16's range: refused */
+    float big[1] = {0x1.ffp127f};
+    pt_dataset *g = tu_dataset(1, 1, big, y), *o = (pt_dataset *)1;
+    ck_assert_int_eq(pt_dataset_to_dtype(g, PT_DTYPE_BF16, 0, &o), PT_ERR_INVALID);
+    HAS(pt_last_error(), "beyond bf16's range");
+    pt_dataset_free(f);
+    pt_dataset_free(g);
+    pt_dataset_free(h);
+}
+END_TEST
+
+/* Write and read back: the type, the divisors, the rows; slices and takes keep them. */
+START_TEST(ptd_round_trip)
+{
+    pt_dataset *f = pixels(100, 21, 2);
+    for (int t = 1; t <= 2; t++) {
+        pt_dataset *c = to(f, (pt_dtype)t), *r;
+        const char *p = tu_path("cmp", ".ptd");
+        ck_assert_int_eq(pt_dataset_write(c, p, PT_FORMAT_AUTO), PT_OK);
+        ck_assert_msg(pt_dataset_read(p, NULL, &r) == PT_OK, "%s", pt_last_error());
+        ck_assert_int_eq(pt_dataset_dtype(r), t);
+        pt_dataset *wc = to(c, PT_DTYPE_F32), *wr = to(r, PT_DTYPE_F32);
+        tu_assert_same_data(wc, wr, "read back");
+        pt_dataset_free(wc);
+        pt_dataset_free(wr);
+        pt_dataset_info a, b;
+        pt_dataset_get_info(c, &a);
+        pt_dataset_get_info(r, &b);
+        ck_assert(a.nnz == b.nnz && a.bytes == b.bytes && a.R == b.R);
+        ck_assert(a.u8_single == b.u8_single && a.u8_divisor == b.u8_divisor);
+        size_t len;
+        char *bytes = tu_read_file(p, &len);
+        ck_assert_uint_eq(*(uint32_t *)(void *)(bytes + 8), 3);     /* version */
+        ck_assert_uint_eq(*(uint32_t *)(void *)(bytes + 244), t);   /* element type */
+        /* a damaged byte of the matrix, or of the divisors, is a checksum mismatch */
+        uint64_t moff, doff;
+        memcpy(&moff, bytes + 96 + 24 * 3, 8);
+        memcpy(&doff, bytes + 96 + 24 * 4, 8);
+        for (int s = 0; s < (t == 2 ? 2 : 1); s++) {
+            char *bad = malloc(len);
+            memcpy(bad, bytes, len);
+            bad[s ? doff + 2 : moff + 5] ^= 0x01;
+            const char *q = tu_write_bytes("cmpbad", ".ptd", bad, len);
+            pt_dataset *z = (pt_dataset *)1;
+            ck_assert_int_eq(pt_dataset_read(q, NULL, &z), PT_ERR_CHECKSUM);
+            ck_assert_ptr_null(z);
+            HAS(pt_last_error(), s ? "u8 divisors" : "matrix");
+            free(bad);
+        }
+        /* an element type the format does not have */
+        bytes[244] = 7;
+        pt_dataset *z = (pt_dataset *)1;
+        uint64_t sum = pt_checksum(bytes, 248);
+        memcpy(bytes + 248, &sum, 8);
+        const char *q = tu_write_bytes("cmpbad", ".ptd", bytes, len);
+        ck_assert_int_eq(pt_dataset_read(q, NULL, &z), PT_ERR_FORMAT);
+        HAS(pt_last_error(), "unknown element type 7");
+        free(bytes);
+        /* slice and take stay compact, with the divisors */
+        pt_dataset *sl, *tk;
+        size_t rows[3] = {7, 3, 7};
+        ck_assert_int_eq(pt_dataset_slice(r, 10, 5, &sl), PT_OK);
+        ck_assert_int_eq(pt_dataset_take(r, rows, 3, &tk), PT_OK);
+        ck_assert(pt_dataset_dtype(sl) == (pt_dtype)t && pt_dataset_dtype(tk) == (pt_dtype)t);
+        float b1[32], b2[32];
+        ck_assert(!memcmp(row(sl, 2, b1), row(r, 12, b2), 32 * sizeof(float)));
+        ck_assert(!memcmp(row(tk, 1, b1), row(r, 3, b2), 32 * sizeof(float)));
+        pt_dataset_free(sl);
+        pt_dataset_free(tk);
+        pt_dataset_free(c);
+        pt_dataset_free(r);
+    }
+    pt_dataset_free(f);
+}
+END_TEST
+
+/* The model file bytes of a run. */
+static void *model_bytes(const pt_dataset *ds, const pt_train_params *p, size_t *len)
+{
+    pt_model *m;
+    ck_assert_msg(pt_train(ds, p, &m, NULL) == PT_OK, "%s", pt_last_error());
+    void *b;
+    ck_assert_int_eq(pt_model_save_buffer(m, &b, len), PT_OK);
+    pt_model_free(m);
+    return b;
+}
+
+/* u8 holding the float32 values exactly trains the same model file as float32, on every path
+ * and variant, at every ISA the machine runs. */
+START_TEST(u8_exact_same_model)
+{
+    pt_dataset *f2 = pixels(400, 40, 2), *f3 = pixels(300, 24, 3);
+    pt_dataset *q2 = to(f2, PT_DTYPE_U8), *q3 = to(f3, PT_DTYPE_U8);
+    struct {
+        const char *what;
+        pt_path path;
+        pt_variant variant;
+        int shuffle, three, direct;
+        pt_isa isa;
+    } runs[] = {
+        {"classic", PT_PATH_ONLINE, PT_VARIANT_CLASSIC, 0, 0, 0, PT_ISA_SCALAR},
+        {"classic", PT_PATH_ONLINE, PT_VARIANT_CLASSIC, 0, 0, 0, PT_ISA_AVX2},
+        {"classic", PT_PATH_ONLINE, PT_VARIANT_CLASSIC, 0, 0, 0, PT_ISA_AVX512},
+        {"classic", PT_PATH_ONLINE, PT_VARIANT_CLASSIC, 0, 0, 0, PT_ISA_NEON},
+        {"classic shuffled", PT_PATH_ONLINE, PT_VARIANT_CLASSIC, 1, 0, 0, PT_ISA_AUTO},
+        {"averaged shuffled", PT_PATH_ONLINE, PT_VARIANT_AVERAGED, 1, 0, 0, PT_ISA_AUTO},
+        {"voted", PT_PATH_ONLINE, PT_VARIANT_VOTED, 0, 0, 0, PT_ISA_AUTO},
+        {"batch", PT_PATH_BATCH, PT_VARIANT_CLASSIC, 0, 0, 0, PT_ISA_AUTO},
+        {"kernel", PT_PATH_KERNEL, PT_VARIANT_CLASSIC, 0, 0, 0, PT_ISA_AUTO},
+        {"one-vs-rest", PT_PATH_ONLINE, PT_VARIANT_CLASSIC, 1, 1, 0, PT_ISA_AUTO},
+        {"one-vs-rest averaged", PT_PATH_ONLINE, PT_VARIANT_AVERAGED, 0, 1, 0, PT_ISA_AUTO},
+        {"multiclass perceptron", PT_PATH_ONLINE, PT_VARIANT_AVERAGED, 1, 1, 1, PT_ISA_AUTO},
+    };
+    for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
+        if (!pt_isa_available(runs[k].isa)) continue;
+        pt_train_params p;
+        pt_train_params_init(&p);
+        p.path = runs[k].path;
+        p.variant = runs[k].variant;
+        p.shuffle = runs[k].shuffle;
+        p.seed = 5;
+        p.epochs = 4;
+        p.isa = runs[k].isa;
+        if (runs[k].direct) p.multiclass = PT_MULTI_DIRECT;
+        size_t la, lb;
+        void *a = model_bytes(runs[k].three ? f3 : f2, &p, &la);
+        void *b = model_bytes(runs[k].three ? q3 : q2, &p, &lb);
+        ck_assert_msg(la == lb && memcmp(a, b, la) == 0, "%s (%s): the u8 model differs",
+                      runs[k].what, pt_isa_name(runs[k].isa));
+        pt_buffer_free(a);
+        pt_buffer_free(b);
+    }
+    /* and the same predictions on the compact rows as on the float32 ones */
+    pt_train_params p;
+    pt_train_params_init(&p);
+    pt_model *m;
+    ck_assert_int_eq(pt_train(f2, &p, &m, NULL), PT_OK);
+    pt_eval e1, e2;
+    ck_assert_int_eq(pt_model_evaluate(m, f2, &e1), PT_OK);
+    ck_assert_int_eq(pt_model_evaluate(m, q2, &e2), PT_OK);
+    ck_assert(e1.correct == e2.correct && e1.n == e2.n);
+    pt_model_free(m);
+    pt_dataset_free(f2);
+    pt_dataset_free(f3);
+    pt_dataset_free(q2);
+    pt_dataset_free(q3);
+}
+END_TEST
+
+/* bf16 rows train exactly as their float32 copy (the rounded values) do; against the
+ * original float32 data the averaged model is within one point of held-out accuracy (the
+ * stated tolerance: bf16 rounds each value by at most 2^-8 relative). */
+START_TEST(bf16_within_tolerance)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.n = 3000;
+    g.d = 50;
+    g.seed = 11;
+    pt_dataset *all, *tr, *te;
+    ck_assert_int_eq(pt_generate(&g, &all), PT_OK);
+    ck_assert_int_eq(pt_dataset_slice(all, 0, 2000, &tr), PT_OK);
+    ck_assert_int_eq(pt_dataset_slice(all, 2000, 1000, &te), PT_OK);
+    pt_dataset *h = to(tr, PT_DTYPE_BF16), *hw = to(h, PT_DTYPE_F32);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.variant = PT_VARIANT_AVERAGED;
+    p.shuffle = 1;
+    p.epochs = 10;
+    size_t la, lb;
+    void *a = model_bytes(h, &p, &la), *b = model_bytes(hw, &p, &lb);
+    ck_assert_msg(la == lb && memcmp(a, b, la) == 0, "bf16 differs from its float32 copy");
+    pt_buffer_free(a);
+    pt_buffer_free(b);
+    pt_model *mf, *mh;
+    ck_assert_int_eq(pt_train(tr, &p, &mf, NULL), PT_OK);
+    ck_assert_int_eq(pt_train(h, &p, &mh, NULL), PT_OK);
+    pt_eval ef, eh;
+    ck_assert_int_eq(pt_model_evaluate(mf, te, &ef), PT_OK);
+    ck_assert_int_eq(pt_model_evaluate(mh, te, &eh), PT_OK);
+    ck_assert_msg(fabs(ef.accuracy - eh.accuracy) <= 0.01, "float32 %.4f, bf16 %.4f",
+                  ef.accuracy, eh.accuracy);
+    ck_assert(ef.accuracy > 0.9);
+    pt_model_free(mf);
+    pt_model_free(mh);
+    pt_dataset_free(all);
+    pt_dataset_free(tr);
+    pt_dataset_free(te);
+    pt_dataset_free(h);
+    pt_dataset_free(hw);
+}
+END_TEST
+
+START_TEST(cli_convert_and_info)
+{
+    pt_dataset *f = pixels(50, 9, 2);
+    char src[512]; /* tu_path's buffers rotate */
+    snprintf(src, sizeof src, "%s", tu_path("cmpsrc", ".ptd"));
+    ck_assert_int_eq(pt_dataset_write(f, src, PT_FORMAT_AUTO), PT_OK);
+    char path[512], args[1200], *out, *err;
+    snprintf(path, sizeof path, "%s", tu_path("cmpu8", ".ptd"));
+    snprintf(args, sizeof args, "convert %s -o %s --dtype f16", src, path);
+    ck_assert_int_eq(tu_run_cli(args, &out, &err), 1);
+    HAS(err, "--dtype: unknown storage type 'f16' (choose f32, bf16 or u8)");
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "convert %s -o %s.svm --dtype u8", src, path);
+    ck_assert_int_eq(tu_run_cli(args, &out, &err), 1);
+    HAS(err, "only a .ptd file stores compact rows");
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "convert %s -o %s --dtype=u8", src, path);
+    ck_assert_int_eq(tu_run_cli(args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "info %s", path);
+    ck_assert_int_eq(tu_run_cli(args, &out, &err), 0);
+    HAS(out, "(u8, rows padded to 16; x = q / 255)");
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "info %s --json", path);
+    ck_assert_int_eq(tu_run_cli(args, &out, &err), 0);
+    HAS(out, "\"dtype\": \"u8\", \"u8_divisors\": \"one\", \"u8_divisor\": 255");
+    free(out);
+    free(err);
+    /* back to text: the widened values, the same as the float32 file's text */
+    char t1[512], t2[512];
+    snprintf(t1, sizeof t1, "%s", tu_path("cmpt1", ".csv"));
+    snprintf(t2, sizeof t2, "%s", tu_path("cmpt2", ".csv"));
+    snprintf(args, sizeof args, "convert %s -o %s", path, t1);
+    ck_assert_int_eq(tu_run_cli(args, &out, &err), 0);
+    free(out);
+    free(err);
+    snprintf(args, sizeof args, "convert %s -o %s", src, t2);
+    int rc = tu_run_cli(args, &out, &err);
+    ck_assert_msg(rc == 0, "%s", err);
+    free(out);
+    free(err);
+    size_t l1, l2;
+    char *a = tu_read_file(t1, &l1), *b = tu_read_file(t2, &l2);
+    ck_assert(a && b && l1 == l2 && memcmp(a, b, l1) == 0);
+    free(a);
+    free(b);
+    /* train --json says what it read */
+    snprintf(args, sizeof args, "train %s -o %s.model --json", path, path);
+    ck_assert_int_eq(tu_run_cli(args, &out, &err), 0);
+    HAS(out, "\"dtype\": \"u8\"");
+    free(out);
+    free(err);
+    pt_dataset_free(f);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("compact");
+    TCase *tc = tcase_create("compact");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, dtype_names);
+    tcase_add_test(tc, u8_one_exact_divisor);
+    tcase_add_test(tc, u8_per_feature);
+    tcase_add_test(tc, u8_negative_refused);
+    tcase_add_test(tc, bf16_rounding);
+    tcase_add_test(tc, ptd_round_trip);
+    tcase_add_test(tc, u8_exact_same_model);
+    tcase_add_test(tc, bf16_within_tolerance);
+    tcase_add_test(tc, cli_convert_and_info);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
