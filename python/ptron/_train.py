@@ -145,7 +145,8 @@ def platt_fit(data, params, folds, seed):
 
     status, ab, message = _interruptible(params, call)
     if status:
-        raise error_for(status, message)
+        raise error_for(status, "probability=True (Platt scaling on %d folds): %s"
+                        % (folds, message))
     return ab
 
 

@@ -5,7 +5,8 @@ import pickle
 
 import numpy as np
 import pytest
-from numpy.testing import assert_array_equal
+import scipy.sparse
+from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.exceptions import NotFittedError
 
 import ptron
@@ -105,5 +106,21 @@ def test_refusals(noisy):
                 cls(probability=True).partial_fit(X, y, classes=[-1, 1])
     with pytest.raises(ValueError, match="not on early stopping's"):
         ptron.Perceptron(probability=True, early_stopping=True).fit(X, y)
-    with pytest.raises(ptron.PtronValueError, match="fold"):
+    with pytest.raises(ptron.PtronValueError, match=r"probability=True \(Platt scaling on 5 "
+                       r"folds\): cross-validation needs 2 to n = 4 folds"):
         ptron.Perceptron(probability=True).fit(X[:4], y[:4])  # fewer rows than 5 folds
+
+
+@pytest.mark.parametrize("cls", [ptron.Perceptron, ptron.BatchClassifier,
+                                 ptron.KernelPerceptron])
+def test_sparse_rows(cls):
+    """scipy.sparse X (the library's sparse layout): the folds and the sigmoid as on dense X,
+    to float rounding (the sparse kernels add in another order)."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(200, 30) * (rng.rand(200, 30) < 0.2)
+    y = np.where(X[:, 0] + 0.3 * rng.randn(200) > 0, 1, 0)
+    S = scipy.sparse.csr_matrix(X)
+    sparse = cls(probability=True, random_state=1, class_weight="balanced").fit(S, y)
+    dense = cls(probability=True, random_state=1, class_weight="balanced").fit(X, y)
+    assert_allclose(sparse._model.platt(), dense._model.platt(), rtol=1e-5)
+    assert_allclose(sparse.predict_proba(S), dense.predict_proba(X), atol=1e-5)
