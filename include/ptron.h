@@ -772,6 +772,11 @@ PT_API pt_status pt_train_params_get(const pt_train_params *p, const char *name,
 PT_API void pt_train_params_set_epoch_hook(pt_train_params *p, pt_epoch_fn fn, void *user);
 PT_API void pt_train_params_set_stop(pt_train_params *p, pt_stop *stop);
 PT_API void pt_train_params_set_init(pt_train_params *p, const pt_model *init);
+/* Class weights (pt_train_params.class_weight and class_weight_n): w holds n weights, one a
+ * class in class index order, or NULL (with n 0) for none. The caller keeps w alive during
+ * pt_train; pt_train_check refuses a count other than the data's classes or a weight that is
+ * not finite and > 0. */
+PT_API void pt_train_params_set_class_weight(pt_train_params *p, const float *w, size_t n);
 
 PT_API const char *pt_path_name(pt_path p);
 PT_API pt_status pt_path_parse(const char *name, pt_path *out);

@@ -6,16 +6,20 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 
 from ._data import Dataset
 from ._model import Model
-from ._train import TrainParams, seed_of, threads_of, train
+from ._train import TrainParams, platt_fit, seed_of, threads_of, train
 
 # What X may be: dense arrays of any numeric dtype (copied into ptron's layout unless already
 # in it) or scipy.sparse (handed over as CSR, never densified). NaN and infinity are refused by
 # the library in the same pass that counts the non-zeros.
 _X_CHECKS = dict(accept_sparse="csr", dtype="numeric", force_all_finite=False)
+
+# Platt scaling's folds, as `ptron train --proba` (from the run's seed).
+PLATT_FOLDS = 5
 
 
 def _check_int(name, value, low):
@@ -28,6 +32,44 @@ def _check_positive(name, value, allow_zero=False):
     if not ok or value < 0 or (value == 0 and not allow_zero):
         raise ValueError("%s must be a %s finite number (got %r)"
                          % (name, "non-negative" if allow_zero else "positive", value))
+
+
+def class_weights(class_weight, classes, index):
+    """The weight of each class (float32, in the order of classes) for class_weight: None (no
+    weights: None), "balanced" (n / (K n_k) over the rows' class indices `index`, as
+    scikit-learn's and `ptron train --class-weight balanced`) or a dict {label: weight}
+    (labels not named weigh 1, as scikit-learn's)."""
+    if class_weight is None:
+        return None
+    K = len(classes)
+    if isinstance(class_weight, str) and class_weight == "balanced":
+        count = np.bincount(index, minlength=K)
+        if np.any(count == 0):
+            raise ValueError("class_weight='balanced' needs rows of every class; none of %r"
+                             % (list(classes[count == 0]),))
+        w = len(index) / (K * count.astype(np.float64))
+    elif isinstance(class_weight, dict):
+        w = np.ones(K)
+        named = 0
+        for k, label in enumerate(classes):
+            if label in class_weight:
+                w[k] = class_weight[label]
+                named += 1
+        if named != len(class_weight):
+            known = set(classes.tolist())
+            unknown = [c for c in class_weight if c not in known]
+            raise ValueError("class_weight names labels the data does not have: %r (classes: "
+                             "%r)" % (unknown, list(classes)))
+    else:
+        raise ValueError("class_weight must be None, 'balanced' or a dict {label: weight} "
+                         "(got %r)" % (class_weight,))
+    w32 = w.astype(np.float32)
+    bad = ~(np.isfinite(w32) & (w32 > 0))
+    if np.any(bad):
+        k = int(np.argmax(bad))
+        raise ValueError("class_weight: the weight of class %r must be a positive finite "
+                         "float32 (got %r)" % (classes[k], w[k]))
+    return w32
 
 
 def _classes_of(y):
@@ -63,6 +105,7 @@ class PtronClassifier(ClassifierMixin, BaseEstimator):
         classes, index = _classes_of(y)
         check_classification_targets(classes)  # the same verdict as on y, one sort less
         self._check_classes(classes)
+        self._check_probability(classes)
         init = None
         if (previous is not None and np.array_equal(previous_classes, classes)
                 and previous.n_features == X.shape[1]
@@ -77,13 +120,26 @@ class PtronClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("%s needs samples of at least 2 classes in the data, but the data "
                              "contains only one class: %r" % (type(self).__name__, classes[0]))
 
+    def _check_probability(self, classes):
+        if not getattr(self, "probability", False):
+            return
+        if len(classes) != 2:
+            raise ValueError("probability=True: Platt scaling gives probabilities for two "
+                             "classes; the data has %d (decision_function gives each class's "
+                             "score)" % len(classes))
+        if getattr(self, "early_stopping", False):
+            raise ValueError("probability=True fits Platt scaling on models trained for "
+                             "max_iter epochs, not on early stopping's: set one of them False")
+
     def _train(self, X, index, epochs, init):
+        weights = class_weights(getattr(self, "class_weight", None), self.classes_, index)
         X, index, monitor = self._monitor(X, index)
         data = Dataset(X)
         data.set_classes(self.classes_, index)
         values = self._c_params()
+        seed = seed_of(self.random_state)
         values["epochs"] = ("max_iter", epochs)
-        values["seed"] = ("random_state", seed_of(self.random_state))
+        values["seed"] = ("random_state", seed)
         values["threads"] = ("n_jobs", threads_of(self.n_jobs))
         values["bias"] = ("fit_intercept", bool(self.fit_intercept))
         start = getattr(self, "init", "zero")
@@ -92,6 +148,7 @@ class PtronClassifier(ClassifierMixin, BaseEstimator):
         if init is None and start == "random":
             values["init_random"] = ("init", True)
         params = TrainParams(values)
+        params.set_class_weight(weights)
         if init is not None:
             params.set_init(init)
         if monitor is not None:
@@ -100,6 +157,10 @@ class PtronClassifier(ClassifierMixin, BaseEstimator):
         self.n_iter_ = model.epochs_run
         if monitor is not None:
             model = monitor.finish(self, model)
+        if getattr(self, "probability", False):
+            # as `ptron train --proba`: the sigmoid fitted on out-of-fold scores, each fold's
+            # model trained as this one (class weights included; a warm start's init is not)
+            model.set_platt(*platt_fit(data, params, PLATT_FOLDS, seed))
         self._model = model
 
     def _monitor(self, X, index):
@@ -131,6 +192,30 @@ class PtronClassifier(ClassifierMixin, BaseEstimator):
         """The predicted label of every row."""
         model, data = self._data(X)
         return self.classes_[model.predict_index(data)]
+
+    def _has_proba(self):
+        if not getattr(self, "probability", False):
+            raise AttributeError("predict_proba is not available when probability=False")
+        return True
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Probabilities of classes_[0] and classes_[1], shape (n_samples, 2), float64: Platt's
+        sigmoid 1 / (1 + exp(A f + B)) of the decision value f, A and B fitted by fit on
+        5-fold out-of-fold decision values (as `ptron train --proba`). As scikit-learn's SVC,
+        the most probable class may differ from predict's near the boundary."""
+        model, data = self._data(X)
+        if model.platt() is None:
+            raise NotFittedError("predict_proba is not available: this %s was fitted with "
+                                 "probability=False" % type(self).__name__)
+        p = model.proba(data)
+        return np.column_stack([1.0 - p, p])
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        """The logarithm of predict_proba."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
     # ----------------------------------------------------------------------- attributes
 
@@ -175,6 +260,15 @@ class PtronClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------------ partial_fit
 
     def _partial_fit(self, X, y, classes):
+        if getattr(self, "probability", False):
+            raise ValueError("partial_fit does not fit probabilities (Platt scaling needs the "
+                             "whole data): set probability=False, or use fit")
+        if isinstance(getattr(self, "class_weight", None), str):
+            raise ValueError("class_weight=%r is not supported by partial_fit (a chunk's class "
+                             "counts are not the data's): pass a dict, e.g. from "
+                             "sklearn.utils.class_weight.compute_class_weight('balanced', "
+                             "classes=classes, y=y) on a large enough sample of y"
+                             % (self.class_weight,))
         first = getattr(self, "_model", None) is None
         if first:
             if classes is None:

@@ -18,8 +18,9 @@ def _float(params, key):
 def load_model(path):
     """Read a model file written by the CLI (`ptron train -o`) or by save_model, as a fitted
     estimator: Perceptron, BatchClassifier or KernelPerceptron by the model's path, with the
-    parameters it was trained with. Its classes_ are the model's labels: float64 values, or str
-    for text labels."""
+    parameters it was trained with (probability=True where the model has Platt's sigmoid;
+    class weights are not kept in model files, so class_weight is None). Its classes_ are the
+    model's labels: float64 values, or str for text labels."""
     from .kernel import KernelPerceptron
     from .linear import BatchClassifier, Perceptron
 
@@ -44,6 +45,7 @@ def load_model(path):
                                cache_size=int(p["cache_mb"]) or None, gram=p["gram_storage"],
                                budget=int(p["budget"]) or None,
                                **common)
+    est.probability = model.platt() is not None
     est._model = model
     est.classes_ = model.classes()
     est.n_features_in_ = model.n_features

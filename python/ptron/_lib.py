@@ -8,7 +8,7 @@ import ctypes
 import ctypes.util
 import os
 from ctypes import (CFUNCTYPE, POINTER, c_char_p, c_double, c_int, c_int32, c_size_t,
-                    c_void_p)
+                    c_uint64, c_void_p)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -95,6 +95,7 @@ _PROTOTYPES = {
     "pt_train_params_set_epoch_hook": (None, [_params, EPOCH_FN, c_void_p]),
     "pt_train_params_set_stop": (None, [_params, c_void_p]),
     "pt_train_params_set_init": (None, [_params, _model]),
+    "pt_train_params_set_class_weight": (None, [_params, c_void_p, c_size_t]),
     "pt_expand_params_create": (c_void_p, []),
     "pt_expand_params_free": (None, [c_void_p]),
     "pt_expand_params_set": (_status, [c_void_p, c_char_p, c_char_p]),
@@ -102,6 +103,8 @@ _PROTOTYPES = {
     "pt_expand": (_status, [_ds, c_void_p, POINTER(_ds)]),
     # training
     "pt_train": (_status, [_ds, _params, POINTER(_model), c_void_p]),
+    "pt_platt_fit": (_status, [_ds, _params, c_size_t, c_uint64, POINTER(c_double),
+                               POINTER(c_double)]),
     # models
     "pt_model_free": (None, [_model]),
     "pt_model_clone": (_model, [_model]),
@@ -121,6 +124,9 @@ _PROTOTYPES = {
     "pt_model_scores": (_status, [_model, _ds, c_void_p]),
     "pt_model_class_scores": (_status, [_model, _ds, c_void_p]),
     "pt_model_predict_class": (_status, [_model, _ds, c_void_p]),
+    "pt_model_set_platt": (_status, [_model, c_double, c_double]),
+    "pt_model_platt": (c_int, [_model, POINTER(c_double), POINTER(c_double)]),
+    "pt_model_proba": (_status, [_model, _ds, c_void_p]),
 }
 
 

@@ -134,6 +134,23 @@ class Model:
             check(lib.pt_model_class_scores(self.handle, data.handle, out.ctypes.data))
         return out
 
+    def platt(self):
+        """Platt's (A, B) of a two-class model fitted for probabilities, else None."""
+        a, b = ctypes.c_double(), ctypes.c_double()
+        if not lib.pt_model_platt(self.handle, ctypes.byref(a), ctypes.byref(b)):
+            return None
+        return a.value, b.value
+
+    def set_platt(self, a, b):
+        check(lib.pt_model_set_platt(self.handle, a, b))
+
+    def proba(self, data):
+        """Each row's probability of the +1 class (the larger label) by the model's Platt
+        sigmoid: (n,) float64."""
+        out = np.empty(data.n, np.float64)
+        check(lib.pt_model_proba(self.handle, data.handle, out.ctypes.data))
+        return out
+
     def predict_index(self, data):
         """The predicted class index of each row of a Dataset (int32)."""
         out = np.empty(data.n, np.int32)

@@ -41,6 +41,16 @@ class TrainParams:
         lib.pt_train_params_set_init(self.handle, model.handle)
         self._keep.append(model)
 
+    def set_class_weight(self, weights):
+        """A weight for each class, in class index order (float32, each finite and > 0), or
+        None for none; the array is kept alive with these parameters."""
+        if weights is None:
+            lib.pt_train_params_set_class_weight(self.handle, None, 0)
+            return
+        w = np.ascontiguousarray(weights, dtype=np.float32)
+        self._keep.append(w)
+        lib.pt_train_params_set_class_weight(self.handle, w.ctypes.data, w.size)
+
     def set_epoch_hook(self, fn):
         """fn(model_handle, epoch, mistakes) -> bool (True stops training), called after each
         epoch on the paths that take snapshots. An exception in fn stops training and is
@@ -73,45 +83,71 @@ def _call(data, params):
     return status, handle.value, message
 
 
-def train(data, params):
-    """Train on a Dataset with TrainParams; returns a Model. The call releases the GIL. On the
-    main thread it runs in a helper thread, so that Ctrl-C (KeyboardInterrupt) reaches Python
-    at once: the call's own stop token then stops training at its next sample, and the
-    interrupt is raised."""
+def _interruptible(params, call, discard=None):
+    """call() -> (status, result, message), run with a stop token on params. The library call
+    releases the GIL. On the main thread it runs in a helper thread, so that Ctrl-C
+    (KeyboardInterrupt) reaches Python at once: the stop token then stops the call at its next
+    sample, discard(result) frees what it made, and the interrupt is raised."""
     stop = lib.pt_stop_create()
     if not stop:
         raise MemoryError("cannot allocate a stop token")
     try:
         lib.pt_train_params_set_stop(params.handle, stop)
         if threading.current_thread() is not threading.main_thread():
-            status, handle, message = _call(data, params)
-        else:
-            result = []
-            worker = threading.Thread(target=lambda: result.append(_call(data, params)),
-                                      name="ptron-train", daemon=True)
-            worker.start()
-            try:
-                worker.join()
-            except KeyboardInterrupt:
-                lib.pt_stop_request(stop)
-                worker.join()
-                if result and result[0][1]:
-                    lib.pt_model_free(result[0][1])
-                raise
-            status, handle, message = result[0]
+            return call()
+        result = []
+        worker = threading.Thread(target=lambda: result.append(call()), name="ptron-train",
+                                  daemon=True)
+        worker.start()
+        try:
+            worker.join()
+        except KeyboardInterrupt:
+            lib.pt_stop_request(stop)
+            worker.join()
+            if result and discard is not None:
+                discard(result[0][1])
+            raise
+        return result[0]
     finally:
         lib.pt_train_params_set_stop(params.handle, None)
         lib.pt_stop_free(stop)
+
+
+def _free_model(handle):
+    if handle:
+        lib.pt_model_free(handle)
+
+
+def train(data, params):
+    """Train on a Dataset with TrainParams; returns a Model. Interruptible with Ctrl-C (see
+    _interruptible)."""
+    status, handle, message = _interruptible(params, lambda: _call(data, params), _free_model)
     errors = getattr(params, "hook_errors", None)
     if errors:
-        if handle:
-            lib.pt_model_free(handle)
+        _free_model(handle)
         raise errors[0]
     if status:
-        if handle:
-            lib.pt_model_free(handle)
+        _free_model(handle)
         raise error_for(status, message)
     return Model(handle)
+
+
+def platt_fit(data, params, folds, seed):
+    """Platt's (A, B) for a two-class run on a Dataset, fitted to out-of-fold decision values
+    (pt_platt_fit: `folds` stratified folds from seed, each model trained as params says), as
+    `ptron train --proba` does with 5 folds and --seed. Interruptible as train."""
+    def call():
+        a, b = ctypes.c_double(), ctypes.c_double()
+        status = lib.pt_platt_fit(data.handle, params.handle, folds, seed, ctypes.byref(a),
+                                  ctypes.byref(b))
+        message = lib.pt_last_error().decode(errors="replace") if status else ""
+        return status, (a.value, b.value), message
+
+    status, ab, message = _interruptible(params, call)
+    if status:
+        raise error_for(status, "probability=True (Platt scaling on %d folds): %s"
+                        % (folds, message))
+    return ab
 
 
 def seed_of(random_state):

@@ -37,6 +37,8 @@ class KernelPerceptron(PtronClassifier):
         the budget full first removes one at random. Not with average=True.
     random_state, fit_intercept, n_jobs :
         As for Perceptron.
+    class_weight, probability :
+        As for Perceptron (a class weight scales the dual step of its rows).
 
     More than two classes train one-vs-rest on one shared Gram. The model has no coef_ (it is
     a sum over support vectors).
@@ -44,7 +46,8 @@ class KernelPerceptron(PtronClassifier):
 
     def __init__(self, *, kernel="linear", degree=2, gamma="scale", coef0=1.0, max_iter=10,
                  average=False, shuffle=False, cache_size=None, gram="auto", budget=None,
-                 random_state=None, fit_intercept=True, n_jobs=None):
+                 random_state=None, fit_intercept=True, n_jobs=None, class_weight=None,
+                 probability=False):
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -58,6 +61,8 @@ class KernelPerceptron(PtronClassifier):
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
+        self.probability = probability
 
     def _c_params(self):
         _check_int("max_iter", self.max_iter, 1)

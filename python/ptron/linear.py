@@ -49,6 +49,15 @@ class Perceptron(PtronClassifier):
     n_jobs : int or None, default None
         Threads: None or -1 all cores (ptron's default), k > 0 k threads. The model does not
         depend on it.
+    class_weight : None, "balanced" or dict {label: weight}, default None
+        A row of class k counts w_k times (`--class-weight`): its update (or loss term, or dual
+        step) is scaled by w_k. "balanced" is n / (n_classes n_k), as scikit-learn's; a dict
+        leaves the classes it does not name at 1. Weights must be positive; partial_fit takes
+        a dict only.
+    probability : bool, default False
+        Two classes: fit also fits Platt's sigmoid on 5-fold out-of-fold decision values (from
+        random_state; `ptron train --proba`), which predict_proba uses (5 more trainings).
+        False: predict_proba does not exist, as scikit-learn's SVC.
 
     Attributes
     ----------
@@ -59,7 +68,8 @@ class Perceptron(PtronClassifier):
     def __init__(self, *, max_iter=10, eta0=1.0, margin=0.0, average=False, voted=False,
                  shuffle=False, random_state=None, fit_intercept=True, multi_class="ovr",
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=5,
-                 warm_start=False, init="zero", n_jobs=None):
+                 warm_start=False, init="zero", n_jobs=None, class_weight=None,
+                 probability=False):
         self.max_iter = max_iter
         self.eta0 = eta0
         self.margin = margin
@@ -75,6 +85,8 @@ class Perceptron(PtronClassifier):
         self.warm_start = warm_start
         self.init = init
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
+        self.probability = probability
 
     def _variant(self):
         if self.average and self.voted:
@@ -188,6 +200,8 @@ class BatchClassifier(PtronClassifier):
         Shuffle the mini-batches' order each epoch (from random_state).
     random_state, fit_intercept, warm_start, init, n_jobs :
         As for Perceptron. n_jobs sets the BLAS and OpenMP threads of the call.
+    class_weight, probability :
+        As for Perceptron (class weights scale each row's loss term and subgradient).
 
     More than two classes train one-vs-rest.
     """
@@ -195,7 +209,7 @@ class BatchClassifier(PtronClassifier):
     def __init__(self, *, loss="perceptron", alpha=0.0, learning_rate="constant", eta0=1.0,
                  batch_size=256, max_iter=10, tol=0.0, average=True, shuffle=False,
                  random_state=None, fit_intercept=True, warm_start=False, init="zero",
-                 n_jobs=None):
+                 n_jobs=None, class_weight=None, probability=False):
         self.loss = loss
         self.alpha = alpha
         self.learning_rate = learning_rate
@@ -210,6 +224,8 @@ class BatchClassifier(PtronClassifier):
         self.warm_start = warm_start
         self.init = init
         self.n_jobs = n_jobs
+        self.class_weight = class_weight
+        self.probability = probability
 
     def _c_params(self):
         _check_int("max_iter", self.max_iter, 1)

@@ -342,6 +342,12 @@ void pt_train_params_set_stop(pt_train_params *p, pt_stop *stop) { p->stop = sto
 
 void pt_train_params_set_init(pt_train_params *p, const pt_model *init) { p->init = init; }
 
+void pt_train_params_set_class_weight(pt_train_params *p, const float *w, size_t n)
+{
+    p->class_weight = w;
+    p->class_weight_n = w ? n : 0;
+}
+
 /* Parse value as the field's type into out (the field's bytes). */
 static pt_status parse_value(const field *f, const char *value, void *out)
 {
