@@ -30,28 +30,28 @@ meson setup /tmp/b -Dtests=false -Dbench=enabled -Dpython=disabled -Dmpi=enabled
     -Dbuildtype=release >"$out/setup.log" 2>&1 || { tail -30 "$out/setup.log"; exit 1; }
 ninja -C /tmp/b >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 P=/tmp/b/src/ptron
-timeout 300 python3 scripts/mpi-scaling $P 16 --reps 3 --dir /tmp/ms \
+timeout 120 python3 scripts/mpi-scaling $P 16 --reps 3 --dir /tmp/ms \
     >"$out/MPI_SCALING-16core.md" 2>"$out/mpi-scaling.err"
 echo "mpi-scaling exit $?" >>"$out/mpi-scaling.err"
-# compact storage: the online epoch on 200,000 x 256 as f32 and bf16, one thread
+# issue 17's comparisons with scikit-learn and scipy on the same CSR matrix (this image's
+# python3 has them)
+timeout 150 python3 scripts/compare-sparse-online --ptron $P >"$out/sparse-online-16core.json" 2>&1
+timeout 100 python3 scripts/compare-sparse-batch --ptron $P >"$out/sparse-batch-16core.json" 2>&1
+# the suite's compact-storage and Gram benchmarks on a quiet machine (threads 1 and 2)
+timeout 120 /tmp/b/bench/ptron-bench --benchmark_filter='online/compact|gram/build' \
+    >"$out/bench-16core.txt" 2>&1
+# compact storage through the CLI: the online epoch on 200,000 x 256 as f32 and bf16, one thread
 W=/tmp/compact; mkdir -p $W
 $P gen noisy --n 200000 --d 256 --seed 1 -o $W/f32.ptd >/dev/null
 $P convert $W/f32.ptd -o $W/bf16.ptd --dtype bf16 >/dev/null
 for t in f32 bf16; do
     echo "== $t"; $P info $W/$t.ptd | head -4
-    $P bench $W/$t.ptd --paths online --reps 5 --threads 1 --epochs 10
+    timeout 60 $P bench $W/$t.ptd --paths online --reps 5 --threads 1 --epochs 10
 done >"$out/compact-16core.log" 2>&1
 # a streamed epoch (--mem-mb 64: the 205 MB matrix read from the page cache a window at a
 # time) against the in-memory one, one thread, medians of the epochs
 for mem in 0 64; do
-    $P train $W/f32.ptd -o $W/m.model --epochs 10 --threads 1 --json \
+    timeout 60 $P train $W/f32.ptd -o $W/m.model --epochs 10 --threads 1 --json \
         $([ $mem -gt 0 ] && echo --mem-mb $mem) >$W/stream-$mem.json
     python3 -c "import json,statistics,sys; j=json.load(open(sys.argv[1])); print(sys.argv[2], j.get('data_mode'), 'epoch ms', round(1e3*statistics.median(j['seconds_per_epoch']), 2))" $W/stream-$mem.json "mem_mb=$mem"
 done >"$out/stream-16core.log" 2>&1
-# the suite's compact-storage and Gram benchmarks on a quiet machine (threads 1 and 2)
-timeout 200 /tmp/b/bench/ptron-bench --benchmark_filter='online/compact|gram/build' \
-    >"$out/bench-16core.txt" 2>&1
-# issue 17's comparisons with scikit-learn and scipy on the same CSR matrix (this image's
-# python3 has them)
-timeout 200 python3 scripts/compare-sparse-online --ptron $P >"$out/sparse-online-16core.json" 2>&1
-timeout 150 python3 scripts/compare-sparse-batch --ptron $P >"$out/sparse-batch-16core.json" 2>&1
