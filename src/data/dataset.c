@@ -29,6 +29,21 @@ pt_status pt_check_dense_budget(const char *path, size_t n, size_t d, size_t bud
     return PT_OK;
 }
 
+/* A zeroed dataset struct of n rows and d features (the stride set), owning nothing yet; NULL
+ * and the error when it cannot be allocated. The allocators below fill in the matrix. */
+static pt_dataset *dataset_header(size_t n, size_t d)
+{
+    pt_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds) {
+        pt_fail(PT_ERR_NOMEM, "cannot allocate dataset header");
+        return NULL;
+    }
+    ds->n = n;
+    ds->d = d;
+    ds->stride = pt_stride_for(d);
+    return ds;
+}
+
 pt_dataset *pt_dataset_alloc(size_t n, size_t d)
 {
     pt_dataset *ds = pt_dataset_alloc_uninit(n, d);
@@ -43,14 +58,8 @@ pt_dataset *pt_dataset_alloc_uninit(size_t n, size_t d)
         pt_fail(PT_ERR_NOMEM, "dataset of %zu x %zu: size overflows", n, d);
         return NULL;
     }
-    pt_dataset *ds = calloc(1, sizeof *ds);
-    if (!ds) {
-        pt_fail(PT_ERR_NOMEM, "cannot allocate dataset header");
-        return NULL;
-    }
-    ds->n = n;
-    ds->d = d;
-    ds->stride = pt_stride_for(d);
+    pt_dataset *ds = dataset_header(n, d);
+    if (!ds) return NULL;
     ds->X = pt_alloc(bytes, "feature matrix");
     ds->X_owned = true;
     ds->cls = pt_calloc(n * sizeof(int32_t), "class indices");
@@ -76,14 +85,8 @@ pt_dataset *pt_dataset_alloc_sparse(size_t n, size_t d, size_t nnz)
         pt_fail(PT_ERR_NOMEM, "sparse dataset of %zu rows and %zu non-zeros: size overflows", n, nnz);
         return NULL;
     }
-    pt_dataset *ds = calloc(1, sizeof *ds);
-    if (!ds) {
-        pt_fail(PT_ERR_NOMEM, "cannot allocate dataset header");
-        return NULL;
-    }
-    ds->n = n;
-    ds->d = d;
-    ds->stride = pt_stride_for(d);
+    pt_dataset *ds = dataset_header(n, d);
+    if (!ds) return NULL;
     ds->layout = PT_LAYOUT_SPARSE;
     ds->X_owned = true;
     ds->rowptr = pt_calloc((n + 1) * sizeof(uint64_t), "sparse row offsets");
@@ -671,14 +674,8 @@ pt_dataset *pt_dataset_alloc_compact(size_t n, size_t d, pt_dtype t)
         pt_fail(PT_ERR_NOMEM, "dataset of %zu x %zu: size overflows", n, d);
         return NULL;
     }
-    pt_dataset *ds = calloc(1, sizeof *ds);
-    if (!ds) {
-        pt_fail(PT_ERR_NOMEM, "cannot allocate dataset header");
-        return NULL;
-    }
-    ds->n = n;
-    ds->d = d;
-    ds->stride = pt_stride_for(d);
+    pt_dataset *ds = dataset_header(n, d);
+    if (!ds) return NULL;
     ds->dtype = t;
     ds->X_owned = true;
     ds->Xc = pt_calloc(bytes ? bytes : 1, "compact feature matrix");
