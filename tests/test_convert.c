@@ -1,6 +1,7 @@
 /* The bounded convert (LIBSVM to .ptd over the memory budget, pt_dataset_convert_file): the
  * file it writes window by window is the in-memory convert's, byte for byte, in both layouts;
- * a bad line still names file:line and leaves no output; text read once is refused. */
+ * a bad line still names file:line and leaves no output; text read once, and CSV, are refused
+ * over the budget. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -142,6 +143,25 @@ START_TEST(stdin_refused)
 }
 END_TEST
 
+/* CSV is converted in memory only: over the budget, refused saying so, and no output. */
+START_TEST(csv_over_budget_refused)
+{
+    const char *in = tu_path("convert", ".csv");
+    FILE *f = fopen(in, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 40000; i++) fprintf(f, "%d,1.5,2,3,4,5,6,7,8,9,10,11,12\n", i % 2);
+    ck_assert_int_eq(fclose(f), 0);
+    pt_read_options o;
+    pt_read_options_init(&o);
+    o.mem_budget_bytes = 1u << 20;
+    const char *out = tu_path("convert-csv", ".ptd");
+    ck_assert_int_eq(pt_dataset_convert_file(in, &o, out), PT_ERR_LIMIT);
+    HAS(pt_last_error(), in);
+    HAS(pt_last_error(), "a CSV file is converted in memory only");
+    ck_assert_int_ne(access(out, F_OK), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("convert");
@@ -151,6 +171,7 @@ static Suite *suite(void)
     tcase_add_test(tc, sparse_same_bytes);
     tcase_add_test(tc, bad_line_no_output);
     tcase_add_test(tc, stdin_refused);
+    tcase_add_test(tc, csv_over_budget_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -162,8 +162,15 @@ pt_status pt_dataset_convert_file(const char *in, const pt_read_options *o, cons
         (unsigned)o->layout > PT_LAYOUT_AUTO) {
         /* in memory: the reader and writer say what is wrong, if anything */
         pt_dataset *ds;
-        PT_TRY(pt_dataset_read(in, o, &ds));
-        pt_status s = pt_dataset_write(ds, out, PT_FORMAT_PTD);
+        pt_status s = pt_dataset_read(in, o, &ds);
+        if (s == PT_ERR_LIMIT && f == PT_FORMAT_CSV) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", pt_last_error());
+            return pt_fail(s, "%s; a CSV file is converted in memory only (the bounded convert "
+                           "reads LIBSVM)", why);
+        }
+        if (s != PT_OK) return s;
+        s = pt_dataset_write(ds, out, PT_FORMAT_PTD);
         pt_dataset_free(ds);
         return s;
     }
