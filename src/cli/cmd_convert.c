@@ -34,6 +34,23 @@ int cmd_convert(int argc, char **argv)
         want != PT_DTYPE_F32)
         return cli_usage_error("convert", "--dtype %s: only a .ptd file stores compact rows (text "
                                "holds numbers)", dtype);
+    pt_format in_format = PT_FORMAT_AUTO;
+    if (format && pt_format_parse(format, &in_format) != PT_OK)
+        return cli_usage_error("convert", "--format: %s", pt_last_error());
+    if (in_format == PT_FORMAT_AUTO) in_format = pt_format_from_path(in);
+    if (out_format == PT_FORMAT_AUTO) out_format = pt_format_from_path(out);
+    if (in_format == PT_FORMAT_LIBSVM && out_format == PT_FORMAT_PTD && want == PT_DTYPE_F32) {
+        /* LIBSVM to float32 .ptd: within --mem-mb however large the text (bounded convert) */
+        cli_install_log(false); /* PTRON_VERBOSE shows which way it converts */
+        pt_read_options o;
+        pt_read_options_init(&o);
+        o.format = PT_FORMAT_LIBSVM;
+        if (max_features) o.max_features = max_features;
+        if (cli_mem_mb) o.mem_budget_bytes = cli_mem_mb << 20;
+        o.layout = cli_layout;
+        pt_status s = pt_dataset_convert_file(in, &o, out);
+        return s == PT_OK ? EXIT_OK : cli_fail(s);
+    }
     pt_dataset *ds;
     pt_status s = cli_read_dataset(in, format, max_features, &ds, NULL);
     if (s != PT_OK) return cli_fail(s);

@@ -240,6 +240,22 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
 pt_status pt_write_libsvm(FILE *f, const void *ds);
 pt_status pt_write_csv(FILE *f, const void *ds);
 pt_status pt_write_ptd(FILE *f, const void *ds);
+/* A .ptd file written row by row (io_ptd.c) for the bounded convert: begin with the sizes
+ * (sparse: the exact entries), hand the rows in order (dense: n rows of the stride, padding
+ * zero; sparse: each row's end offset, counted from the file's first entry, and its entries),
+ * then end with the class table, the class indices and the non-zeros. f must be seekable. */
+typedef struct pt_ptd_writer pt_ptd_writer;
+pt_status pt_ptd_writer_begin(FILE *f, size_t n, size_t d, bool sparse, size_t entries,
+                              size_t nclass, pt_ptd_writer **out);
+pt_status pt_ptd_writer_dense(pt_ptd_writer *w, const float *X, size_t rows);
+pt_status pt_ptd_writer_sparse(pt_ptd_writer *w, const uint64_t *ends, size_t rows,
+                               const uint32_t *col, const float *val, size_t ents);
+pt_status pt_ptd_writer_end(pt_ptd_writer *w, const double *classes, const int32_t *cls,
+                            size_t nnz);
+void pt_ptd_writer_free(pt_ptd_writer *w);
+/* LIBSVM text to a .ptd file (io_libsvm.c): in memory when the dataset fits
+ * o->mem_budget_bytes, else in windows of rows written straight to the file. */
+pt_status pt_convert_libsvm_ptd(const char *path, const pt_read_options *o, const char *out);
 /* A view of a multiclass dataset as the binary problem "class k against the rest": shares X,
  * owns nothing; y must hold n floats (+1 for class k). */
 void pt_dataset_binary_view(const pt_dataset *ds, size_t k, float *y, pt_dataset *view);

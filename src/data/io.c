@@ -147,3 +147,32 @@ pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f)
     default: return pt_write_atomic(path, pt_write_libsvm, ds);
     }
 }
+
+pt_status pt_dataset_convert_file(const char *in, const pt_read_options *o, const char *out)
+{
+    pt_read_options defaults;
+    if (!o) {
+        pt_read_options_init(&defaults);
+        o = &defaults;
+    }
+    pt_clear_error();
+    PT_TRY(PT_CHECK_STRUCT(o, pt_read_options));
+    pt_format f = o->format == PT_FORMAT_AUTO ? pt_format_from_path(in) : o->format;
+    if (f != PT_FORMAT_LIBSVM || o->shard_count > 1 || strcmp(out, "-") == 0 || gz_name(out) ||
+        (unsigned)o->layout > PT_LAYOUT_AUTO) {
+        /* in memory: the reader and writer say what is wrong, if anything */
+        pt_dataset *ds;
+        pt_status s = pt_dataset_read(in, o, &ds);
+        if (s == PT_ERR_LIMIT && f == PT_FORMAT_CSV) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", pt_last_error());
+            return pt_fail(s, "%s; a CSV file is converted in memory only (the bounded convert "
+                           "reads LIBSVM)", why);
+        }
+        if (s != PT_OK) return s;
+        s = pt_dataset_write(ds, out, PT_FORMAT_PTD);
+        pt_dataset_free(ds);
+        return s;
+    }
+    return pt_convert_libsvm_ptd(strcmp(in, "-") == 0 ? pt_stdin_path : in, o, out);
+}

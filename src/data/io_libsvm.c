@@ -518,11 +518,15 @@ static void close_gaps(const chunk *ch, size_t nch, pt_dataset *ds)
     }
 }
 
-static pt_status read_chunks(const source *src, const pt_read_options *o, chunk *ch, size_t nch,
-                             int threads, pt_dataset **out)
+/* What pass 1 found: rows, lines, the largest index and the counted entries. */
+typedef struct scan_totals {
+    size_t n, lines, d, ents;
+} scan_totals;
+
+/* Split into chunks and run pass 1; each chunk gets its first row, line and entry. */
+static pt_status scan_chunks(const source *src, const pt_read_options *o, chunk *ch, size_t nch,
+                             int threads, scan_totals *t)
 {
-    const char *path = src->path;
-    double t0 = pt_now();
     split_chunks(src, ch, nch);
     scan_opts so = {o->max_features, o->layout != PT_LAYOUT_DENSE};
     run_pass(src, ch, nch, threads, scan_lines, &so);
@@ -538,7 +542,17 @@ static pt_status read_chunks(const source *src, const pt_read_options *o, chunk 
         ents += ch[k].ents;
         if (ch[k].max_index > d) d = ch[k].max_index;
     }
-    if (n == 0) return pt_fail(PT_ERR_PARSE, "%s: no data rows", path);
+    *t = (scan_totals){n, lines, d, ents};
+    if (n == 0) return pt_fail(PT_ERR_PARSE, "%s: no data rows", src->path);
+    return PT_OK;
+}
+
+/* Pass 2 into a dataset in memory, after scan_chunks (t0: when pass 1 began). */
+static pt_status parse_chunks(const source *src, const pt_read_options *o, chunk *ch, size_t nch,
+                              int threads, const scan_totals *t, double t0, pt_dataset **out)
+{
+    const char *path = src->path;
+    size_t n = t->n, lines = t->lines, d = t->d, ents = t->ents;
     pt_layout layout;
     PT_TRY(pt_layout_resolve(path, o->layout, n, d, ents, o->mem_budget_bytes, &layout));
     bool sparse = layout == PT_LAYOUT_SPARSE;
@@ -573,6 +587,15 @@ static pt_status read_chunks(const source *src, const pt_read_options *o, chunk 
            pt_now() - t3);
     *out = ds;
     return PT_OK;
+}
+
+static pt_status read_chunks(const source *src, const pt_read_options *o, chunk *ch, size_t nch,
+                             int threads, pt_dataset **out)
+{
+    double t0 = pt_now();
+    scan_totals t;
+    PT_TRY(scan_chunks(src, o, ch, nch, threads, &t));
+    return parse_chunks(src, o, ch, nch, threads, &t, t0, out);
 }
 
 pt_status pt_read_libsvm(const char *path, const pt_read_options *o, pt_dataset **out)
@@ -648,3 +671,212 @@ static pt_status libsvm_row(FILE *f, const pt_dataset *ds, const char *label, si
 }
 
 pt_status pt_write_libsvm(FILE *f, const void *ds) { return pt_text_write_rows(f, ds, libsvm_row); }
+
+/* ------------------------------------------------------------------ bounded convert */
+
+/* Text per chunk for the bounded convert: windows are made of whole chunks, so chunks are
+ * small next to the budget (and at most 1 MiB of text, a few thousand rows). */
+static size_t convert_chunk_bytes(size_t budget)
+{
+    size_t b = budget / 64;
+    return b < (16u << 10) ? 16u << 10 : b > (1u << 20) ? 1u << 20 : b;
+}
+
+/* The bytes chunk c parses into: its dense rows, or its row ends and counted entries. */
+static size_t chunk_out_bytes(const chunk *c, bool sparse, size_t stride)
+{
+    return sparse ? c->rows * sizeof(uint64_t) + c->ents * (sizeof(uint32_t) + sizeof(float))
+                  : c->rows * stride * sizeof(float);
+}
+
+typedef struct convert_job {
+    const source *src;
+    chunk *ch;
+    size_t nch, d, max_features, window;
+    int threads;
+    bool sparse;
+    double *labels; /* n, kept whole */
+} convert_job;
+
+/* Pass 2 window by window: consecutive chunks whose output fits the window are parsed (in
+ * parallel) into one buffer, rows and entries counted from the window's first, then handed to
+ * w in order (w NULL: only count the entries kept, which the sparse file's layout needs). */
+static pt_status parse_windows(const convert_job *j, pt_ptd_writer *w, size_t *entries,
+                               size_t *nnz)
+{
+    size_t stride = pt_stride_for(j->d), max_rows = 0, max_ents = 0;
+    for (size_t g0 = 0, g1; g0 < j->nch; g0 = g1) {
+        size_t bytes = 0, rows = 0, ents = 0;
+        for (g1 = g0; g1 < j->nch; g1++) {
+            size_t b = chunk_out_bytes(&j->ch[g1], j->sparse, stride);
+            if (g1 > g0 && bytes + b > j->window) break;
+            bytes += b;
+            rows += j->ch[g1].rows;
+            ents += j->ch[g1].ents;
+        }
+        if (rows > max_rows) max_rows = rows;
+        if (ents > max_ents) max_ents = ents;
+    }
+    float *X = NULL, *val = NULL;
+    uint64_t *rowptr = NULL;
+    uint32_t *col = NULL;
+    if (j->sparse) {
+        rowptr = pt_alloc((max_rows + 1) * sizeof *rowptr, "convert window");
+        col = pt_alloc((max_ents ? max_ents : 1) * sizeof *col, "convert window");
+        val = pt_alloc((max_ents ? max_ents : 1) * sizeof *val, "convert window");
+    } else {
+        X = pt_alloc((max_rows ? max_rows : 1) * stride * sizeof *X, "convert window");
+    }
+    pt_status s = (j->sparse ? rowptr && col && val : X != NULL) ? PT_OK : PT_ERR_NOMEM;
+    size_t row_at = 0, ent_at = 0, kept = 0, nz = 0;
+    for (size_t g0 = 0, g1; g0 < j->nch && s == PT_OK; g0 = g1) {
+        size_t bytes = 0, row_base = row_at, ent_base = ent_at, line_at = j->ch[g0].line0;
+        for (g1 = g0; g1 < j->nch; g1++) {
+            chunk *c = &j->ch[g1];
+            size_t b = chunk_out_bytes(c, j->sparse, stride);
+            if (g1 > g0 && bytes + b > j->window) break;
+            bytes += b;
+            c->row0 = c->row = row_at - row_base;
+            c->ent0 = c->ent = ent_at - ent_base;
+            c->line0 = c->line = line_at;
+            c->nnz = 0;
+            row_at += c->rows;
+            ent_at += c->ents;
+            line_at += c->lines;
+        }
+        reader r = {j->src->path, j->max_features, j->d, stride, X, rowptr, col, val,
+                    j->labels + row_base};
+        if (j->sparse) rowptr[0] = 0;
+        run_pass(j->src, j->ch + g0, g1 - g0, j->threads,
+                 j->sparse ? parse_lines_sparse : parse_lines_dense, &r);
+        if ((s = first_error(j->ch + g0, g1 - g0)) != PT_OK) break;
+        for (size_t k = g0; k < g1; k++) nz += j->ch[k].nnz;
+        if (!w) {
+            for (size_t k = g0; k < g1; k++) kept += j->ch[k].ent - j->ch[k].ent0;
+            continue;
+        }
+        if (!j->sparse) {
+            s = pt_ptd_writer_dense(w, X, row_at - row_base);
+            continue;
+        }
+        /* each chunk's run of entries, its row ends made absolute (closing the gaps) */
+        for (size_t k = g0; k < g1 && s == PT_OK; k++) {
+            const chunk *c = &j->ch[k];
+            uint64_t *ends = rowptr + c->row0 + 1;
+            for (size_t i = 0; i < c->rows; i++) ends[i] = ends[i] - c->ent0 + kept;
+            s = pt_ptd_writer_sparse(w, ends, c->rows, col + c->ent0, val + c->ent0,
+                                     c->ent - c->ent0);
+            kept += c->ent - c->ent0;
+        }
+    }
+    pt_free(X);
+    pt_free(rowptr);
+    pt_free(col);
+    pt_free(val);
+    if (entries) *entries = kept;
+    if (nnz) *nnz = nz;
+    return s;
+}
+
+typedef struct convert_out {
+    const convert_job *job;
+    size_t n, entries, nnz;
+    const pt_dataset *meta; /* the class table and class indices */
+} convert_out;
+
+static pt_status write_converted(FILE *f, const void *ctx)
+{
+    const convert_out *o = ctx;
+    pt_ptd_writer *w;
+    PT_TRY(pt_ptd_writer_begin(f, o->n, o->job->d, o->job->sparse, o->entries, o->meta->nclass,
+                               &w));
+    size_t nnz;
+    pt_status s = parse_windows(o->job, w, NULL, &nnz);
+    if (s == PT_OK) s = pt_ptd_writer_end(w, o->meta->class_values, o->meta->cls, nnz);
+    pt_ptd_writer_free(w);
+    return s;
+}
+
+/* After pass 1 (ch, n rows, d features, ents counted): the dataset exceeds the budget, so
+ * the rows are parsed a window at a time and written to the file (twice for the sparse layout:
+ * a first windowed pass counts the entries kept, which fix the file's layout). The labels (8
+ * bytes a row) and the class indices (4, and 4 more for two classes) stay in memory. */
+static pt_status convert_bounded(const source *src, const pt_read_options *o, chunk *ch,
+                                 size_t nch, int threads, size_t n, size_t d, size_t ents,
+                                 const char *out)
+{
+    size_t budget = o->mem_budget_bytes ? o->mem_budget_bytes : pt_default_mem_budget();
+    pt_layout layout;
+    PT_TRY(pt_layout_resolve(src->path, o->layout, n, d, ents, SIZE_MAX, &layout));
+    /* held with the windows: the labels, the class indices and +1/-1 labels, the chunks and
+     * the text buffers (the class table's sorted copy of the labels comes between windows) */
+    size_t fixed = n * (sizeof(double) + sizeof(int32_t) + sizeof(float)) +
+                   nch * sizeof(chunk) + (size_t)threads * BLOCK_BYTES, least = 256u << 10;
+    if (fixed > budget || budget - fixed < least)
+        return pt_fail(PT_ERR_LIMIT, "%s: converting %zu rows in bounded memory needs %.1f MiB "
+                       "for the labels, the text buffers and the smallest window, over the memory "
+                       "budget of %.1f MiB; raise --mem-mb (pt_read_options.mem_budget_bytes)",
+                       src->path, n, (double)(fixed + least) / 1048576.0, budget / 1048576.0);
+    convert_job j = {src, ch, nch, d, o->max_features, (budget - fixed) / 2, threads,
+                     layout == PT_LAYOUT_SPARSE, NULL};
+    pt_log(PT_LOG_INFO, "%s: %zu rows x %zu features (%s) exceed the memory budget of %.1f "
+           "MiB: converted in windows of %.1f MiB", src->path, n, d, pt_layout_name(layout),
+           budget / 1048576.0, j.window / 1048576.0);
+    pt_dataset *meta = calloc(1, sizeof *meta);
+    j.labels = malloc((n ? n : 1) * sizeof *j.labels);
+    pt_status s = meta && j.labels ? PT_OK
+                                   : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu labels",
+                                             src->path, n);
+    convert_out co = {&j, n, 0, 0, meta};
+    /* the labels come with the rows: a first windowed pass reads them (and, sparse, counts the
+     * entries kept) before the file, whose header needs the class count, is begun */
+    if (s == PT_OK) s = parse_windows(&j, NULL, &co.entries, &co.nnz);
+    if (s == PT_OK) {
+        meta->n = n;
+        meta->cls = pt_alloc((n ? n : 1) * sizeof *meta->cls, "class indices");
+        s = meta->cls ? pt_dataset_set_class_table(meta, j.labels) : PT_ERR_NOMEM;
+    }
+    if (s == PT_OK) s = pt_write_atomic(out, write_converted, &co); /* labels parsed again */
+    free(j.labels);
+    pt_dataset_free(meta);
+    return s;
+}
+
+pt_status pt_convert_libsvm_ptd(const char *path, const pt_read_options *o, const char *out)
+{
+    source src;
+    PT_TRY(source_open(path, &src));
+    if (src.len == 0) {
+        source_close(&src);
+        return pt_fail(PT_ERR_PARSE, "%s: no data rows (empty file)", path);
+    }
+    src.end = src.len;
+    size_t budget = o->mem_budget_bytes ? o->mem_budget_bytes : pt_default_mem_budget();
+    int threads = pt_threads_resolve(o->threads);
+    size_t nch = plan_chunks(src.len, threads), small = src.len / convert_chunk_bytes(budget) + 1;
+    if (src.fd >= 0 && small > nch) nch = small;
+    chunk *ch = calloc(nch, sizeof *ch);
+    pt_status s = ch ? PT_OK : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu chunks", path, nch);
+    double t0 = pt_now();
+    scan_totals t;
+    if (s == PT_OK) s = scan_chunks(&src, o, ch, nch, threads, &t);
+    pt_layout layout;
+    bool fits = s == PT_OK &&
+                pt_layout_resolve(path, o->layout, t.n, t.d, t.ents, budget, &layout) == PT_OK;
+    if (s == PT_OK && fits) {
+        pt_dataset *ds = NULL;
+        s = parse_chunks(&src, o, ch, nch, threads, &t, t0, &ds);
+        if (s == PT_OK) s = pt_write_atomic(out, pt_write_ptd, ds);
+        pt_dataset_free(ds);
+    } else if (s == PT_OK && src.fd < 0) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", pt_last_error());
+        s = pt_fail(PT_ERR_LIMIT, "%s; standard input and gzip text are read once, in memory: "
+                    "give the path of an uncompressed file to convert it in bounded memory", why);
+    } else if (s == PT_OK) {
+        s = convert_bounded(&src, o, ch, nch, threads, t.n, t.d, t.ents, out);
+    }
+    free(ch);
+    source_close(&src);
+    return s;
+}

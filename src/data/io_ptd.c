@@ -1010,3 +1010,129 @@ out:
     if (hc.st) XXH3_freeState(hc.st);
     return s;
 }
+
+/* ------------------------------------------------------------------- streamed writer */
+
+/* A .ptd file written in row order without the dataset in memory (the bounded convert): the
+ * section offsets are fixed by n, d and (sparse) the entries, so each matrix section is written
+ * at its place as its rows come and hashed as it goes (XXH3's streaming digest equals the one
+ * over the whole section); the class table, the labels and the header, which need every row,
+ * come last. The stream must be seekable. */
+struct pt_ptd_writer {
+    FILE *f;
+    header h;
+    uint64_t total;
+    bool sparse;
+    size_t rows, ents;            /* written so far */
+    uint64_t at[NSEC];            /* where each matrix section's next bytes go */
+    XXH3_state_t *st[NSEC];       /* their running checksums */
+};
+
+static pt_status put_raw(FILE *f, uint64_t off, const void *p, size_t len)
+{
+    if (!len) return PT_OK;
+    if (fseeko(f, (off_t)off, SEEK_SET) != 0)
+        return pt_fail(PT_ERR_IO, "writing the .ptd file: cannot seek: %s", strerror(errno));
+    return put(f, p, len);
+}
+
+/* Append to matrix section s, hashing. */
+static pt_status put_at(pt_ptd_writer *w, int s, const void *p, size_t len)
+{
+    PT_TRY(put_raw(w->f, w->at[s], p, len));
+    XXH3_64bits_update(w->st[s], p, len);
+    w->at[s] += len;
+    return PT_OK;
+}
+
+void pt_ptd_writer_free(pt_ptd_writer *w)
+{
+    if (!w) return;
+    for (int s = 0; s < NSEC; s++)
+        if (w->st[s]) XXH3_freeState(w->st[s]);
+    free(w);
+}
+
+pt_status pt_ptd_writer_begin(FILE *f, size_t n, size_t d, bool sparse, size_t entries,
+                              size_t nclass, pt_ptd_writer **out)
+{
+    *out = NULL;
+    if (fseeko(f, 0, SEEK_CUR) != 0)
+        return pt_fail(PT_ERR_IO, "a .ptd file converted in bounded memory is written in place: "
+                       "the output must be a regular file (not a pipe or device)");
+    pt_ptd_writer *w = calloc(1, sizeof *w);
+    if (!w) return pt_fail(PT_ERR_NOMEM, "cannot allocate a .ptd writer");
+    header *h = &w->h;
+    h->version = PTD_VERSION;
+    h->header_size = HEADER_SIZE;
+    h->n = n;
+    h->d = d;
+    h->stride = pt_stride_for(d);
+    h->nclass = nclass;
+    h->layout = sparse ? LAYOUT_SPARSE : LAYOUT_DENSE;
+    w->f = f;
+    w->sparse = sparse;
+    if (!plan(n, d, h->stride, nclass, false, sparse, entries, PT_DTYPE_F32, h->off, h->len,
+              &w->total)) {
+        pt_ptd_writer_free(w);
+        return pt_fail(PT_ERR_INVALID, "dataset of %zu x %zu: size overflows", n, d);
+    }
+    for (int s = SEC_MATRIX; s < NSEC; s++) {
+        w->at[s] = h->off[s];
+        if (!(w->st[s] = XXH3_createState())) {
+            pt_ptd_writer_free(w);
+            return pt_fail(PT_ERR_NOMEM, "cannot allocate a hash state");
+        }
+        XXH3_64bits_reset(w->st[s]);
+    }
+    *out = w;
+    static const uint64_t zero = 0; /* the first row offset */
+    pt_status s = sparse ? put_at(w, SEC_MATRIX, &zero, sizeof zero) : PT_OK;
+    if (s != PT_OK) {
+        pt_ptd_writer_free(w);
+        *out = NULL;
+    }
+    return s;
+}
+
+pt_status pt_ptd_writer_dense(pt_ptd_writer *w, const float *X, size_t rows)
+{
+    w->rows += rows;
+    return put_at(w, SEC_MATRIX, X, rows * (size_t)w->h.stride * sizeof(float));
+}
+
+pt_status pt_ptd_writer_sparse(pt_ptd_writer *w, const uint64_t *ends, size_t rows,
+                               const uint32_t *col, const float *val, size_t ents)
+{
+    w->rows += rows;
+    w->ents += ents;
+    PT_TRY(put_at(w, SEC_MATRIX, ends, rows * sizeof *ends));
+    PT_TRY(put_at(w, SEC_COL, col, ents * sizeof *col));
+    return put_at(w, SEC_VAL, val, ents * sizeof *val);
+}
+
+pt_status pt_ptd_writer_end(pt_ptd_writer *w, const double *classes, const int32_t *cls,
+                            size_t nnz)
+{
+    header *h = &w->h;
+    if (w->rows != h->n || (w->sparse && w->ents != h->len[SEC_COL] / 4))
+        return pt_fail(PT_ERR_INVALID, "internal error: %zu rows and %zu entries written for %"
+                       PRIu64 " rows", w->rows, w->ents, h->n);
+    h->nnz = nnz;
+    h->sum[SEC_CLASSES] = pt_checksum(classes, (size_t)h->len[SEC_CLASSES]);
+    h->sum[SEC_LABELS] = pt_checksum(cls, (size_t)h->len[SEC_LABELS]);
+    h->sum[SEC_WSTAR] = pt_checksum(NULL, 0);
+    for (int s = SEC_MATRIX; s <= (w->sparse ? SEC_VAL : SEC_MATRIX); s++)
+        h->sum[s] = XXH3_64bits_digest(w->st[s]);
+    unsigned char b[HEADER_SIZE];
+    encode(h, b);
+    PT_TRY(put_raw(w->f, h->off[SEC_CLASSES], classes, (size_t)h->len[SEC_CLASSES]));
+    PT_TRY(put_raw(w->f, h->off[SEC_LABELS], cls, (size_t)h->len[SEC_LABELS]));
+    PT_TRY(put_raw(w->f, 0, b, HEADER_SIZE));
+    /* the gaps between sections are holes (zeros); the file ends where the plan says */
+    if (fflush(w->f) != 0 || ftruncate(fileno(w->f), (off_t)w->total) != 0)
+        return pt_fail(PT_ERR_IO, "writing the .ptd file: %s", strerror(errno));
+    return fseeko(w->f, 0, SEEK_END) == 0 ? PT_OK
+                                           : pt_fail(PT_ERR_IO, "writing the .ptd file: %s",
+                                                     strerror(errno));
+}
