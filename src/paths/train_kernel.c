@@ -42,7 +42,10 @@
  * large) each mistake computes its row. The values agree with the dense copy's to rounding.
  *
  * Memory: the packed rows (n d floats), f, counters, and the Gram or the cache are checked
- * against p->mem_budget_bytes before anything is allocated.
+ * against p->mem_budget_bytes before anything is allocated. *
+ * Distributed (two classes, the whole data on every rank, several ranks): each rank keeps the
+ * margins of its own rows and computes kernel values for those columns only; the mistakes
+ * are decided by the rows' owners in the global order and broadcast (sweep_dist below).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -52,6 +55,7 @@
 #include <omp.h>
 #endif
 
+#include "dist/dist.h"
 #include "features/gram.h"
 #include "kernel_budget.h"
 #include "paths.h"
@@ -105,6 +109,10 @@ typedef struct kstate {
     pt_gram_csc csc;
     float *snorm_all, *kout;
     uint8_t *have;
+    /* a distributed binary run (pt_train_kernel on replicated data, several ranks): this
+     * rank's rows [lo, hi), the only margins it keeps current between epochs (else 0, n) */
+    bool dist;
+    size_t lo, hi;
 } kstate;
 
 static size_t mul_or_max(size_t a, size_t b)
@@ -234,13 +242,13 @@ static void flush(kstate *s, float *f)
 {
     if (s->np == 0) return;
     double t0 = pt_now();
-    const size_t np = s->np, d = s->rows.d, n = s->n, ld = s->ld;
+    const size_t np = s->np, d = s->rows.d, lo = s->lo, hi = s->hi, ld = s->ld;
     int comp[PEND];
     int32_t slot[PEND];
     const size_t nu = plan_rows(s, comp, slot);
     pt_gram_rows sub = {.n = nu, .d = d, .npad = pt_round_up(nu, 16), .P = s->sP,
                         .norm = s->rows.norm ? s->snorm : NULL};
-    const ptrdiff_t nc = (ptrdiff_t)((n + FLUSH_COLS - 1) / FLUSH_COLS);
+    const ptrdiff_t nc = (ptrdiff_t)((hi - lo + FLUSH_COLS - 1) / FLUSH_COLS);
     const int par = flush_in_parallel(s, nu, nc);
 #pragma omp parallel num_threads(par ? s->threads : 1)
     {
@@ -251,7 +259,8 @@ static void flush(kstate *s, float *f)
 #endif
 #pragma omp for schedule(static)
         for (ptrdiff_t c = 0; c < nc; c++) {
-            size_t j0 = (size_t)c * FLUSH_COLS, nj = n - j0 < FLUSH_COLS ? n - j0 : FLUSH_COLS;
+            size_t j0 = lo + (size_t)c * FLUSH_COLS;
+            size_t nj = hi - j0 < FLUSH_COLS ? hi - j0 : FLUSH_COLS;
             if (nu) pt_gram_block(&sub, 0, nu, &s->rows, j0, nj, &s->kf, s->k, C, FLUSH_COLS);
             for (size_t u = 0; u < np; u++) {
                 const float *row;
@@ -303,16 +312,18 @@ static void update(kstate *s, size_t i, float a, float *f)
     }
     if (s->G) {
         const float *row = s->G + i * s->ld;
-        if (s->threads > 1 && s->n >= 65536) {
+        const size_t lo = s->lo, m = s->hi - lo;
+        if (s->threads > 1 && m >= 65536) {
             /* element-wise: chunked or not, the same bits */
-            const ptrdiff_t nc = (ptrdiff_t)((s->n + 4095) / 4096);
+            const ptrdiff_t nc = (ptrdiff_t)((m + 4095) / 4096);
 #pragma omp parallel for num_threads(s->threads) schedule(static)
             for (ptrdiff_t c = 0; c < nc; c++) {
-                size_t j0 = (size_t)c * 4096, len = s->n - j0 < 4096 ? s->n - j0 : 4096;
+                size_t j0 = lo + (size_t)c * 4096, left = s->hi - j0;
+                size_t len = left < 4096 ? left : 4096;
                 s->k->axpy(a, row + j0, f + j0, len);
             }
         } else {
-            s->k->axpy(a, row, f, s->n);
+            s->k->axpy(a, row + lo, f + lo, m);
         }
         return;
     }
@@ -718,6 +729,93 @@ static void hook_release(void *user, pt_model *model)
     pt_model_free(model);
 }
 
+/* A mistake at sample i after `steps` visits: alpha_i += 1, f += c_i K[i, :] (and, with a
+ * full budget, a random support vector out first). */
+static pt_status mistake(kstate *s, const pt_dataset *view, dual *dv, size_t i, double steps,
+                         size_t *nsv)
+{
+    const pt_train_params *p = s->p;
+    const float eta = p->eta, *Y = view->y, *cw = p->class_weight;
+    uint32_t *alpha = dv->alpha;
+    float *f = dv->f;
+    if (p->budget && !alpha[i] && *nsv >= p->budget) {
+        /* the budget is full: a random support vector leaves (kernel_budget.c) */
+        size_t j = pt_budget_victim(alpha, s->n, *nsv, p->seed, (uint64_t)steps);
+        const float eta_j = cw ? eta * cw[view->cls[j]] : eta;
+        update(s, j, -(eta_j * Y[j]) * (float)alpha[j], f);
+        alpha[j] = 0; /* (classic only: pt_train_params_check) */
+        (*nsv)--;
+    }
+    *nsv += !alpha[i];
+    update(s, i, (cw ? eta * cw[view->cls[i]] : eta) * Y[i], f);
+    alpha[i]++;
+    if (p->variant == PT_VARIANT_AVERAGED) dv->beta[i] += steps;
+    /* AUTO: the rows have cost as much as the Gram would: build it (same values). Not on a
+     * distributed run: each rank's clock would switch at its own time, and the Gram is what
+     * the split avoids. */
+    if (s->storage == PT_GRAM_AUTO && s->gram_fits && !s->G && !s->dist &&
+        s->row_seconds >= s->gram_estimate) {
+        pt_log(PT_LOG_INFO,
+               "kernel path: %.3f s on %zu kernel rows reached the Gram's estimated "
+               "%.3f s: switching to the full Gram",
+               s->row_seconds, s->computed, s->gram_estimate);
+        flush(s, f);
+        free_rows_state(s);
+        return build_full(s);
+    }
+    return PT_OK;
+}
+
+/* ------------------------------------------------- distributed binary run: rows by rank
+ *
+ * Every rank holds the whole data; rank r owns rows [start(r), start(r + 1)) (multiples of
+ * 48, a flush block's alignment) and keeps their margins. The sweep stays in the global
+ * order (no shuffle): the owner of the block decides its samples in turn and broadcasts the
+ * position of its first mistake (or the block's end); every rank then makes that update on
+ * its own columns, element by element as one process does. So every rank sees one
+ * process's mistakes in one process's order, and alpha, beta and the step count, hence the
+ * model, are one process's bit for bit. One small broadcast a mistake or a block; the kernel
+ * rows cost each rank its share of the columns. */
+
+static size_t block_start(size_t n, size_t P, size_t r)
+{
+    return r >= P ? n : (r * n / P) / 48 * 48;
+}
+
+/* One epoch's sweep, every rank together. */
+static void sweep_dist(kstate *s, const pt_dataset *view, dual *dv, double *steps, size_t *nsv,
+                       size_t *mistakes)
+{
+    const size_t P = (size_t)pt_dist_size(), me = (size_t)pt_dist_rank(), n = s->n;
+    const float tau = s->p->margin, *Y = view->y;
+    for (size_t b = 0; b < P; b++) {
+        const size_t end = block_start(n, P, b + 1);
+        for (size_t t = block_start(n, P, b); t < end;) {
+            uint64_t u = t;
+            if (b == me)
+                while (u < end && !(Y[u] * margin(s, u, dv->f) <= tau)) u++;
+            pt_dist_bcast(&u, sizeof u, (int)b);
+            *steps += (double)(u - t); /* integers below 2^53: as many += 1 */
+            if (u >= end) break;
+            (*mistakes)++;
+            (void)mistake(s, view, dv, u, *steps, nsv); /* no Gram switch: cannot fail */
+            *steps += 1.0;
+            t = u + 1;
+        }
+    }
+}
+
+/* Every rank's margins to every rank (the epoch's end: its checks, hooks and state see all of
+ * f, and the next epoch's updates start from it). */
+static void share_margins(const kstate *s, float *f)
+{
+    const size_t P = (size_t)pt_dist_size();
+    for (size_t b = 0; b < P; b++) {
+        size_t lo = block_start(s->n, P, b), hi = block_start(s->n, P, b + 1);
+        if (hi > lo) pt_dist_bcast(f + lo, (hi - lo) * sizeof *f, (int)b);
+    }
+}
+
 /* One binary problem on the shared storage: view has the rows of the setup's dataset and its
  * own labels. It starts from scratch, with the seed's shuffles, as if alone, or from a recorded
  * state, and runs up to epoch `limit`; *state is where it then stands. */
@@ -755,7 +853,7 @@ static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, cons
     if (!p->shuffle) shuffles = INT32_MAX; /* the order never changes */
 
     pt_status st = PT_OK;
-    const float tau = p->margin, eta = p->eta, *Y = view->y;
+    const float tau = p->margin, *Y = view->y;
     int done = first - 1;
     size_t pos = start, pos_mistakes = carried;
     kernel_hook hook = {.s = s, .view = view, .dv = dv, .r = r, .from = from, .steps = &steps,
@@ -770,33 +868,12 @@ static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, cons
     for (int epoch = first; epoch <= limit && !finished; epoch++) {
         for (; shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
         size_t mistakes = epoch == first ? carried : 0, before = mistakes;
-        for (size_t t = epoch == first ? start : 0; t < n; t++) {
+        if (s->dist) sweep_dist(s, view, dv, &steps, &nsv, &mistakes);
+        for (size_t t = s->dist ? n : epoch == first ? start : 0; t < n; t++) {
             size_t i = order[t];
             if (Y[i] * margin(s, i, f) <= tau) {
-                const float *cw = p->class_weight;
-                if (p->budget && !alpha[i] && nsv >= p->budget) {
-                    /* the budget is full: a random support vector leaves (kernel_budget.c) */
-                    size_t j = pt_budget_victim(alpha, n, nsv, p->seed, (uint64_t)steps);
-                    const float eta_j = cw ? eta * cw[view->cls[j]] : eta;
-                    update(s, j, -(eta_j * Y[j]) * (float)alpha[j], f);
-                    alpha[j] = 0; /* (classic only: pt_train_params_check) */
-                    nsv--;
-                }
-                nsv += !alpha[i];
-                update(s, i, (cw ? eta * cw[view->cls[i]] : eta) * Y[i], f);
-                alpha[i]++;
-                if (averaged) beta[i] += steps;
                 mistakes++;
-                /* AUTO: the rows have cost as much as the Gram would: build it (same values) */
-                if (s->storage == PT_GRAM_AUTO && s->gram_fits && !s->G && s->row_seconds >= s->gram_estimate) {
-                    pt_log(PT_LOG_INFO,
-                           "kernel path: %.3f s on %zu kernel rows reached the Gram's estimated "
-                           "%.3f s: switching to the full Gram",
-                           s->row_seconds, s->computed, s->gram_estimate);
-                    flush(s, f);
-                    free_rows_state(s);
-                    if ((st = build_full(s)) != PT_OK) goto finish;
-                }
+                if ((st = mistake(s, view, dv, i, steps, &nsv)) != PT_OK) goto finish;
             }
             steps += 1.0;
             if (pt_stopping(p->stop)) {
@@ -808,9 +885,13 @@ static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, cons
             }
         }
         flush(s, f);
+        if (s->dist) share_margins(s, f);
         r->updates += mistakes - before;
         bool epoch_done, stop;
         st = pt_epoch_end(&end, epoch, mistakes, NAN, mistakes == 0, &epoch_done, &stop);
+        /* distributed: a stop on any rank stops every one, at the same epoch's end */
+        if (st == PT_OK && s->dist && pt_dist_first_failed(pt_stopping(p->stop)) >= 0)
+            st = pt_fail(PT_ERR_INTERRUPTED, "interrupted after epoch %d", epoch);
         if (epoch_done) {
             done = epoch;
             pos = pos_mistakes = 0;
@@ -872,7 +953,17 @@ pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn vi
                        "the voted perceptron has no kernel path (use PT_VARIANT_AVERAGED)");
     kstate s = {0};
     dual dv = {0};
+    /* two classes on the whole data on every rank: the rows split across the ranks (the
+     * one-vs-rest split gives each rank its own problems, with a view) */
+    const bool dist = !view_of && ds->replicated && pt_dist_size() > 1;
+    if (dist && p->shuffle)
+        return pt_fail(PT_ERR_UNSUPPORTED, "a distributed run (%d ranks) of the kernel path on "
+                       "two classes does not support shuffling (pt_train_params.shuffle): it "
+                       "sweeps in the file's order", pt_dist_size());
     pt_status st = kernel_setup(&s, ds, p, k, K, &dv);
+    s.dist = dist;
+    s.lo = dist ? block_start(s.n, (size_t)pt_dist_size(), (size_t)pt_dist_rank()) : 0;
+    s.hi = dist ? block_start(s.n, (size_t)pt_dist_size(), (size_t)pt_dist_rank() + 1) : s.n;
     /* Rounds: every problem up to epoch E, then round(E), for E from the epoch of the problem
      * furthest behind; without round, one round to the last epoch (the problems in turn). */
     int E = p->epochs;

@@ -7,7 +7,8 @@
 #     mixing: updates / P <= (R / gamma)^2 (McDonald, Hall and Mann 2010, Theorem 3);
 #   - batch np=2..4 equals np=1 within the README's bound, and a rerun on as many ranks gives
 #     the same bytes;
-#   - kernel one-vs-rest np=1..3 writes one process's model byte for byte;
+#   - kernel one-vs-rest np=1..3 writes one process's model byte for byte, and so does the
+#     binary kernel perceptron on np=2 and 3 (with one process's mistakes per epoch);
 #   - a stop on one rank stops every rank, and rank 0 writes the last model they share;
 #   - a rank killed mid-run, a share that does not parse, and a rank with no row each fail
 #     the run on every rank, with no model file written.
@@ -114,6 +115,30 @@ for run in "--kernel rbf --epochs 5" "--kernel poly --degree 2 --epochs 4 --aver
         else fail "kernel one-vs-rest np=$P $run: the model differs from one process's"; fi
     done
 done
+
+# --- kernel path, two classes: the rows split across the ranks, one process's mistakes (the
+# same mistakes_per_epoch) and model bytes, on each storage of K, dense and sparse
+mpe() { grep -o '"mistakes_per_epoch": \[[^]]*\]' "$1"; }
+for run in "noisy.ptd --kernel rbf --epochs 4" \
+    "noisy.ptd --kernel poly --degree 2 --epochs 3 --averaged --gram full" \
+    "noisy.ptd --kernel rbf --epochs 3 --gram rows --cache-mb 1 --budget 300" \
+    "sparse.ptd --kernel rbf --epochs 3 --averaged"; do
+    "$bin" train $run -o k2.model --path kernel -q --json >k2.json
+    for P in 2 3; do
+        "${mpirun[@]}" -np "$P" "$bin" train $run -o k2P.model --path kernel -q --json >k2P.json
+        if cmp -s k2.model k2P.model && [ -n "$(mpe k2.json)" ] &&
+            [ "$(mpe k2.json)" = "$(mpe k2P.json)" ]; then
+            ok "kernel binary np=$P $run: same mistakes, same bytes"
+        else fail "kernel binary np=$P $run: $(mpe k2P.json) against one process's" \
+            "$(mpe k2.json), or the model differs"; fi
+    done
+done
+rc=0
+"${mpirun[@]}" -np 2 "$bin" train noisy.ptd -o k2s.model --path kernel --shuffle -q \
+    >k2s.out 2>&1 || rc=$?
+if [ "$rc" -eq 2 ] && grep -q "does not support shuffling" k2s.out && [ ! -e k2s.model ]; then
+    ok "kernel binary np=2 --shuffle: refused"
+else fail "kernel binary np=2 --shuffle: exit $rc, $(head -c 300 k2s.out)"; fi
 
 # --- one rank stopped (as by SIGINT) at the end of epoch 7: every rank stops, rank 0 writes
 # the last model they share: online, the mix of epoch 7; batch, the step of epoch 8 taken
