@@ -1034,7 +1034,8 @@ static pt_model *kernel_model_alloc(const parser *r, size_t n, size_t d)
         return NULL;
     }
     m->n_sv = n;
-    m->sv = pt_alloc((n ? n : 1) * pt_stride_for(d) * sizeof(float), "support vectors");
+    /* n rows (bounded by the file's bytes); no support vector: one float, whatever d says */
+    m->sv = pt_alloc((n ? n * pt_stride_for(d) : 1) * sizeof(float), "support vectors");
     m->coef = pt_alloc((n ? n : 1) * sizeof(float), "support vector coefficients");
     if (!m->sv || !m->coef) {
         pt_model_free(m);
