@@ -570,6 +570,27 @@ static void share_rows(uint64_t n, size_t i, size_t P, size_t *a, size_t *b)
     *b = (size_t)((unsigned __int128)n * (i + 1) / P);
 }
 
+/* The end of a read: on success ds in the layout wanted (a copy in the other layout when it
+ * differs from the stored one) into *out; on failure (s, or the copy's) ds freed. */
+static pt_status finish_read(pt_status s, pt_dataset *ds, pt_layout want, size_t budget,
+                             pt_dataset **out)
+{
+    if (s == PT_OK && want != ds->layout) {
+        pt_dataset *copy;
+        s = pt_dataset_convert(ds, want, budget, &copy);
+        if (s == PT_OK) {
+            pt_dataset_free(ds);
+            ds = copy;
+        }
+    }
+    if (s != PT_OK) {
+        pt_dataset_free(ds);
+        return s;
+    }
+    *out = ds;
+    return PT_OK;
+}
+
 /* A share of a distributed run (o->shard_count > 1): rows [a, b) of the file, mapped but only
  * their pages (and the small sections) touched. The class table, the labels and w* are
  * checksummed as in a whole read; of the matrix, the share's rows are checked (finite, zero
@@ -658,20 +679,7 @@ static pt_status read_share(const char *path, int fd, size_t map_len, const head
         }
     }
     pt_layout want = o->layout == PT_LAYOUT_AUTO ? ds->layout : o->layout;
-    if (s == PT_OK && want != ds->layout) {
-        pt_dataset *copy;
-        s = pt_dataset_convert(ds, want, budget, &copy);
-        if (s == PT_OK) {
-            pt_dataset_free(ds);
-            ds = copy;
-        }
-    }
-    if (s != PT_OK) {
-        pt_dataset_free(ds);
-        return s;
-    }
-    *out = ds;
-    return PT_OK;
+    return finish_read(s, ds, want, budget, out);
 }
 
 pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **out)
@@ -779,21 +787,7 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     if (s == PT_OK && want != stored && ds->dtype != PT_DTYPE_F32)
         s = pt_fail(PT_ERR_UNSUPPORTED, "%s: a %s file is read in the dense layout only (compact "
                     "storage is dense)", path, pt_dtype_name(ds->dtype));
-    if (s == PT_OK && want != stored) {
-        /* the other layout, asked for: a copy, budgeted above */
-        pt_dataset *copy;
-        s = pt_dataset_convert(ds, want, budget, &copy);
-        if (s == PT_OK) {
-            pt_dataset_free(ds);
-            ds = copy;
-        }
-    }
-    if (s != PT_OK) {
-        pt_dataset_free(ds);
-        return s;
-    }
-    *out = ds;
-    return PT_OK;
+    return finish_read(s, ds, want, budget, out); /* the other layout: a copy, budgeted above */
 }
 
 /* ---------------------------------------------------------------------------- writer */
