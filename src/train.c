@@ -45,11 +45,13 @@ static pt_status check_resume(const pt_dataset *ds, const pt_train_params *p)
                        "is not one of this data (%zu classes, %zu features) on the %s path, %s",
                        pt_path_name(m->path), pt_variant_name(m->variant), m->nclass, d,
                        ds->nclass, ds->d, pt_path_name(p->path), pt_variant_name(p->variant));
+    /* a share of a distributed run: its state counts the rows of all shares */
+    const size_t rows = ds->shard_count ? ds->n_total : ds->n;
     for (size_t k = 0; k < m->nstates; k++) {
         const pt_train_state *st = m->states[k];
-        if (st->n != ds->n)
+        if (st->n != rows)
             return pt_fail(PT_ERR_FORMAT, "the run to resume was on %zu rows; this data has %zu",
-                           st->n, ds->n);
+                           st->n, rows);
         if (st->epochs_done > p->epochs)
             return pt_fail(PT_ERR_INVALID, "the run to resume has done %d epochs, more than the "
                            "%d asked for", st->epochs_done, p->epochs);
@@ -223,6 +225,14 @@ static pt_status train_linear(const pt_dataset *ds, const pt_train_params *p, co
                                     : pt_train_online(ds, p, k, m, r);
 }
 
+/* Whether a run to resume stopped inside an epoch (any class of it). */
+static bool stopped_inside(const pt_model *m)
+{
+    for (size_t k = 0; k < m->nstates; k++)
+        if (m->states[k]->pos) return true;
+    return false;
+}
+
 /* A share of a distributed run on more than one rank (pt_dataset_read_shard): what the
  * distributed paths cover. Every rank refuses the same run, from the same parameters and the
  * agreed classes, before any communication. */
@@ -236,7 +246,9 @@ static pt_status check_share(const pt_dataset *ds, const pt_train_params *p)
                      : p->variant == PT_VARIANT_VOTED ? "the voted variant"
                      : p->expand.kind != PT_EXPAND_NONE ? "a feature expansion"
                      : p->scale != PT_SCALE_NONE ? "feature scaling (fitted on one rank's rows)"
-                     : p->resume ? "resuming a run"
+                     : p->resume && p->path == PT_PATH_ONLINE && stopped_inside(p->resume)
+                         ? "resuming a run stopped inside an epoch (its position is one "
+                           "process's sample order: resume it in one process)"
                      : p->path == PT_PATH_BATCH && p->batch_size && p->batch_size < ds->n_total
                          ? "mini-batches (pt_train_params.batch_size 0: the full batch)"
                          : NULL;

@@ -73,7 +73,9 @@ static int on_epoch(const pt_model *m, int epoch, size_t mistakes, void *user)
 {
     (void)mistakes;
     heldout *h = user;
-    if (h->checkpoint && epoch % h->every == 0) write_checkpoint(h, m, epoch);
+    /* under mpirun every rank holds the same model here: rank 0 writes it */
+    if (h->checkpoint && epoch % h->every == 0 && pt_dist_rank() == 0)
+        write_checkpoint(h, m, epoch);
     if (!h->data) return 0;
     pt_eval ev;
     pt_status s = pt_model_evaluate(m, h->data, &ev);
@@ -364,6 +366,12 @@ static void print_bounds(const pt_run_bounds *b, const train_opts *o, int bias, 
 static int load_resume(const train_opts *o, pt_train_params *p, pt_model **resume)
 {
     pt_status s = pt_model_load(o->resume, resume);
+    if (s != PT_OK && pt_dist_size() > 1) {
+        /* every rank reads the file: one that cannot would leave the others waiting */
+        fprintf(stderr, "ptron: rank %d of %d: %s\n", pt_dist_rank(), pt_dist_size(),
+                cli_message(pt_last_error()));
+        pt_dist_abort(cli_exit_status(s));
+    }
     if (s != PT_OK) return cli_fail(s);
     if (!pt_model_resumable(*resume)) {
         fprintf(stderr, "ptron: %s records no run in progress: it is a final model (only the "
@@ -380,6 +388,7 @@ static int load_resume(const train_opts *o, pt_train_params *p, pt_model **resum
     p->mem_budget_bytes = kept.mem_budget_bytes;
     p->cache_mb = kept.cache_mb;
     p->stop = kept.stop;
+    p->mix = kept.mix; /* not in the model: given again, as under the run it continues */
     p->resume = *resume;
     return EXIT_OK;
 }
@@ -761,7 +770,6 @@ static int refuse_distributed(const train_opts *o, const pt_train_params *p)
 {
     const char *no = o->cv ? "--cv" : o->search ? "--search" : o->proba ? "--proba"
                      : o->test && p->path == PT_PATH_KERNEL ? "--test on the kernel path"
-                     : o->resume ? "--resume" : o->checkpoint ? "--checkpoint"
                      : o->bounds ? "--bounds"
                      : o->class_weight && strstr(o->class_weight, "balanced")
                          ? "--class-weight balanced (counted on one rank's rows)"
@@ -938,12 +946,15 @@ int cmd_train(int argc, char **argv)
     }
     if (interrupted && pt_dist_size() > 1) {
         /* every rank stopped at the same point: the last mixed (online) or stepped (batch)
-         * weights, which rank 0 writes; where one rank's pass stood is no run to resume */
-        pt_model_clear_run(m);
-        if (lead)
-            fprintf(stderr, "ptron: %s; saving the last model all %d ranks share to %s (a "
-                            "distributed run cannot be resumed yet)\n", stop_msg, pt_dist_size(),
-                    o.model);
+         * weights and where the run then stood, the same on every rank, which rank 0 writes */
+        if (lead && pt_model_resumable(m))
+            fprintf(stderr, "ptron: %s; saving the last model all %d ranks share to %s "
+                            "(continue with mpirun ... --resume %s)\n", stop_msg,
+                    pt_dist_size(), o.model, o.model);
+        else if (lead)
+            fprintf(stderr, "ptron: %s; saving the last model all %d ranks share to %s (it "
+                            "cannot be resumed%s)\n", stop_msg, pt_dist_size(), o.model,
+                    keep_best ? ": early stopping keeps the best model" : "");
     } else if (interrupted) {
         if (pt_model_resumable(m))
             fprintf(stderr, "ptron: %s; saving the model as it stands to %s (continue with "

@@ -67,7 +67,8 @@ void online_snapshot(const online *o, float *w, float *b)
 pt_status online_state_capture(const online *o, const pt_train_report *r,
                                const pt_train_state *from, int epochs_done, size_t pos,
                                size_t epoch_mistakes, bool finished, const uint32_t *order,
-                               int shuffles, const pt_rng *rng, pt_train_state *st)
+                               size_t norder, int shuffles, const pt_rng *rng,
+                               pt_train_state *st)
 {
     st->epochs_done = epochs_done;
     st->pos = pos;
@@ -83,7 +84,7 @@ pt_status online_state_capture(const online *o, const pt_train_report *r,
         st->ub[0] = o->ub;
     }
     pt_train_state_history(st, from, r);
-    return order ? pt_train_state_keep_order(st, order, st->n, shuffles, rng) : PT_OK;
+    return order ? pt_train_state_keep_order(st, order, norder, shuffles, rng) : PT_OK;
 }
 
 pt_train_state *online_state_new(const online *o, size_t n)

@@ -49,15 +49,17 @@ bool online_push_vote(online *o);
  * average w - u / T (w may be o->w itself, at the end). */
 void online_snapshot(const online *o, float *w, float *b);
 
-/* A run state for o's weights (the averaged variant's sums too) on n rows. */
+/* A run state for o's weights (the averaged variant's sums too) on n rows (a share of a
+ * distributed run: the rows of all shares). */
 pt_train_state *online_state_new(const online *o, size_t n);
 /* Record where the run stands into st: the live iterate, the counters, the last epochs'
  * mistakes (from, the state the run started from, keeps the older ones) and the sample order
- * (NULL: as given). */
+ * of norder rows (NULL: as given). */
 pt_status online_state_capture(const online *o, const pt_train_report *r,
                                const pt_train_state *from, int epochs_done, size_t pos,
                                size_t epoch_mistakes, bool finished, const uint32_t *order,
-                               int shuffles, const pt_rng *rng, pt_train_state *st);
+                               size_t norder, int shuffles, const pt_rng *rng,
+                               pt_train_state *st);
 /* Continue from a recorded state: the live iterate and the counters (the report takes over
  * its epochs in pt_report_resume). */
 void online_state_restore(online *o, const pt_train_state *st);
@@ -191,24 +193,6 @@ static inline void visit_correct(online *o, size_t rows)
         for (size_t r = 0; r < rows; r++) o->survived += 1.0f;
     o->steps += (double)rows;
 }
-
-/* Iterative parameter mixing on a share of a distributed run (online_mix.c): the mixed
- * weights after each epoch, and the last mixed state, which a stop goes back to. */
-typedef struct online_mixer {
-    float *buf;   /* 2 len: the mixture of w, then of the average */
-    float *saved; /* 2 len: w and u as last mixed */
-    float b, ub;
-    double steps;
-} online_mixer;
-
-pt_status online_mix_init(online_mixer *mx, const online *o);
-void online_mix_free(online_mixer *mx);
-/* Keep o's state (the last mixed one, before an epoch), or go back to it. */
-void online_mix_save(online_mixer *mx, const online *o);
-void online_mix_restore(const online_mixer *mx, online *o);
-/* After an epoch with `mistakes` on this rank (collective): o's weights (and average) become
- * the ranks' mixture (how: pt_train_params.mix); returns the epoch's mistakes on all ranks. */
-size_t online_mix(online_mixer *mx, online *o, size_t mistakes, pt_mix how);
 
 /* The choice of pass for each epoch (online_pass.c). */
 typedef struct online_pass {

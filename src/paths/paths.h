@@ -48,6 +48,33 @@ typedef struct pt_epoch_ending {
 pt_status pt_epoch_end(const pt_epoch_ending *e, int epoch, size_t mistakes, double objective,
                        bool finished, bool *done, bool *stop);
 
+/* Iterative parameter mixing on a share of a distributed run (online_mix.c), for a linear
+ * online learner: what it mixes, in place. */
+typedef struct pt_mix_target {
+    float *w, *b;   /* nw weights, nb biases */
+    size_t nw, nb;
+    float *u, *ub;  /* the averaged variant's lazy sums (NULL: not averaged) */
+    double *steps;  /* the samples the average counts (set by the mixer: seen / ranks) */
+    const pt_kernels *k;
+} pt_mix_target;
+typedef struct pt_mixer {
+    pt_mix_target t;
+    size_t rows;  /* the rows of all shares: what one epoch of all ranks visits */
+    double seen;  /* samples all ranks have visited (a run state's steps) */
+    float *buf, *saved;
+    double *bias;
+    double saved_steps;
+} pt_mixer;
+/* Start from `seen` samples visited (0, or a resumed state's steps): sets *t->steps. */
+pt_status pt_mixer_init(pt_mixer *mx, const pt_mix_target *t, size_t rows, double seen);
+void pt_mixer_free(pt_mixer *mx);
+/* Keep the target as it stands (the last mixed state, before an epoch), or go back to it. */
+void pt_mixer_save(pt_mixer *mx);
+void pt_mixer_restore(const pt_mixer *mx);
+/* After an epoch with `mistakes` on this rank (collective): the target becomes the ranks'
+ * mixture (how: pt_train_params.mix); returns the epoch's mistakes on all ranks. */
+size_t pt_mixer_mix(pt_mixer *mx, size_t mistakes, pt_mix how);
+
 /* ------------------------------------------------------------------------------ paths */
 
 /* The online path over mapped rows (the model m has d = map->d_out); sequential pass. */

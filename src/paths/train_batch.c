@@ -553,7 +553,8 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
     const size_t n = ds->n;
     const size_t B = p->batch_size == 0 || p->batch_size >= n ? n : p->batch_size;
     const size_t nblk = (n + B - 1) / B;
-    /* a share of a distributed run on several ranks: one full block, summed over the ranks */
+    /* a share of a distributed run on several ranks: one full block, summed over the ranks;
+     * its state is the same on every rank, and counts the rows of all shares */
     const bool dist = ds->shard_count > 1;
     const size_t n_all = dist ? ds->n_total : n;
     if (!ds->y) return pt_fail(PT_ERR_LABELS, "the batch path needs two classes");
@@ -569,9 +570,9 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
     pt_status s = run_init(&run, ds, p, k, p->batch_impl, m->w, B);
     if (s != PT_OK) goto out;
     if ((p->shuffle && nblk > 1 && !(order = pt_alloc(nblk * sizeof *order, "block order"))) ||
-        !(state = batch_state_new(&run, n)) ||
+        !(state = batch_state_new(&run, n_all)) ||
         (p->epoch_hook && (!(snap = pt_model_clone(m)) ||
-                           pt_model_keep_run(snap, batch_state_new(&run, n)) != PT_OK))) {
+                           pt_model_keep_run(snap, batch_state_new(&run, n_all)) != PT_OK))) {
         s = pt_fail(PT_ERR_NOMEM, "cannot allocate the batch path's buffers");
         goto out;
     }

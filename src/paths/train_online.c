@@ -33,6 +33,8 @@ typedef struct online_hook {
     const pt_train_report *r;
     const pt_train_state *from;
     const uint32_t *order;
+    size_t norder;
+    const pt_mixer *mx; /* a distributed run's (NULL: one process) */
     const int *shuffles;
     const pt_rng *rng;
     bool pushed; /* voted: the current vector was pushed for the hook */
@@ -45,8 +47,9 @@ static pt_status hook_model(void *user, int epoch, bool finished, pt_model **mod
     online_hook *h = user;
     online *o = h->o;
     pt_model *snap = h->snap;
-    PT_TRY(online_state_capture(o, h->r, h->from, epoch, 0, 0, finished, h->order, *h->shuffles,
-                                h->rng, snap->states[0]));
+    PT_TRY(online_state_capture(o, h->r, h->from, epoch, 0, 0, finished, h->order, h->norder,
+                                *h->shuffles, h->rng, snap->states[0]));
+    if (h->mx) snap->states[0]->steps = h->mx->seen; /* all ranks' samples */
     online_snapshot(o, snap->w, &snap->b);
     snap->epochs_run = epoch;
     h->pushed = false;
@@ -100,9 +103,13 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     pt_model *snap = NULL; /* what the epoch hook sees */
     pt_train_state *state = NULL;
     const pt_train_state *from = p->resume ? p->resume->states[0] : NULL;
-    /* a share of a distributed run on several ranks: iterative parameter mixing */
+    /* a share of a distributed run on several ranks: iterative parameter mixing. Its state
+     * is the mixed model's, the same on every rank, and counts the rows of all shares; each
+     * rank's order is its own, kept in memory only (a state read from a file replays each
+     * rank's shuffles from the seed), so any rank's state resumes the run on every rank. */
     const bool dist = ds->shard_count > 1;
-    online_mixer mx = {0};
+    const size_t rows = dist ? ds->n_total : n;
+    pt_mixer mx = {0};
     pt_status s = PT_OK;
     if (p->shuffle && n > UINT32_MAX)
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
@@ -117,12 +124,11 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
         (map && !(mapped = pt_calloc(o.len * sizeof(float), "mapped row"))) ||
         (p->epoch_hook && (!(snap = pt_model_clone(m)) ||
-                           pt_model_keep_run(snap, online_state_new(&o, n)) != PT_OK)) ||
-        !(state = online_state_new(&o, n))) {
+                           pt_model_keep_run(snap, online_state_new(&o, rows)) != PT_OK)) ||
+        !(state = online_state_new(&o, rows))) {
         s = pt_fail(PT_ERR_NOMEM, "cannot allocate the online path's buffers (%zu floats a row)", o.len);
         goto out;
     }
-    if (dist && (s = online_mix_init(&mx, &o)) != PT_OK) goto out;
     pt_rng rng;
     int shuffles = 0; /* the order has had one per epoch begun */
     /* each rank its own order: rank 0 the seed's (one rank is the plain run), rank r a
@@ -142,11 +148,18 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         carried = from->epoch_mistakes;
         finished = from->finished; /* converged: nothing left to do */
     }
+    if (dist) {
+        /* the average counts the samples of all ranks: the state's steps over the ranks */
+        const pt_mix_target t = {.w = o.w, .b = &o.b, .nw = o.len, .nb = 1,
+                                 .u = o.averaged ? o.u : NULL, .ub = &o.ub, .steps = &o.steps,
+                                 .k = k};
+        if ((s = pt_mixer_init(&mx, &t, rows, from ? from->steps : 0.0)) != PT_OK) goto out;
+    }
     /* where the run stands when the loop ends: complete epochs, then samples and mistakes */
     int done = first - 1;
     size_t pos = start, pos_mistakes = carried;
-    online_hook hook = {.o = &o, .snap = snap, .r = r, .from = from, .order = order,
-                        .shuffles = &shuffles, .rng = &rng};
+    online_hook hook = {.o = &o, .snap = snap, .r = r, .from = from, .order = order, .norder = n,
+                        .mx = dist ? &mx : NULL, .shuffles = &shuffles, .rng = &rng};
     const pt_epoch_ending end = {
         .p = p, .r = r, .t0 = pt_now(), .w = o.w, .nw = o.len, .b = &o.b, .nb = 1,
         .what = "weights", .hint = ONLINE_NONFINITE_HINT, .snapshot = hook_model,
@@ -160,17 +173,17 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle_chunks(&rng, order, n, chunk);
         size_t t = epoch == first ? start : 0, mistakes = epoch == first ? carried : 0;
         size_t before = mistakes;
-        if (dist) online_mix_save(&mx, &o);
+        if (dist) pt_mixer_save(&mx);
         s = online_pass_epoch(&pass, &o, ds, order, map, mapped, epoch, last, &t, &mistakes);
         if (dist && pt_dist_first_failed(s != PT_OK) >= 0) {
             /* a rank stopped (or failed): every rank keeps the last mixed model */
-            online_mix_restore(&mx, &o);
+            pt_mixer_restore(&mx);
             if (s == PT_OK)
                 s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d: another rank stopped",
                             epoch);
             break;
         }
-        if (dist) mistakes = online_mix(&mx, &o, mistakes, p->mix); /* all ranks' */
+        if (dist) mistakes = pt_mixer_mix(&mx, mistakes, p->mix); /* all ranks' */
         r->updates += mistakes - before;
         if (s == PT_ERR_INTERRUPTED && o.vote_error != PT_OK) s = pt_fail(o.vote_error, "%s", o.vote_msg);
         if (s == PT_ERR_INTERRUPTED) {
@@ -192,7 +205,8 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
         /* where the run stands, for --resume (pt_train drops it from a finished run) */
         pt_status cs = online_state_capture(&o, r, from, done, pos, pos_mistakes, finished,
-                                            order, shuffles, &rng, state);
+                                            order, n, shuffles, &rng, state);
+        if (dist) state->steps = mx.seen; /* all ranks' samples */
         if (cs == PT_OK) cs = pt_model_keep_run(m, state);
         state = NULL;
         if (cs != PT_OK) {
@@ -215,7 +229,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         o.V = o.Vb = o.Vc = NULL;
     }
 out:
-    online_mix_free(&mx);
+    pt_mixer_free(&mx);
     pt_free(o.V);
     free(o.Vb);
     free(o.Vc);
@@ -423,7 +437,8 @@ finish:
             problem *q = &pr[c];
             pt_status cs = online_state_capture(&o[c], &reps[c], states[c], q->done, q->pos,
                                                 q->pos_mistakes, q->finished,
-                                                q->finished ? NULL : order, shuffles, &rng, out[c]);
+                                                q->finished ? NULL : order, n, shuffles, &rng,
+                                                out[c]);
             if (cs != PT_OK) {
                 s = cs;
                 goto out;

@@ -10,6 +10,8 @@
 #   - kernel one-vs-rest np=1..3 writes one process's model byte for byte, and so does the
 #     binary kernel perceptron on np=2 and 3 (with one process's mistakes per epoch);
 #   - a stop on one rank stops every rank, and rank 0 writes the last model they share;
+#   - checkpoints (rank 0 writes them) and --resume: a run stopped after k epochs and resumed
+#     writes the uninterrupted run's bytes; another number of ranks resumes it too;
 #   - a rank killed mid-run, a share that does not parse, and a rank with no row each fail
 #     the run on every rank, with no model file written.
 #   tests/mpi/mpi.sh PTRON_BIN TMP_DIR
@@ -34,8 +36,8 @@ fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 ok() { echo "ok: $*"; }
 
-# the weights (and bias) of a linear model file, one a line
-weights() { awk '/^b /{print $2} /^w$/{w=1; next} /^checksum/{w=0} w' "$1"; }
+# the weights (and bias) of a linear model file, one a line (not the run's state after them)
+weights() { awk '/^b /{print $2} /^w$/{w=1; next} /^(checksum|resume )/{w=0} w' "$1"; }
 # max |a - b| over the weights of two models, and max |a|
 wdiff() {
     paste <(weights "$1") <(weights "$2") |
@@ -155,6 +157,64 @@ for run in "online 7" "batch 8"; do
     else fail "$1: rank 1 stopped: exit $rc, output: $(cat stop.out)"; fi
     rm -f stopped.model
 done
+
+# --- checkpoints and --resume: rank 0 writes the state all ranks share at the end of an epoch
+# (the mixed model, the averaged sums, the samples of all ranks; each rank's shuffle stream is
+# replayed from the seed). A run of 10 epochs writes the same bytes as a run of 4 epochs with
+# --checkpoint resumed to 10, and as a run stopped (as by SIGINT, on rank 1 after epoch 5: the
+# stop comes before epoch 6, not after a sleep) resumed to 10.
+for run in "--epochs E" "--epochs E --averaged --shuffle --mix mistakes" \
+    "--path batch --batch-size 0 --epochs E"; do
+    for P in 2 3; do
+        "${mpirun[@]}" -np "$P" "$bin" train noisy.ptd -o full.model ${run//E/10} -q
+        rm -f ck.model
+        "${mpirun[@]}" -np "$P" "$bin" train noisy.ptd -o part.model ${run//E/4} \
+            --checkpoint ck.model -q
+        mix=()
+        [[ "$run" == *mistakes* ]] && mix=(--mix mistakes) # not kept in the model: given again
+        "${mpirun[@]}" -np "$P" "$bin" train noisy.ptd -o res.model --resume ck.model \
+            --epochs 10 "${mix[@]}" -q
+        if cmp -s full.model res.model; then ok "np=$P $run: 4 epochs + checkpoint + resume = 10"
+        else fail "np=$P $run: resumed from the checkpoint of epoch 4, the model differs"; fi
+        [ "$P" -eq 3 ] || continue
+        rc=0
+        PTRON_TEST_STOP_RANK=1:5 "${mpirun[@]}" -x PTRON_TEST_STOP_RANK -np "$P" "$bin" train \
+            noisy.ptd -o st.model ${run//E/10} -q >st.out 2>&1 || rc=$?
+        "${mpirun[@]}" -np "$P" "$bin" train noisy.ptd -o res.model --resume st.model \
+            "${mix[@]}" -q
+        if [ "$rc" -ne 0 ] && grep -q -- "--resume st.model" st.out && cmp -s full.model res.model
+        then ok "np=$P $run: stopped after epoch 5 (exit $rc) and resumed = 10 epochs"
+        else fail "np=$P $run: stopped (exit $rc) and resumed, the model differs: $(cat st.out)"
+        fi
+    done
+done
+# another number of ranks: the state is every rank's, so it resumes on any (README): the batch
+# path then equals the uninterrupted run within the bound; the online path goes on mixing
+# from the checkpoint's weights over the new shares (and in one process)
+for run in "--epochs E --averaged" "--path batch --batch-size 0 --epochs E"; do
+    "${mpirun[@]}" -np 2 "$bin" train noisy.ptd -o full.model ${run//E/10} -q
+    rm -f ck.model
+    "${mpirun[@]}" -np 2 "$bin" train noisy.ptd -o part.model ${run//E/4} --checkpoint ck.model -q
+    "${mpirun[@]}" -np 3 "$bin" train noisy.ptd -o res3.model --resume ck.model --epochs 10 \
+        --json >res3.json
+    "$bin" train noisy.ptd -o res1.model --resume ck.model --epochs 10 --json >res1.json
+    read -r d s < <(wdiff full.model res3.model)
+    if grep -q '"epochs_run": 10' res3.json && grep -q '"epochs_run": 10' res1.json &&
+        { [[ "$run" != *batch* ]] || awk -v d="$d" -v s="$s" 'BEGIN {exit !(d <= 1e-5 * s)}'; }
+    then ok "$run: checkpoint of np=2 resumed on 3 ranks and in one process (max |dw| $d)"
+    else fail "$run: checkpoint of np=2 resumed on 3 ranks: $(head -c 300 res3.json)"; fi
+done
+# a run stopped inside an epoch (one process: its position is in its own order) is refused
+rc=0
+PTRON_TEST_STOP_RANK=0:3 "$bin" train noisy.ptd -o mid.model --epochs 10 -q >/dev/null 2>&1 ||
+    rc=$?
+rc2=0
+"${mpirun[@]}" -np 2 "$bin" train noisy.ptd -o mid2.model --resume mid.model -q >mid.out 2>&1 ||
+    rc2=$?
+if [ "$rc" -ne 0 ] && [ "$rc2" -eq 2 ] && grep -q "stopped inside an epoch" mid.out &&
+    [ ! -e mid2.model ]
+then ok "a one-process run stopped inside an epoch: its resume on 2 ranks refused"
+else fail "mid-epoch resume on 2 ranks: exit $rc/$rc2, $(head -c 300 mid.out)"; fi
 
 # --- failures end every rank, and no model is written
 # a rank killed at the end of epoch 1 of 200 (noisy data never converges)
