@@ -242,7 +242,6 @@ static pt_status check_share(const pt_dataset *ds, const pt_train_params *p)
     const char *no = p->path == PT_PATH_KERNEL ? "the kernel path on shares (read the data "
                                                  "whole on every rank: one-vs-rest's classes "
                                                  "are then split across the ranks)"
-                     : ds->nclass > 2 ? "more than two classes"
                      : p->variant == PT_VARIANT_VOTED ? "the voted variant"
                      : p->expand.kind != PT_EXPAND_NONE ? "a feature expansion"
                      : p->scale != PT_SCALE_NONE ? "feature scaling (fitted on one rank's rows)"
@@ -254,8 +253,9 @@ static pt_status check_share(const pt_dataset *ds, const pt_train_params *p)
                          : NULL;
     if (no)
         return pt_fail(PT_ERR_UNSUPPORTED, "a distributed run (%zu ranks) does not support %s; "
-                       "it trains two classes on the online path (classic or averaged, by "
-                       "iterative parameter mixing) or the batch path's full batch",
+                       "it trains the online path (classic or averaged, by iterative parameter "
+                       "mixing; one-vs-rest or the multiclass perceptron) or the batch path's "
+                       "full batch",
                        ds->shard_count, no);
     return PT_OK;
 }

@@ -3,11 +3,16 @@
  * x; with r the best wrong class, a margin violation s_y - s_r <= tau adds eta x to W_y and
  * subtracts it from W_r. Averaged with the same lazy sum as the binary path. On sparse data
  * (CSR) the same, on each row's non-zeros (O(K nnz) a sample).
+ *
+ * On a share of a distributed run, iterative parameter mixing (paths/online_mix.c) of the
+ * weight matrix as a whole (and of its average) after each epoch; each rank shuffles with its
+ * own stream from the seed; the state is the mixed one, the same on every rank.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dist/dist.h"
 #include "multiclass.h"
 
 typedef struct direct {
@@ -81,8 +86,8 @@ static void direct_snapshot(const direct *o, float *W, float *B)
 /* Where the multiclass perceptron stands into st (every class's weights in turn). */
 static pt_status direct_capture(const direct *o, const pt_train_report *r, const pt_train_state *from,
                                 int done, size_t pos, size_t pos_mistakes, bool finished,
-                                const uint32_t *order, int shuffles, const pt_rng *rng,
-                                pt_train_state *st)
+                                const uint32_t *order, size_t norder, int shuffles,
+                                const pt_rng *rng, pt_train_state *st)
 {
     st->epochs_done = done;
     st->pos = pos;
@@ -97,7 +102,7 @@ static pt_status direct_capture(const direct *o, const pt_train_report *r, const
         memcpy(st->ub, o->UB, o->K * sizeof(float));
     }
     pt_train_state_history(st, from, r);
-    return order ? pt_train_state_keep_order(st, order, st->n, shuffles, rng) : PT_OK;
+    return order ? pt_train_state_keep_order(st, order, norder, shuffles, rng) : PT_OK;
 }
 
 static pt_train_state *direct_state_new(const direct *o, size_t n)
@@ -113,6 +118,8 @@ typedef struct direct_hook {
     const pt_train_report *r;
     const pt_train_state *from;
     const uint32_t *order;
+    size_t norder;
+    const pt_mixer *mx; /* a distributed run's (NULL: one process) */
     const int *shuffles;
     const pt_rng *rng;
 } direct_hook;
@@ -123,8 +130,9 @@ static pt_status hook_model(void *user, int epoch, bool finished, pt_model **mod
     const direct_hook *h = user;
     direct_snapshot(h->o, h->snap->W, h->snap->Bk);
     h->snap->epochs_run = epoch;
-    PT_TRY(direct_capture(h->o, h->r, h->from, epoch, 0, 0, finished, h->order, *h->shuffles,
-                          h->rng, h->snap->states[0]));
+    PT_TRY(direct_capture(h->o, h->r, h->from, epoch, 0, 0, finished, h->order, h->norder,
+                          *h->shuffles, h->rng, h->snap->states[0]));
+    if (h->mx) h->snap->states[0]->steps = h->mx->seen; /* all ranks' samples */
     *model = h->snap;
     return PT_OK;
 }
@@ -144,6 +152,10 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
     if (p->shuffle && n > UINT32_MAX)
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
     const pt_train_state *from = p->resume ? p->resume->states[0] : NULL;
+    /* a share of a distributed run on several ranks: its state counts all shares' rows */
+    const bool dist = ds->shard_count > 1;
+    const size_t rows = dist ? ds->n_total : n;
+    pt_mixer mx = {0};
     uint32_t *order = NULL;
     float *wide = NULL; /* a compact row widened */
     pt_model *snap = NULL;
@@ -155,9 +167,9 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
         (ds->dtype != PT_DTYPE_F32 &&
          !(wide = pt_alloc(ds->stride * sizeof(float), "widened row"))) ||
-        !(state = direct_state_new(&o, n)) ||
+        !(state = direct_state_new(&o, rows)) ||
         (p->epoch_hook && (!(snap = pt_model_alloc_multiclass(ds->d, K, ds->class_values)) ||
-                           pt_model_keep_run(snap, direct_state_new(&o, n)) != PT_OK))) {
+                           pt_model_keep_run(snap, direct_state_new(&o, rows)) != PT_OK))) {
         s = pt_fail(PT_ERR_NOMEM, "cannot allocate the multiclass perceptron's buffers (%zu "
                     "classes)", K);
         goto out;
@@ -166,7 +178,9 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
     pt_rng rng;
     int shuffles = 0;
     const size_t chunk = pt_shuffle_chunk(p, ds);
-    if (order) pt_train_state_order_chunks(from, p->seed, order, n, chunk, &rng, &shuffles);
+    /* each rank its own order: rank 0 the seed's, rank r a stream derived from it */
+    uint64_t seed = p->seed + (uint64_t)pt_dist_rank() * 0x9E3779B97F4A7C15ull * dist;
+    if (order) pt_train_state_order_chunks(from, seed, order, n, chunk, &rng, &shuffles);
     /* streamed: the epoch walks the windows (the order's chunks when shuffled) */
     pt_window_pos at = {.rows = order ? chunk : 0};
     int first = 1;
@@ -186,10 +200,15 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
         carried = from->epoch_mistakes;
         finished = from->finished;
     }
+    if (dist) {
+        const pt_mix_target t = {.w = o.W, .b = o.B, .nw = K * o.len, .nb = K, .u = o.U,
+                                 .ub = o.UB, .steps = &o.steps, .k = k};
+        if ((s = pt_mixer_init(&mx, &t, rows, from ? from->steps : 0.0)) != PT_OK) goto out;
+    }
     int done = first - 1;
     size_t pos = start, pos_mistakes = carried;
-    direct_hook hook = {.o = &o, .snap = snap, .r = r, .from = from, .order = order,
-                        .shuffles = &shuffles, .rng = &rng};
+    direct_hook hook = {.o = &o, .snap = snap, .r = r, .from = from, .order = order, .norder = n,
+                        .mx = dist ? &mx : NULL, .shuffles = &shuffles, .rng = &rng};
     const pt_epoch_ending end = {
         .p = p, .r = r, .t0 = pt_now(), .w = o.W, .nw = K * o.len, .what = "weights",
         .hint = "lower pt_train_params.eta or rescale the features", .snapshot = hook_model,
@@ -197,6 +216,7 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
     for (int epoch = first; epoch <= p->epochs && !finished; epoch++) {
         for (; order && shuffles < epoch; shuffles++) pt_rng_shuffle_chunks(&rng, order, n, chunk);
         size_t mistakes = epoch == first ? carried : 0, before = mistakes;
+        if (dist) pt_mixer_save(&mx);
         for (size_t t = epoch == first ? start : 0; t < n; t++) {
             size_t i = order ? order[t] : t;
             if (order) pt_window_at_order(ds, &at, order, t, n);
@@ -221,6 +241,16 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
             }
         }
         pt_window_end(ds, &at);
+        if (dist && pt_dist_first_failed(s != PT_OK) >= 0) {
+            /* a rank stopped: every rank goes back to the last mixed model and its epoch */
+            pt_mixer_restore(&mx);
+            pos = pos_mistakes = 0;
+            if (s == PT_OK)
+                s = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d: another rank stopped",
+                            epoch);
+            break;
+        }
+        if (dist) mistakes = pt_mixer_mix(&mx, mistakes, p->mix); /* all ranks' */
         r->updates += mistakes - before;
         if (s != PT_OK) break;
         bool epoch_done, stop;
@@ -235,8 +265,9 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
     }
     if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
         /* where the run stands, for --resume (pt_train drops it from a finished run) */
-        pt_status cs = direct_capture(&o, r, from, done, pos, pos_mistakes, finished, order,
+        pt_status cs = direct_capture(&o, r, from, done, pos, pos_mistakes, finished, order, n,
                                       shuffles, &rng, state);
+        if (dist) state->steps = mx.seen; /* all ranks' samples */
         if (cs == PT_OK) cs = pt_model_keep_run(m, state);
         state = NULL;
         if (cs != PT_OK) {
@@ -246,6 +277,7 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
     }
     direct_snapshot(&o, m->W, m->Bk);
 out:
+    pt_mixer_free(&mx);
     free(o.s);
     pt_free(o.U);
     pt_free(o.UB);

@@ -237,7 +237,9 @@ static pt_status ovr_round(ovr *o, int E)
     inner.epochs = E;
     pt_status status = PT_OK;
     o->first_error[0] = '\0';
-    const bool parallel = ds->n * len * K >= OVR_PARALLEL_MIN;
+    /* a share of a distributed run: one class after another, on the main thread (its
+     * collectives run in the same order on every rank) */
+    const bool parallel = ds->n * len * K >= OVR_PARALLEL_MIN && ds->shard_count < 2;
     if (o->lockstep) {
         /* the online path in lockstep: each thread streams X once per epoch for its group of
          * classes (contiguous, so the result does not depend on the thread count) */
@@ -294,7 +296,10 @@ pt_status pt_train_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_
     o.inner.epoch_hook = NULL;
     o.inner.resume = NULL;
     o.voted = p->path == PT_PATH_ONLINE && p->variant == PT_VARIANT_VOTED;
-    o.lockstep = p->path == PT_PATH_ONLINE && !o.voted;
+    /* a share of a distributed run trains each class on the binary path, which mixes its
+     * weights (online: each class's own iterative parameter mixing) or sums its gradient
+     * (batch) over the ranks */
+    o.lockstep = p->path == PT_PATH_ONLINE && !o.voted && ds->shard_count < 2;
     o.reps = calloc(K, sizeof *o.reps);
     o.part = calloc(K, sizeof *o.part);
     o.states = states_from(p, K);

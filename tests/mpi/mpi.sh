@@ -7,6 +7,10 @@
 #     mixing: updates / P <= (R / gamma)^2 (McDonald, Hall and Mann 2010, Theorem 3);
 #   - batch np=2..4 equals np=1 within the README's bound, and a rerun on as many ranks gives
 #     the same bytes;
+#   - more than two classes (one-vs-rest online and batch, the multiclass perceptron): np=1
+#     writes the plain run's bytes; online np=2..4 on separable data converges within P times
+#     the serial bound of a reference separator (multiclass_bound.py); batch np=2..4 within
+#     the bound; checkpoints and stops resume byte for byte;
 #   - kernel one-vs-rest np=1..3 writes one process's model byte for byte, and so does the
 #     binary kernel perceptron on np=2 and 3 (with one process's mistakes per epoch);
 #   - a stop on one rank stops every rank, and rank 0 writes the last model they share;
@@ -17,6 +21,7 @@
 #   tests/mpi/mpi.sh PTRON_BIN TMP_DIR
 set -euo pipefail
 bin=$(realpath "$1") # meson may pass it relative to the build folder
+here=$(dirname "$(realpath "$0")")
 dir=$(mktemp -d "$(realpath "$2")/mpi.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
@@ -106,6 +111,69 @@ for data in noisy.ptd noisy.csv sparse.ptd; do
         else fail "batch np=$P $data: a rerun on $P ranks wrote other bytes"; fi
     done
 done
+
+# --- more than two classes on the online and batch paths: each one-vs-rest class mixed by
+# itself (online) or its gradient summed (batch); the multiclass perceptron's matrix mixed whole
+"$bin" gen blobs -o blobs4.ptd --n 3000 --d 10 --classes 4 --seed 2 >/dev/null
+"$bin" convert blobs4.ptd -o blobs4.csv
+"$bin" gen blobs -o blobs5.ptd --n 3000 --d 3 --classes 5 --seed 4 >/dev/null # not separable
+for run in "--epochs 6" "--epochs 6 --averaged --shuffle" "--epochs 6 --multiclass direct" \
+    "--epochs 6 --multiclass direct --averaged --shuffle" "--path batch --batch-size 0 --epochs 8"
+do
+    "$bin" train blobs5.ptd -o plain.model $run -q
+    "${mpirun[@]}" -np 1 "$bin" train blobs5.ptd -o np1.model $run -q
+    if cmp -s plain.model np1.model; then ok "np=1 5 classes $run: same bytes"
+    else fail "np=1 5 classes $run: the model differs from the plain run's"; fi
+done
+for mc in ovr direct; do
+    "$bin" train blobs4.ptd -o ref.model --epochs 500 --multiclass "$mc" -q
+    bound=$(/usr/bin/python3 "$here/multiclass_bound.py" ref.model blobs4.csv "$mc")
+    for P in 2 3 4; do
+        "${mpirun[@]}" -np "$P" "$bin" train blobs4.ptd -o mc.model --epochs 500 \
+            --multiclass "$mc" --json >mc.json
+        conv=$(grep -c '"converged": true' mc.json || true)
+        upd=$(json_num mc.json updates)
+        acc=$(json_num mc.json train_accuracy)
+        if [ "$conv" = 1 ] && [ "$acc" = 1 ] &&
+            awk -v u="$upd" -v p="$P" -v b="$bound" 'BEGIN {exit !(u <= p * b)}'
+        then ok "online 4 classes --multiclass $mc np=$P: converged, $upd updates <= $P x $bound"
+        else fail "online 4 classes --multiclass $mc np=$P: converged=$conv accuracy=$acc" \
+            "updates=$upd, bound $P x $bound"; fi
+    done
+done
+# the weight matrix of a multiclass model, one a line
+matrix() { awk '/^W$/{w=1; next} /^(checksum|resume )/{w=0} w {for (i = 1; i <= NF; i++) print $i}' "$1"; }
+"${mpirun[@]}" -np 1 "$bin" train blobs4.ptd -o b1.model --path batch --batch-size 0 --epochs 20 -q
+for P in 2 3 4; do
+    "${mpirun[@]}" -np "$P" "$bin" train blobs4.ptd -o bP.model --path batch --batch-size 0 \
+        --epochs 20 -q
+    read -r d s < <(paste <(matrix b1.model) <(matrix bP.model) |
+        awk '{d = $1 - $2; if (d < 0) d = -d; if (d > m) m = d; a = $1 < 0 ? -$1 : $1;
+              if (a > s) s = a} END {printf "%.9g %.9g\n", m, s}')
+    if awk -v d="$d" -v s="$s" 'BEGIN {exit !(s > 0 && d <= 1e-5 * s)}'
+    then ok "batch 4 classes np=$P: max |W - W_np1| = $d <= 1e-5 x $s"
+    else fail "batch 4 classes np=$P: max |W - W_np1| = $d, max |W_np1| = $s"; fi
+done
+for run in "--epochs E --averaged --shuffle" "--epochs E --multiclass direct --averaged --shuffle" \
+    "--path batch --batch-size 0 --epochs E"; do
+    "${mpirun[@]}" -np 3 "$bin" train blobs5.ptd -o full.model ${run//E/10} -q
+    rm -f ck.model
+    "${mpirun[@]}" -np 3 "$bin" train blobs5.ptd -o part.model ${run//E/4} --checkpoint ck.model -q
+    "${mpirun[@]}" -np 3 "$bin" train blobs5.ptd -o res.model --resume ck.model --epochs 10 -q
+    rc=0
+    PTRON_TEST_STOP_RANK=1:5 "${mpirun[@]}" -x PTRON_TEST_STOP_RANK -np 3 "$bin" train \
+        blobs5.ptd -o st.model ${run//E/10} -q >st.out 2>&1 || rc=$?
+    "${mpirun[@]}" -np 3 "$bin" train blobs5.ptd -o res2.model --resume st.model -q
+    if cmp -s full.model res.model && [ "$rc" -ne 0 ] && cmp -s full.model res2.model
+    then ok "5 classes np=3 $run: checkpoint of epoch 4, and a stop after epoch 5, resumed = 10"
+    else fail "5 classes np=3 $run: a resumed model differs (stop: exit $rc)"; fi
+done
+# what stays refused keeps its message
+rc=0
+"${mpirun[@]}" -np 2 "$bin" train blobs5.ptd -o v.model --voted -q >v.out 2>&1 || rc=$?
+if [ "$rc" -eq 2 ] && grep -q "does not support the voted variant" v.out && [ ! -e v.model ]
+then ok "5 classes np=2 --voted: refused"
+else fail "5 classes np=2 --voted: exit $rc, $(head -c 300 v.out)"; fi
 
 # --- kernel path, one-vs-rest: the classes split across the ranks, the same model bytes
 "$bin" gen blobs -o blobs.ptd --n 600 --d 5 --classes 5 --seed 2 >/dev/null
