@@ -832,6 +832,13 @@ typedef struct pt_train_report {
     /* Kernel path: of train_seconds, the seconds spent on kernel values (packing the rows,
      * building the Gram with its first touch, kernel rows computed on demand); 0 elsewhere. */
     double gram_seconds;
+    /* Kernel one-vs-rest on dense rows: when train_scored is 1, train_correct of the n
+     * training rows are predicted right by the final model, as pt_model_evaluate on them
+     * counts, summed from the kernel rows training kept (else 0: evaluate the model), in
+     * score_seconds of train_seconds. */
+    int train_scored;
+    size_t train_correct;
+    double score_seconds;
 } pt_train_report;
 
 /* Free what the report owns (not the struct itself). */

@@ -361,8 +361,8 @@ START_TEST(test_kernel_ovr_equals_binary_kernel_runs)
             p.gram_storage = runs[r].storage;
             p.cache_mb = runs[r].cache_mb;
             p.threads = 2;
-            /* rows, no cache: 256 KiB leaves room for under 64 rows (two blocks), so none */
-            if (runs[r].storage == PT_GRAM_ROWS && runs[r].cache_mb == 0) p.mem_budget_bytes = 256 << 10;
+            /* rows, no cache: 1 MiB leaves room for under 256 rows (two blocks), so none */
+            if (runs[r].storage == PT_GRAM_ROWS && runs[r].cache_mb == 0) p.mem_budget_bytes = 1 << 20;
             pt_gram_set_switch_seconds(runs[r].switch_seconds);
             pt_model *m;
             pt_train_report rep;

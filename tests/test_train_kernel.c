@@ -840,6 +840,78 @@ START_TEST(test_sparse_equals_dense)
 }
 END_TEST
 
+
+/* One-vs-rest on dense rows: the training rows' right predictions the kernel path counts from
+ * its stored rows equal pt_model_evaluate's (the same sums of the same kernel values), on every
+ * storage, kernel, variant and bias; a cache that lost a support vector's row counts nothing. */
+START_TEST(test_train_correct_equals_evaluate)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_BLOBS;
+    g.n = 1200;
+    g.d = 24;
+    g.classes = 5;
+    g.margin = 0.0;
+    g.seed = 3;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    /* one row in five moved to the next class: no run gets every row right */
+    double *labels = malloc(g.n * sizeof *labels);
+    for (size_t i = 0; i < g.n; i++)
+        labels[i] = ds->class_values[(size_t)(ds->cls[i] + (i % 5 == 0)) % g.classes];
+    ck_assert_int_eq(pt_dataset_set_labels(ds, labels), PT_OK);
+    free(labels);
+    const struct { pt_kernel kind; pt_gram_storage st; size_t mb; int averaged, bias, threads; } runs[] = {
+        {PT_KERNEL_RBF, PT_GRAM_FULL, 0, 1, 1, 0},  {PT_KERNEL_RBF, PT_GRAM_ROWS, 64, 1, 1, 2},
+        {PT_KERNEL_RBF, PT_GRAM_AUTO, 0, 0, 0, 1},  {PT_KERNEL_POLY, PT_GRAM_ROWS, 64, 1, 0, 0},
+        {PT_KERNEL_POLY, PT_GRAM_FULL, 0, 0, 1, 2}, {PT_KERNEL_LINEAR, PT_GRAM_AUTO, 0, 1, 1, 0},
+    };
+    size_t scored = 0;
+    for (size_t q = 0; q < sizeof runs / sizeof runs[0]; q++) {
+        pt_train_params p;
+        kernel_params(&p, runs[q].kind);
+        p.gamma = 0.05f;
+        p.degree = 2;
+        p.epochs = 3;
+        p.shuffle = 1;
+        p.variant = runs[q].averaged ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
+        p.bias = runs[q].bias;
+        p.gram_storage = runs[q].st;
+        p.cache_mb = runs[q].mb;
+        p.threads = runs[q].threads;
+        pt_train_report r;
+        pt_model *m = train_ok(ds, &p, &r);
+        pt_eval ev;
+        ck_assert_int_eq(pt_model_evaluate(m, ds, &ev), PT_OK);
+        ck_assert_msg(ev.correct < ev.n, "run %zu: every row right, a weak check", q);
+        if (r.train_scored) {
+            ck_assert_uint_eq(r.train_correct, ev.correct);
+            scored++;
+        }
+        pt_train_report_clear(&r);
+        pt_model_free(m);
+    }
+    /* the FULL and ROWS runs at least (AUTO holds the rows once it has switched to the Gram,
+     * which depends on time) */
+    ck_assert_uint_ge(scored, 4);
+    /* a row cache smaller than the support vectors: no count (the CLI evaluates the model) */
+    pt_train_params p;
+    kernel_params(&p, PT_KERNEL_RBF);
+    p.gamma = 0.05f;
+    p.epochs = 3;
+    p.gram_storage = PT_GRAM_ROWS;
+    p.cache_mb = 1; /* 218 rows */
+    pt_train_report r;
+    pt_model *m = train_ok(ds, &p, &r);
+    ck_assert_int_gt((int)m->sub[0]->n_sv, 0);
+    ck_assert_int_eq(r.train_scored, 0);
+    pt_train_report_clear(&r);
+    pt_model_free(m);
+    pt_dataset_free(ds);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("train_kernel");
@@ -854,6 +926,7 @@ int main(void)
         {"callbacks", test_callbacks_and_save},
         {"coef0", test_poly_negative_coef0_refused},
         {"sparse", test_sparse_equals_dense},
+        {"train_correct", test_train_correct_equals_evaluate},
     };
     /* one case per test, so CK_RUN_CASE=name runs one */
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

@@ -196,6 +196,15 @@ typedef struct pt_sv_set {
 } pt_sv_set;
 pt_status pt_sv_set_build(pt_sv_set *u, const pt_model *m);
 void pt_sv_set_free(pt_sv_set *u, size_t K);
+/* Scoring a kernel one-vs-rest model through its set (scores.c) sums each class's kernel
+ * values times coefficients a block of PT_SV_BLOCK vectors at a time, and is used when the
+ * classes share enough vectors (n distinct of total, d features, K classes): the kernel path's
+ * scores of its training rows (train_kernel.c) follow both, to equal it bit for bit. */
+#define PT_SV_BLOCK 512
+static inline bool pt_sv_set_shared(size_t n, size_t total, size_t d, size_t K)
+{
+    return n * (d + K) < total * (d + 1);
+}
 
 /* Tests of the older formats' reader only: with on, kernel models with dense support vectors
  * are written as before version 4 (text, one line a vector: version 1-3), so a test can edit

@@ -153,7 +153,7 @@ static pt_status expanded_scores(const pt_model *m, const pt_dataset *ds, float 
 }
 
 #define PRED_ROWS 240  /* test rows a block at most (a multiple of 16) */
-#define PRED_SV 512    /* support vectors a block */
+#define PRED_SV PT_SV_BLOCK /* support vectors a block */
 
 /* Support vectors in CSR: the model's own, or a copy of its dense ones (their non-zeros). */
 typedef struct sv_csr {
@@ -431,7 +431,7 @@ static pt_status ovr_kernel_scores(const pt_model *m, const pt_dataset *ds, floa
     pt_sv_set u;
     PT_TRY(pt_sv_set_build(&u, m));
     const size_t N = u.n, npad = pt_round_up(N ? N : 1, 16);
-    if (N * (d + K) >= u.total * (d + 1)) { /* little shared: each class alone is cheaper */
+    if (!pt_sv_set_shared(N, u.total, d, K)) { /* little shared: each class alone is cheaper */
         pt_sv_set_free(&u, K);
         return PT_ERR_UNSUPPORTED;
     }

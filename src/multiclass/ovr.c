@@ -29,6 +29,7 @@ static pt_status merge_reports(pt_train_report *reps, size_t K, pt_train_report 
         r->updates += reps[c].updates;
         r->converged &= reps[c].converged;
         r->gram_seconds += reps[c].gram_seconds; /* the kernel path's shared storage: once */
+        r->score_seconds += reps[c].score_seconds;
     }
     r->epochs_before = r->epochs_run = before;
     for (int e = before + 1; e <= epochs; e++) {
@@ -487,7 +488,7 @@ static pt_status ovr_kernel_split(kernel_ovr *ko, const pt_dataset *ds,
     split_views sv = {ko->cv, mine};
     if (s == PT_OK && Km)
         s = pt_train_kernel_problems(ds, Km, split_view, &sv, inner, k, st, reps, NULL, NULL,
-                                     &failed);
+                                     &failed, NULL);
     if (s != PT_OK && failed < Km) pt_fail_prefix(s, "class %g", ds->class_values[mine[failed]]);
     for (size_t i = 0; s == PT_OK && i < Km; i++) {
         ko->states[mine[i]] = st[i];
@@ -551,7 +552,7 @@ pt_status pt_train_ovr_kernel(const pt_dataset *ds, const pt_train_params *p,
         class_views cv = {ds, y, {0.0, 1.0}};
         kernel_ovr ko = {.p = p, .cv = &cv, .m = m, .states = states, .reps = reps,
                          .t0 = pt_now(), .s = PT_OK};
-        size_t failed = SIZE_MAX;
+        size_t failed = SIZE_MAX, correct = SIZE_MAX;
         bool rounds = p->epoch_hook || p->progress;
         const bool split = ds->replicated && pt_dist_size() > 1;
         if (split) {
@@ -561,7 +562,8 @@ pt_status pt_train_ovr_kernel(const pt_dataset *ds, const pt_train_params *p,
             if (s != PT_OK) s = s == PT_ERR_INTERRUPTED ? PT_ERR_IO : s; /* no partial model */
         } else {
             s = pt_train_kernel_problems(ds, K, class_view, &cv, &inner, k, states, reps,
-                                         rounds ? kernel_round : NULL, &ko, &failed);
+                                         rounds ? kernel_round : NULL, &ko, &failed,
+                                         &correct);
         }
         if (s == PT_OK) s = ko.s; /* the progress callback stopped it, or a model failed */
         if (s != PT_OK && s != PT_ERR_INTERRUPTED && failed < K)
@@ -570,6 +572,11 @@ pt_status pt_train_ovr_kernel(const pt_dataset *ds, const pt_train_params *p,
             pt_status ms = class_models(&ko);
             if (ms == PT_OK) ms = merge_reports(reps, K, r);
             if (ms != PT_OK) s = ms;
+        }
+        /* the training rows' predictions, from the kernel rows training kept */
+        if (s == PT_OK && correct != SIZE_MAX) {
+            r->train_scored = 1;
+            r->train_correct = correct;
         }
     }
     for (size_t c = 0; reps && c < K; c++) pt_train_report_clear(&reps[c]);

@@ -95,13 +95,17 @@ pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const 
  * (every problem has one on PT_OK and PT_ERR_INTERRUPTED); reps[c] its report (zeroed on
  * entry). Without round, the problems run in turn to the last epoch; with round, in rounds:
  * every problem up to epoch E, then round(round_user, E), which returns non-zero to stop. On
- * an error, *failed is the problem it came in (SIZE_MAX: in the setup, before any). */
+ * an error, *failed is the problem it came in (SIZE_MAX: in the setup, before any).
+ * train_correct (NULL: not asked): for K one-vs-rest classes of dense rows, the training rows
+ * the final models predict right (argmax of the classes' scores, equal to pt_class_scores'),
+ * summed from the kernel rows the storage still holds; SIZE_MAX when it does not hold them. */
 typedef void (*pt_view_fn)(void *user, size_t c, pt_dataset *view);
 typedef int (*pt_round_fn)(void *user, int epoch);
 pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn view_of, void *user,
                                    const pt_train_params *p, const pt_kernels *k,
                                    pt_train_state **states, pt_train_report *reps,
-                                   pt_round_fn round, void *round_user, size_t *failed);
+                                   pt_round_fn round, void *round_user, size_t *failed,
+                                   size_t *train_correct);
 /* A kernel problem's model as its state stands (view: the problem's rows and labels). */
 pt_status pt_kernel_model_from_state(const pt_dataset *view, const pt_train_params *p,
                                      const pt_train_state *st, pt_model **out);

@@ -18,7 +18,7 @@
  *  - FULL: the n x n float32 Gram, built once (features/gram.c, OpenMP over tiles), when it fits under
  *    --cache-mb; forcing it when it does not is an error.
  *  - ROWS: kernel rows computed when mistakes need them, behind an LRU cache of --cache-mb
- *    rows: updates are held back up to 32 at a time (each decision still sees them, see
+ *    rows: updates are held back up to 128 at a time (each decision still sees them, see
  *    margin()) and their rows computed as one block by the tile micro-kernel, OpenMP over
  *    column blocks, each applied to f while hot.
  *  - AUTO: if the Gram does not fit under --cache-mb, ROWS with its LRU cache, and a warning
@@ -66,7 +66,11 @@
 #define GRAM_FMA_PER_S_THREAD 60e9 /* the tiled build: ~150 GFLOP/s a core, counted in FMAs */
 #define TOUCH_S_PER_BYTE 2.5e-9     /* first touch: 2.3-2.7 s/GB measured for the Gram here */
 
-#define PEND 32         /* updates held back on rows storage, then applied in one block */
+/* Updates held back on rows storage, then applied in one block. A flush streams the n x d
+ * packed rows once for its block: at d = 784 a block of 32 was bound by that stream; 128 cut
+ * the user CPU of a ten-class 20,000 x 784 run by ~20%, 256 no further. A visit's kernel
+ * values against up to 128 held rows cost what 16 do (independent chains, latency-bound). */
+#define PEND 128
 #define FLUSH_COLS 480  /* columns a block of the flush (a multiple of 48) */
 
 static _Atomic double gram_switch_seconds = -1.0;
@@ -923,6 +927,159 @@ pt_status pt_kernel_model_from_state(const pt_dataset *view, const pt_train_para
     return make_model(view, p, st->alpha, st->beta, st->steps, out);
 }
 
+/* ------------------------------------ the training rows' predictions (one-vs-rest, dense)
+ *
+ * The CLI reports the final model's accuracy on the rows it trained on. Scoring them through
+ * the model computes every distinct support vector's kernel row again (n = 60,000, d = 784,
+ * 21,000 vectors: 2 TFLOP, as much as training), while the storage of K still holds them. So
+ * the scores are summed from the storage exactly as pt_class_scores sums them (scores.c's
+ * ovr_kernel_scores: the classes' distinct vectors first seen first, blocks of PT_SV_BLOCK, a
+ * float dot a block added in double, the float of the sum), on the same kernel values (gram.h:
+ * the same bits wherever computed, K(x, z) as K(z, x)): the same predictions. */
+
+#define SCORE_COLS 64 /* training rows a block */
+
+/* Sample i's row of K in the storage, or NULL. */
+static const float *stored_row(const kstate *s, size_t i)
+{
+    if (s->G) return s->G + i * s->ld;
+    return s->cap && s->slot_of[i] >= 0 ? s->cache + (size_t)s->slot_of[i] * s->ld : NULL;
+}
+
+/* The distinct support vectors of the K problems (by value, first seen first, as pt_sv_set
+ * finds them in the model), each class's coefficients over them (coef, K rows of npad), and
+ * each one's row in the storage. Returns false when one is not stored. */
+typedef struct score_set {
+    size_t N, npad, total;
+    const float **row;
+    float *coef;
+} score_set;
+
+static bool score_set_build(const kstate *s, size_t K, pt_view_fn view_of, void *user,
+                            pt_train_state *const *states, score_set *u)
+{
+    const size_t n = s->n, d = s->rows.d;
+    const pt_dataset *ds = s->ds;
+    size_t total = 0, cap = 16;
+    for (size_t c = 0; c < K; c++)
+        for (size_t i = 0; i < n; i++) total += states[c]->alpha[i] != 0;
+    while (cap < 2 * total) cap *= 2;
+    uint32_t *slot = calloc(cap, sizeof *slot), *entry = malloc((n ? n : 1) * sizeof *entry);
+    uint32_t *first = malloc((total ? total : 1) * sizeof *first);
+    bool ok = slot && entry && first && total < UINT32_MAX;
+    for (size_t i = 0; ok && i < n; i++) entry[i] = UINT32_MAX;
+    size_t N = 0;
+    /* the set's order: class by class, each class's vectors in the order of their rows */
+    for (size_t c = 0; ok && c < K; c++)
+        for (size_t i = 0; i < n; i++) {
+            if (!states[c]->alpha[i] || entry[i] != UINT32_MAX) continue;
+            const float *x = ds->X + i * ds->stride;
+            size_t h = (size_t)pt_checksum(x, d * sizeof(float)) & (cap - 1);
+            while (slot[h] && memcmp(ds->X + first[slot[h] - 1] * ds->stride, x,
+                                     d * sizeof(float)) != 0)
+                h = (h + 1) & (cap - 1);
+            if (!slot[h]) {
+                first[N] = (uint32_t)i;
+                slot[h] = (uint32_t)++N;
+            }
+            entry[i] = slot[h] - 1;
+        }
+    *u = (score_set){.N = N, .npad = pt_round_up(N ? N : 1, 16), .total = total};
+    ok = ok && pt_sv_set_shared(N, total, d, K);
+    if (ok) {
+        u->row = malloc((N ? N : 1) * sizeof *u->row);
+        u->coef = pt_calloc(K * u->npad * sizeof(float), "class coefficients");
+        ok = u->row && u->coef;
+    }
+    for (size_t e = 0; ok && e < N; e++) ok = (u->row[e] = stored_row(s, first[e])) != NULL;
+    /* each class's coefficients, as its model has them, added into the set's (duplicates in
+     * the class's order) */
+    for (size_t c = 0; ok && c < K; c++) {
+        pt_dataset view = *ds;
+        if (view_of) view_of(user, c, &view);
+        const pt_train_state *st = states[c];
+        for (size_t i = 0; i < n; i++)
+            if (st->alpha[i])
+                u->coef[c * u->npad + entry[i]] +=
+                    sv_coef(&view, s->p, st->alpha, st->beta, st->steps, i);
+    }
+    free(slot);
+    free(entry);
+    free(first);
+    if (!ok) {
+        free(u->row);
+        pt_free(u->coef);
+        u->row = NULL;
+        u->coef = NULL;
+    }
+    return ok;
+}
+
+/* The training rows the final models of the K problems predict right (argmax over the
+ * classes, ties to the lowest, as pt_model_predict), into *correct; SIZE_MAX when the storage
+ * does not hold every support vector's row (or the model would not be scored through its set,
+ * or with another table's kernels). */
+static pt_status count_correct(const kstate *s, size_t K, pt_view_fn view_of, void *user,
+                               pt_train_state *const *states, size_t *correct)
+{
+    *correct = SIZE_MAX;
+    const pt_kernels *ka;
+    if (s->sparse || s->dist || K < 2 || pt_kernels_get(PT_ISA_AUTO, &ka) != PT_OK || ka != s->k)
+        return PT_OK;
+    score_set u;
+    if (!score_set_build(s, K, view_of, user, states, &u)) {
+        pt_clear_error();
+        return PT_OK;
+    }
+    const size_t n = s->n, N = u.N, npad = u.npad, B = PT_SV_BLOCK;
+    const size_t per_thread = (B * SCORE_COLS + B) * sizeof(float) + SCORE_COLS * K * sizeof(double);
+    char *work = pt_alloc(per_thread * (size_t)s->threads, "score blocks");
+    if (!work) {
+        free(u.row);
+        pt_free(u.coef);
+        return PT_ERR_NOMEM;
+    }
+    const int32_t *cls = s->ds->cls;
+    const ptrdiff_t nb = (ptrdiff_t)((n + SCORE_COLS - 1) / SCORE_COLS);
+    size_t right = 0;
+#pragma omp parallel num_threads(s->threads) reduction(+ : right)
+    {
+#ifdef _OPENMP
+        char *w = work + (size_t)omp_get_thread_num() * per_thread;
+#else
+        char *w = work;
+#endif
+        float *T = (float *)w, *kv = T + B * SCORE_COLS;
+        double *acc = (double *)(kv + B);
+#pragma omp for schedule(dynamic, 4)
+        for (ptrdiff_t b = 0; b < nb; b++) {
+            const size_t j0 = (size_t)b * SCORE_COLS, nj = n - j0 < SCORE_COLS ? n - j0 : SCORE_COLS;
+            memset(acc, 0, nj * K * sizeof *acc);
+            for (size_t e0 = 0; e0 < N; e0 += B) {
+                const size_t ne = N - e0 < B ? N - e0 : B;
+                for (size_t t = 0; t < ne; t++)
+                    memcpy(T + t * SCORE_COLS, u.row[e0 + t] + j0, nj * sizeof(float));
+                for (size_t j = 0; j < nj; j++) {
+                    for (size_t t = 0; t < ne; t++) kv[t] = T[t * SCORE_COLS + j];
+                    for (size_t c = 0; c < K; c++)
+                        acc[j * K + c] += s->k->dot(kv, u.coef + c * npad + e0, ne);
+                }
+            }
+            for (size_t j = 0; j < nj; j++) {
+                size_t best = 0;
+                for (size_t c = 1; c < K; c++)
+                    if ((float)acc[j * K + c] > (float)acc[j * K + best]) best = c;
+                right += (int32_t)best == cls[j0 + j];
+            }
+        }
+    }
+    *correct = right;
+    pt_free(work);
+    free(u.row);
+    pt_free(u.coef);
+    return PT_OK;
+}
+
 /* Problem c up to epoch limit: its state and report updated. */
 static pt_status run_problem(kstate *s, dual *dv, const pt_dataset *ds, size_t c, pt_view_fn view_of,
                              void *user, int limit, pt_train_state **states, pt_train_report *reps)
@@ -945,9 +1102,11 @@ static pt_status run_problem(kstate *s, dual *dv, const pt_dataset *ds, size_t c
 pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn view_of, void *user,
                                    const pt_train_params *p, const pt_kernels *k,
                                    pt_train_state **states, pt_train_report *reps,
-                                   pt_round_fn round, void *round_user, size_t *failed)
+                                   pt_round_fn round, void *round_user, size_t *failed,
+                                   size_t *train_correct)
 {
     *failed = SIZE_MAX;
+    if (train_correct) *train_correct = SIZE_MAX;
     if (p->variant == PT_VARIANT_VOTED)
         return pt_fail(PT_ERR_UNSUPPORTED,
                        "the voted perceptron has no kernel path (use PT_VARIANT_AVERAGED)");
@@ -996,6 +1155,11 @@ pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn vi
             pt_report_resume(&reps[c], states[c]);
     }
     if (K > 0) reps[0].gram_seconds += s.setup_seconds + s.row_seconds;
+    if (st == PT_OK && train_correct && s.n && K > 0) {
+        double t0 = pt_now();
+        st = count_correct(&s, K, view_of, user, states, train_correct);
+        reps[0].score_seconds += pt_now() - t0;
+    }
     kernel_free(&s, &dv);
     return st;
 }
@@ -1007,7 +1171,8 @@ pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const 
     *out = NULL;
     pt_train_state *state = p->resume ? pt_train_state_clone(p->resume->states[0]) : NULL;
     if (p->resume && !state) return PT_ERR_NOMEM;
-    pt_status s = pt_train_kernel_problems(ds, 1, NULL, NULL, p, k, &state, r, NULL, NULL, &failed);
+    pt_status s = pt_train_kernel_problems(ds, 1, NULL, NULL, p, k, &state, r, NULL, NULL, &failed,
+                                           NULL);
     if (s == PT_OK || s == PT_ERR_INTERRUPTED) {
         pt_status ms = pt_kernel_model_from_state(ds, p, state, out);
         if (ms == PT_OK) {
