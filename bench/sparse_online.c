@@ -14,6 +14,10 @@
  * over the streaming-read loop on the same arrays in the same run (baseline/read/data:rcv1like,
  * one thread: the sequential pass runs on one). The weights the rows gather (189 KB) stay in
  * cache and are not counted.
+ *
+ * And the epoch without its updates: every row's score against a fixed w by the ISA's
+ * dot_rows, one pass over the set (online/sparse_scores): what the gathers alone cost, the
+ * floor under the classic epoch on data that still has mistakes to make.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -153,6 +157,48 @@ static void bm_sparse_epoch(bs_state *st, const void *arg)
     bs_counter(st, "steady_mistakes", epochs ? mistakes / epochs : 0, BS_PLAIN);
 }
 
+/* One pass of the ISA's dot_rows over every row, w fixed (entries in [-0.5, 0.5)). */
+static void bm_sparse_scores(bs_state *st, const void *arg)
+{
+    const sparse_case *c = arg;
+    const pt_dataset *ds = sparse_data(st);
+    if (!ds) return;
+    const pt_kernels *k;
+    pt_status s = pt_kernels_get(c->isa, &k);
+    const size_t n = pt_dataset_n(ds), d = pt_dataset_d(ds);
+    float *w = s == PT_OK ? bt_alloc_touched(d * sizeof *w) : NULL;
+    float *out = w ? bt_alloc_touched(n * sizeof *out) : NULL;
+    if (!out) {
+        while (bs_keep_running(st)) {}
+        if (s != PT_OK) bt_skip(st, s, "pt_kernels_get");
+        else bs_skip_with_error(st, "out of memory");
+        free(w);
+        return;
+    }
+    for (size_t j = 0; j < d; j++) w[j] = (float)((j * 7) % 13) / 13.0f - 0.5f;
+    const uint64_t *rowptr;
+    const uint32_t *col;
+    const float *val;
+    pt_dataset_csr(ds, &rowptr, &col, &val);
+    double pass_sum = 0;
+    while (bs_keep_running(st)) {
+        double t0 = bt_now();
+        k->sparse->dot_rows(w, rowptr, col, val, n, out);
+        bs_clobber_memory();
+        double pass = bt_now() - t0;
+        pass_sum += pass;
+        bs_set_iteration_time(st, pass);
+    }
+    bs_do_not_optimize(out[n / 2]);
+    free(w);
+    free(out);
+    const double it = (double)bs_iterations(st), bytes = (double)csr_bytes(ds);
+    bs_counter(st, "samples/s", (double)n * it, BS_RATE);
+    bs_counter(st, "GB/s", bytes * it / 1e9, BS_RATE);
+    bs_set_bytes_processed(st, (int64_t)(bytes * it));
+    bs_counter(st, "vs_read", bytes / (pass_sum / it) / 1e9 / read_gbps(ds), BS_PLAIN);
+}
+
 /* Full-batch iterations (batch path, squared loss, last iterate, no early stop), 1 thread:
  * the mean of iterations 2.. as for the epochs above. */
 static void bm_sparse_batch(bs_state *st, const void *arg)
@@ -200,7 +246,7 @@ static void bm_sparse_batch(bs_state *st, const void *arg)
     bs_counter(st, "vs_read", bytes / (iter_sum / it) / 1e9 / read_gbps(ds), BS_PLAIN);
 }
 
-static sparse_case batch_cases[4];
+static sparse_case batch_cases[4], score_cases[4];
 
 void bt_register_sparse_online(void)
 {
@@ -232,6 +278,15 @@ void bt_register_sparse_online(void)
             bs_iterations_fixed(b, 3);
             bs_time_unit(b, BS_MS);
         }
+    for (int i = 0; i < nisa; i++) {
+        sparse_case *c = &score_cases[i];
+        c->isa = isas[i];
+        snprintf(name, sizeof name, "online/sparse_scores/isa:%s/data:rcv1like/threads:1",
+                 pt_isa_name(c->isa));
+        b = bs_register(name, bm_sparse_scores, c);
+        bs_use_manual_time(b);
+        bs_time_unit(b, BS_MS);
+    }
     for (int i = 0; i < nisa; i++) {
         sparse_case *c = &batch_cases[i];
         c->isa = isas[i];

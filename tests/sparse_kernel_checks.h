@@ -19,9 +19,9 @@
  *    scalar's order on every ISA, so there too; and dot_many equals dot bit for bit.
  *  - axpy, axpy2, gemv_t, scatter, clear: bit for bit vs scalar (products and adds rounded
  *    separately on every ISA); axpy2 also equals two axpy calls, bit for bit.
- *  - step, step_rows, dot_rows: within an ISA, step equals dot, the test, then axpy, and the
- *    row loops equal the per-row calls, bit for bit; across ISAs the same decisions, scores
- *    and weights on integer-valued data.
+ *  - step, step_rows, step_rows_avg, dot_rows: within an ISA, step equals dot, the test, then
+ *    axpy, and the row loops equal the per-row calls (step_rows_avg: dot, the test, axpy2),
+ *    bit for bit; across ISAs the same decisions, scores and weights on integer-valued data.
  *  - Reads past a row, past rowptr's block or past w are caught by operands that end at an
  *    inaccessible page (masked tails must not touch it).
  *
@@ -54,6 +54,7 @@ static const size_t sk_ds[] = {1, 17, 1000, 100000};
 
 static _Alignas(64) float sk_w0[SK_WLEN], sk_w1[SK_WLEN], sk_w2[SK_WLEN];
 static _Alignas(64) float sk_u1[SK_WLEN], sk_u2[SK_WLEN];
+static _Alignas(64) float sk_w3[SK_WLEN], sk_u3[SK_WLEN];
 static _Alignas(64) uint32_t sk_idx[SK_RLEN], sk_idx2[SK_RLEN];
 static _Alignas(64) float sk_val[SK_RLEN], sk_val2[SK_RLEN];
 static _Alignas(64) uint32_t sk_cidx[SK_CLEN];
@@ -277,8 +278,65 @@ static void sk_block(size_t d, int lim, size_t first)
     }
 }
 
+/* step_rows_avg (the averaged variant's loop) equals, within the ISA, dot, the test and axpy2
+ * row by row as paths/online.h's visit_sparse takes them (random data), and scalar's
+ * step_rows_avg on integer-valued data: the same updates, w, u, b, ub and steps, bit for bit. */
+static void sparse_avg_rows_match(const pt_kernels *k)
+{
+    const pt_sparse_kernels *s = k->sparse, *ref = sk_ref();
+    static const float etas[] = {1.0f, 0.5f, 2.0f, 0.25f};
+    static const double steps0[] = {0.0, 7.0, 100000.0, 3.0};
+    const size_t bytes = sizeof sk_w0;
+    float Y[SK_ROWS];
+    for (size_t di = 0; di < SK_NDS; di++)
+        for (int lim = 0; lim <= 8; lim += 8)
+            for (size_t rep = 0; rep < 4; rep++) {
+                const size_t d = sk_ds[di], first = 3 * rep + (size_t)lim + 1;
+                sk_dense(d, lim);
+                memcpy(sk_w3, sk_w0, bytes);
+                memcpy(sk_u3, sk_w0, bytes);
+                sk_block(d, lim, first);
+                for (size_t r = 0; r < SK_ROWS; r++) Y[r] = urand() < 0.0f ? -1.0f : 1.0f;
+                const float tau = rep == 3 ? 0.0f : lim ? (float)rep : 0.1f * (float)rep;
+                const float eta = etas[rep], bias = (rep & 1) ? 0.0f : 1.0f;
+                const size_t rows = SK_ROWS - rep;
+
+                float b1 = lim ? irand(8) : urand(), ub1 = lim ? irand(8) : urand();
+                float b2 = b1, ub2 = ub1, b3 = b1, ub3 = ub1;
+                double t1 = steps0[rep], t2 = t1, t3 = t1;
+                const size_t n1 = s->step_rows_avg(sk_w1 + 16, sk_u1 + 16, &b1, &ub1, &t1, sk_rowptr,
+                                                   sk_cidx, sk_cval, Y, rows, tau, eta, bias);
+                size_t n2 = 0;
+                for (size_t r = 0; r < rows; r++, t2 += 1.0) {
+                    const uint64_t o = sk_rowptr[r];
+                    const size_t nnz = sk_rowptr[r + 1] - o;
+                    const float sc = s->dot(sk_w2 + 16, sk_cidx + o, sk_cval + o, nnz) + b2 * bias;
+                    if (!(Y[r] * sc <= tau)) continue;
+                    const float a = eta * Y[r], c = (float)t2 * a;
+                    s->axpy2(a, c, sk_cidx + o, sk_cval + o, nnz, sk_w2 + 16, sk_u2 + 16);
+                    ub2 += c * bias;
+                    b2 += a * bias;
+                    n2++;
+                }
+                CHECK(n1 == n2 && same_float(b1, b2) && same_float(ub1, ub2) && t1 == t2 &&
+                          memcmp(sk_w1, sk_w2, bytes) == 0 && memcmp(sk_u1, sk_u2, bytes) == 0,
+                      "%s sparse step_rows_avg d=%zu rep=%zu differs from the steps row by row "
+                      "(%zu vs %zu updates)", k->name, d, rep, n1, n2);
+                CHECK(n1 > 0, "%s sparse step_rows_avg d=%zu rep=%zu made no update", k->name, d, rep);
+                if (lim) {
+                    const size_t n3 = ref->step_rows_avg(sk_w3 + 16, sk_u3 + 16, &b3, &ub3, &t3, sk_rowptr,
+                                                         sk_cidx, sk_cval, Y, rows, tau, eta, bias);
+                    CHECK(n1 == n3 && same_float(b1, b3) && same_float(ub1, ub3) && t1 == t3 &&
+                              memcmp(sk_w1, sk_w3, bytes) == 0 && memcmp(sk_u1, sk_u3, bytes) == 0,
+                          "%s sparse step_rows_avg d=%zu rep=%zu on integers differs from scalar (%zu vs "
+                          "%zu updates)", k->name, d, rep, n1, n3);
+                }
+            }
+}
+
 /* step_rows equals step row by row (within the ISA, random data), and scalar's step_rows on
- * integer-valued data; dot_rows equals dot row by row, and writes out[0..rows) only. */
+ * integer-valued data; dot_rows equals dot row by row, and writes out[0..rows) only; and
+ * step_rows_avg as sparse_avg_rows_match says. */
 static void sparse_row_loops_match(const pt_kernels *k)
 {
     const pt_sparse_kernels *s = k->sparse, *ref = sk_ref();
@@ -331,6 +389,7 @@ static void sparse_row_loops_match(const pt_kernels *k)
                 for (size_t r = rows; r < SK_ROWS + 16; r++)
                     CHECK(out[r] == CANARY, "%s sparse dot_rows wrote out[%zu] of %zu", k->name, r, rows);
             }
+    sparse_avg_rows_match(k);
 }
 
 /* gemv_t: every entry of g bit for bit vs scalar; rows with coef 0 skipped (an entry at -0
@@ -558,8 +617,8 @@ static void sparse_no_access_past_end(const pt_kernels *k)
 static void sparse_table_complete(const pt_kernels *k)
 {
     const pt_sparse_kernels *s = k->sparse;
-    CHECK(s && s->dot && s->axpy && s->axpy2 && s->step && s->step_rows && s->dot_rows && s->gemv_t &&
-              s->dot_many && s->scatter && s->clear,
+    CHECK(s && s->dot && s->axpy && s->axpy2 && s->step && s->step_rows && s->step_rows_avg && s->dot_rows &&
+              s->gemv_t && s->dot_many && s->scatter && s->clear,
           "%s: NULL sparse entry", k->name);
 }
 

@@ -161,6 +161,16 @@ typedef size_t pt_sparse_step_rows_ukr(float *w, float *b, const uint64_t *rowpt
                                        const float *val, const float *Y, size_t rows, float tau,
                                        float eta, float bias);
 
+/* The averaged online epoch (the lazy sum) over a block of CSR rows in order: for each row,
+ * s = dot(w, row) + b bias; if y s <= tau, with a = eta y and c = (float)(*steps) a,
+ * axpy2(a, c, row, w, u), *ub += c bias, *b += a bias; *steps += 1 after every row. The same
+ * results as those steps row by row (paths/online.h's visit_sparse), bit for bit. Returns the
+ * number of updates. */
+typedef size_t pt_sparse_step_rows_avg_ukr(float *w, float *u, float *b, float *ub, double *steps,
+                                           const uint64_t *rowptr, const uint32_t *idx,
+                                           const float *val, const float *Y, size_t rows,
+                                           float tau, float eta, float bias);
+
 /* out[r] = dot(w, row r) for a block of CSR rows, each exactly as dot computes it (the batch
  * path's margins X w; the blocked pass's scores; a kernel row against a scattered buffer). */
 typedef void pt_sparse_dot_rows_ukr(const float *w, const uint64_t *rowptr, const uint32_t *idx,
@@ -192,6 +202,7 @@ typedef struct pt_sparse_kernels {
     pt_sparse_axpy2_ukr *axpy2;
     pt_sparse_step_ukr *step;
     pt_sparse_step_rows_ukr *step_rows;
+    pt_sparse_step_rows_avg_ukr *step_rows_avg;
     pt_sparse_dot_rows_ukr *dot_rows;
     pt_sparse_gemv_t_ukr *gemv_t;
     pt_sparse_dot_many_ukr *dot_many;

@@ -84,16 +84,22 @@ static void neon_sparse_axpy(float a, const uint32_t *idx, const float *val, siz
     saxpy_impl(a, idx, val, nnz, w);
 }
 
-PT_SPARSE_ROW_KERNELS(neon, sdot_impl, saxpy_impl)
-
-static void neon_sparse_axpy2(float a, float c, const uint32_t *idx, const float *val, size_t nnz,
-                              float *w, float *u)
+INLINE void saxpy2_impl(float a, float c, const uint32_t *idx, const float *val, size_t nnz,
+                        float *w, float *u)
 {
     for (size_t k = 0; k < nnz; k++) {
         w[idx[k]] += a * val[k];
         u[idx[k]] += c * val[k];
     }
 }
+
+static void neon_sparse_axpy2(float a, float c, const uint32_t *idx, const float *val, size_t nnz,
+                              float *w, float *u)
+{
+    saxpy2_impl(a, c, idx, val, nnz, w, u);
+}
+
+PT_SPARSE_ROW_KERNELS(neon, sdot_impl, saxpy_impl, saxpy2_impl)
 
 static void neon_sparse_dot_many(const float *W, size_t ldw, size_t K, const uint32_t *idx,
                                  const float *val, size_t nnz, float *out)
@@ -107,6 +113,7 @@ const pt_sparse_kernels pt_sparse_kernels_neon = {
     .axpy2 = neon_sparse_axpy2,
     .step = neon_sparse_step,
     .step_rows = neon_sparse_step_rows,
+    .step_rows_avg = neon_sparse_step_rows_avg,
     .dot_rows = neon_sparse_dot_rows,
     .gemv_t = neon_sparse_gemv_t,
     .dot_many = neon_sparse_dot_many,

@@ -18,8 +18,6 @@ static void scalar_sparse_axpy(float a, const uint32_t *idx, const float *val, s
     for (size_t k = 0; k < nnz; k++) w[idx[k]] += a * val[k];
 }
 
-PT_SPARSE_ROW_KERNELS(scalar, scalar_sparse_dot, scalar_sparse_axpy)
-
 static void scalar_sparse_axpy2(float a, float c, const uint32_t *idx, const float *val, size_t nnz,
                                 float *w, float *u)
 {
@@ -28,6 +26,8 @@ static void scalar_sparse_axpy2(float a, float c, const uint32_t *idx, const flo
         u[idx[k]] += c * val[k];
     }
 }
+
+PT_SPARSE_ROW_KERNELS(scalar, scalar_sparse_dot, scalar_sparse_axpy, scalar_sparse_axpy2)
 
 static void scalar_sparse_dot_many(const float *W, size_t ldw, size_t K, const uint32_t *idx,
                                    const float *val, size_t nnz, float *out)
@@ -41,6 +41,7 @@ const pt_sparse_kernels pt_sparse_kernels_scalar = {
     .axpy2 = scalar_sparse_axpy2,
     .step = scalar_sparse_step,
     .step_rows = scalar_sparse_step_rows,
+    .step_rows_avg = scalar_sparse_step_rows_avg,
     .dot_rows = scalar_sparse_dot_rows,
     .gemv_t = scalar_sparse_gemv_t,
     .dot_many = scalar_sparse_dot_many,

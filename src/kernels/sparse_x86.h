@@ -211,13 +211,14 @@ INLINE void x86_sdot_many(const float *W, size_t ldw, size_t K, const uint32_t *
     {                                                                                              \
         x86_sdot_many(W, ldw, K, idx, val, nnz, out);                                              \
     }                                                                                              \
-    PT_SPARSE_ROW_KERNELS(isa, x86_sdot, x86_saxpy)                                                \
+    PT_SPARSE_ROW_KERNELS(isa, x86_sdot, x86_saxpy, x86_saxpy2)                                    \
     const pt_sparse_kernels pt_sparse_kernels_##isa = {                                            \
         .dot = isa##_sparse_dot,                                                                   \
         .axpy = isa##_sparse_axpy,                                                                 \
         .axpy2 = isa##_sparse_axpy2,                                                               \
         .step = isa##_sparse_step,                                                                 \
         .step_rows = isa##_sparse_step_rows,                                                       \
+        .step_rows_avg = isa##_sparse_step_rows_avg,                                               \
         .dot_rows = isa##_sparse_dot_rows,                                                         \
         .gemv_t = isa##_sparse_gemv_t,                                                             \
         .dot_many = isa##_sparse_dot_many,                                                         \
