@@ -5,6 +5,8 @@
  *  - data:sep: the suite's separable set (BT_SEP_BIG), float32 and its bf16 copy.
  *  - data:pixels: 8-bit images, pixels k / 255 (a class's template, 16 x 16, plus noise,
  *    clipped to 0..255), float32 and its u8 copy (one divisor, 255: the same values exactly).
+ *  - data:pixels-raw: the same images as the integers k (0..255), float32 and its u8 copy (one
+ *    divisor, 1: widened by a conversion alone).
  *
  * Each call trains EPOCHS epochs; the time is the mean of epochs 2.. (as bench/online.c).
  * Figures: GB/s of the stored matrix (2 or 1 bytes an element for the compact types),
@@ -24,16 +26,18 @@
 #define EPOCHS 8
 _Static_assert(EPOCHS <= BT_MAX_EPOCHS, "the epoch clock holds BT_MAX_EPOCHS");
 
-typedef enum { CD_SEP, CD_PIXELS } cdata;
+typedef enum { CD_SEP, CD_PIXELS, CD_PIXELS_RAW } cdata;
+#define NDATA 3
+#define NCASES 6
 
 typedef struct compact_case {
     cdata data;
     pt_dtype dtype;
 } compact_case;
 
-static compact_case cases[4];
+static compact_case cases[NCASES];
 /* per data: the training and held-out rows in each type (index dtype) */
-static pt_dataset *train_rows[2][3], *test_rows[2][3];
+static pt_dataset *train_rows[NDATA][3], *test_rows[NDATA][3];
 static const char *failed; /* why the data could not be made (points at failed_msg) */
 static char failed_msg[512];
 
@@ -45,8 +49,8 @@ static bool fail(const char *why)
 }
 
 /* 16 x 16 pixel images of two classes: each class a random template of blobs, each image its
- * class's template plus uniform noise of +-64, clipped to 0..255, over 255. */
-static pt_dataset *make_pixels(size_t n)
+ * class's template plus uniform noise of +-64, clipped to 0..255, over 255 (raw: not). */
+static pt_dataset *make_pixels(size_t n, bool raw)
 {
     const size_t d = 256;
     pt_dataset *ds = pt_dataset_create(n, d);
@@ -70,7 +74,7 @@ static pt_dataset *make_pixels(size_t n)
             s = s * 6364136223846793005ull + 1442695040888963407ull;
             float v = tmpl[c][j] * 0.25f + 96.0f + (float)((int)(s >> 57) - 64) * 1.5f;
             v = v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : floorf(v);
-            x[j] = v / 255.0f;
+            x[j] = raw ? v : v / 255.0f;
         }
         y[i] = c ? 1.0 : -1.0;
     }
@@ -94,7 +98,7 @@ static bool prepare(cdata data)
         if (!big) return fail(err);
         if (pt_dataset_slice(big, 0, pt_dataset_n(big), &all) != PT_OK) all = NULL;
     } else {
-        all = make_pixels(bt_scale(200000, 100, 2000));
+        all = make_pixels(bt_scale(200000, 100, 2000), data == CD_PIXELS_RAW);
     }
     if (!all) return fail(pt_last_error());
     size_t n = pt_dataset_n(all), ntr = n - n / 10;
@@ -116,7 +120,7 @@ static bool prepare(cdata data)
     return true;
 }
 
-static double f32_epoch[2]; /* the float32 steady epoch of each data, for vs_f32 */
+static double f32_epoch[NDATA]; /* the float32 steady epoch of each data, for vs_f32 */
 
 static void bm_compact(bs_state *st, const void *arg)
 {
@@ -173,13 +177,16 @@ static void bm_compact(bs_state *st, const void *arg)
 
 void bt_register_compact(void)
 {
-    static const compact_case all[4] = {{CD_SEP, PT_DTYPE_F32}, {CD_SEP, PT_DTYPE_BF16},
-                                        {CD_PIXELS, PT_DTYPE_F32}, {CD_PIXELS, PT_DTYPE_U8}};
+    static const compact_case all[NCASES] = {
+        {CD_SEP, PT_DTYPE_F32},        {CD_SEP, PT_DTYPE_BF16},
+        {CD_PIXELS, PT_DTYPE_F32},     {CD_PIXELS, PT_DTYPE_U8},
+        {CD_PIXELS_RAW, PT_DTYPE_F32}, {CD_PIXELS_RAW, PT_DTYPE_U8}};
+    static const char *const data_name[NDATA] = {"sep", "pixels", "pixels-raw"};
     char name[128];
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < NCASES; i++) {
         cases[i] = all[i];
         snprintf(name, sizeof name, "online/compact/dtype:%s/data:%s/threads:1",
-                 pt_dtype_name(all[i].dtype), all[i].data == CD_SEP ? "sep" : "pixels");
+                 pt_dtype_name(all[i].dtype), data_name[all[i].data]);
         bs_bench *b = bs_register(name, bm_compact, &cases[i]);
         bs_use_manual_time(b);
         bs_iterations_fixed(b, 5);

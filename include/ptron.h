@@ -218,12 +218,13 @@ PT_API pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_
 PT_API pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f);
 
 /* Convert the dataset file in (read as pt_dataset_read reads it, with o) to the .ptd file out,
- * written as pt_dataset_write writes it. A LIBSVM file whose dataset exceeds o->mem_budget_bytes
- * is converted in bounded memory: after the counting pass its rows are parsed a window at a
- * time straight into the file (two more passes over the text), so only the labels (about 24
- * bytes a row) and the windows are held; the file is the one an in-memory convert writes,
- * byte for byte. Standard input and gzip text are read whole (refused over the budget), and
- * other formats are converted in memory. */
+ * written as pt_dataset_write writes it. A LIBSVM or CSV file whose dataset exceeds
+ * o->mem_budget_bytes is converted in bounded memory: after the counting pass its rows are
+ * parsed a window at a time straight into the file (two more passes over the text; a CSV
+ * file's mapped text is released behind them), so only the labels (about 24 bytes a row) and
+ * the windows are held; the file is the one an in-memory convert writes, byte for byte.
+ * Standard input and gzip text are read whole (refused over the budget), and .ptd input is
+ * converted in memory. */
 PT_API pt_status pt_dataset_convert_file(const char *in, const pt_read_options *o,
                                          const char *out);
 

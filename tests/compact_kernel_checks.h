@@ -13,7 +13,8 @@
  *    u8 file of pixels / 255 hold the float32 values exactly); with divisor m the kernels take
  *    1 / m as rh + rl (ck_m, ck_r).
  *  - step_rows on compact rows equals the same ISA's float32 step_rows on the widened rows
- *    (w, b and the count, bit for bit), for row lengths 1 to 67 and ldx past the row.
+ *    (w, b and the count, bit for bit), for row lengths 1 to 67 and ldx past the row; u8
+ *    with a divisor per feature and with one for every feature (255, 3.5, 4 and 1).
  *
  * Include after kernel_test_util.h and a CHECK(cond, ...) that reports a failure and leaves
  * the check (returns, or aborts the test).
@@ -134,7 +135,10 @@ static void compact_step_rows_match(const pt_kernels *k)
     for (size_t n = 1; n <= 67; n += n < 20 ? 1 : 7)
         for (int t = 0; t < 2; t++) {
             pt_dtype dt = t ? PT_DTYPE_U8 : PT_DTYPE_BF16;
-            ck_divisors(LD, t && n % 2 ? 255.0f : 0.0f);
+            /* u8: a divisor per feature, or one for all (the kernels' broadcast paths): 255,
+             * another, a power of two (an exact reciprocal), 1 */
+            static const float one[5] = {0.0f, 255.0f, 3.5f, 4.0f, 1.0f};
+            ck_divisors(LD, t ? one[n % 5] : 0.0f);
             for (size_t i = 0; i < ROWS * LD; i++) {
                 /* small values, so that margins and updates both happen */
                 H[i] = (uint16_t)(0x3c00u + (rng_next() >> 57)) | (rng_next() & 1 ? 0x8000u : 0);

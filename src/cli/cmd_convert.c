@@ -39,13 +39,17 @@ int cmd_convert(int argc, char **argv)
         return cli_usage_error("convert", "--format: %s", pt_last_error());
     if (in_format == PT_FORMAT_AUTO) in_format = pt_format_from_path(in);
     if (out_format == PT_FORMAT_AUTO) out_format = pt_format_from_path(out);
-    if (in_format == PT_FORMAT_LIBSVM && out_format == PT_FORMAT_PTD && want == PT_DTYPE_F32) {
-        /* LIBSVM to float32 .ptd: within --mem-mb however large the text (bounded convert) */
+    if ((in_format == PT_FORMAT_LIBSVM || in_format == PT_FORMAT_CSV) &&
+        out_format == PT_FORMAT_PTD && want == PT_DTYPE_F32) {
+        /* text to float32 .ptd: within --mem-mb however large the text (bounded convert) */
         cli_install_log(false); /* PTRON_VERBOSE shows which way it converts */
         pt_read_options o;
         pt_read_options_init(&o);
-        o.format = PT_FORMAT_LIBSVM;
+        o.format = in_format;
         if (max_features) o.max_features = max_features;
+        if (cli_csv_delimiter) o.csv_delimiter = cli_csv_delimiter;
+        o.csv_label_column = cli_csv_label_column;
+        o.csv_label_name = cli_csv_label_name;
         if (cli_mem_mb) o.mem_budget_bytes = cli_mem_mb << 20;
         o.layout = cli_layout;
         pt_status s = pt_dataset_convert_file(in, &o, out);

@@ -256,6 +256,12 @@ void pt_ptd_writer_free(pt_ptd_writer *w);
 /* LIBSVM text to a .ptd file (io_libsvm.c): in memory when the dataset fits
  * o->mem_budget_bytes, else in windows of rows written straight to the file. */
 pt_status pt_convert_libsvm_ptd(const char *path, const pt_read_options *o, const char *out);
+/* CSV text to a .ptd file (io_csv.c): a mapped file whose dataset exceeds o->mem_budget_bytes
+ * is written to out in windows of rows (two more passes over the text, the mapped pages
+ * released behind them); otherwise the rows are read into *whole (dense, as pt_read_csv reads
+ * them) for the caller to write, and out is not touched. */
+pt_status pt_convert_csv_ptd(const char *path, const pt_read_options *o, const char *out,
+                             pt_dataset **whole);
 /* A view of a multiclass dataset as the binary problem "class k against the rest": shares X,
  * owns nothing; y must hold n floats (+1 for class k). */
 void pt_dataset_binary_view(const pt_dataset *ds, size_t k, float *y, pt_dataset *view);

@@ -705,19 +705,14 @@ void pt_u8_set_divisors(pt_dataset *ds, const float *m, bool single)
 {
     for (size_t j = 0; j < ds->stride; j++) {
         ds->u8_m[j] = j < ds->d ? m[j] : 1.0f;
-        /* 1 / m in two floats: rh rounded, rl the rest (exact in double to 2^-48) */
-        ds->u8_rh[j] = 1.0f / ds->u8_m[j];
-        ds->u8_rl[j] = (float)(1.0 / (double)ds->u8_m[j] - (double)ds->u8_rh[j]);
+        /* 1 / m in two floats: rh rounded, rl the rest (exact in double to 2^-48); past the
+         * features (q = 0 there, widened to 0 by any divisor) one divisor's reciprocals too,
+         * so the kernels see one divisor across the padded row (pt_one_divisor) */
+        double mj = j < ds->d || !single || !ds->d ? ds->u8_m[j] : m[0];
+        ds->u8_rh[j] = 1.0f / (float)mj;
+        ds->u8_rl[j] = (float)(1.0 / mj - (double)ds->u8_rh[j]);
     }
     ds->u8_single = single;
-}
-
-static float from_bf16(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float x;
-    memcpy(&x, &u, 4);
-    return x;
 }
 
 const float *pt_compact_widen_row(const pt_dataset *ds, size_t i, float *out)
@@ -725,14 +720,13 @@ const float *pt_compact_widen_row(const pt_dataset *ds, size_t i, float *out)
     size_t s = ds->stride;
     if (ds->dtype == PT_DTYPE_F32) {
         memcpy(out, ds->X + i * s, s * sizeof(float));
-    } else if (ds->dtype == PT_DTYPE_BF16) {
-        const uint16_t *h = pt_compact_row(ds, i);
-        for (size_t j = 0; j < s; j++) out[j] = from_bf16(h[j]);
-    } else {
-        const uint8_t *q = pt_compact_row(ds, i);
-        for (size_t j = 0; j < s; j++) out[j] = pt_u8_decode(q[j], ds->u8_rh[j], ds->u8_rl[j]);
+        return out;
     }
-    return out;
+    /* the kernel table's widening (the same floats on every ISA, scalar's included): the
+     * scalar loop here called libm's fmaf once a u8 element */
+    const pt_kernels *k;
+    if (pt_kernels_get(PT_ISA_AUTO, &k) != PT_OK) k = &pt_kernels_scalar;
+    return pt_row_f32(k, ds, i, out);
 }
 
 size_t pt_compact_nnz(const pt_dataset *ds)

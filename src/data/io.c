@@ -158,21 +158,25 @@ pt_status pt_dataset_convert_file(const char *in, const pt_read_options *o, cons
     pt_clear_error();
     PT_TRY(PT_CHECK_STRUCT(o, pt_read_options));
     pt_format f = o->format == PT_FORMAT_AUTO ? pt_format_from_path(in) : o->format;
-    if (f != PT_FORMAT_LIBSVM || o->shard_count > 1 || strcmp(out, "-") == 0 || gz_name(out) ||
+    bool text = f == PT_FORMAT_LIBSVM || f == PT_FORMAT_CSV;
+    if (!text || o->shard_count > 1 || strcmp(out, "-") == 0 || gz_name(out) ||
         (unsigned)o->layout > PT_LAYOUT_AUTO) {
         /* in memory: the reader and writer say what is wrong, if anything */
         pt_dataset *ds;
-        pt_status s = pt_dataset_read(in, o, &ds);
-        if (s == PT_ERR_LIMIT && f == PT_FORMAT_CSV) {
-            char why[512];
-            snprintf(why, sizeof why, "%s", pt_last_error());
-            return pt_fail(s, "%s; a CSV file is converted in memory only (the bounded convert "
-                           "reads LIBSVM)", why);
-        }
-        if (s != PT_OK) return s;
-        s = pt_dataset_write(ds, out, PT_FORMAT_PTD);
+        PT_TRY(pt_dataset_read(in, o, &ds));
+        pt_status s = pt_dataset_write(ds, out, PT_FORMAT_PTD);
         pt_dataset_free(ds);
         return s;
     }
-    return pt_convert_libsvm_ptd(strcmp(in, "-") == 0 ? pt_stdin_path : in, o, out);
+    const char *path = strcmp(in, "-") == 0 ? pt_stdin_path : in;
+    if (f == PT_FORMAT_LIBSVM) return pt_convert_libsvm_ptd(path, o, out);
+    /* CSV: written by the bounded convert, or read whole and written as pt_dataset_read and
+     * pt_dataset_write would */
+    pt_dataset *ds;
+    PT_TRY(pt_convert_csv_ptd(path, o, out, &ds));
+    if (!ds) return PT_OK;
+    pt_status s = to_layout(path, o, &ds);
+    if (s == PT_OK) s = pt_dataset_write(ds, out, PT_FORMAT_PTD);
+    pt_dataset_free(ds);
+    return s;
 }

@@ -6,6 +6,7 @@
  * Single-threaded: CSV is the interchange format, not the fast one. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "io_text.h"
 
@@ -20,6 +21,9 @@ typedef struct csv_file {
     int label_arg;   /* pt_read_options.csv_label_column (PT_CSV_LABEL_LAST: the last) */
     const char *label_name; /* pt_read_options.csv_label_name, or NULL */
     char share_name[1024];  /* a share's name in messages (pt_read_options.shard_count) */
+    const char *kept; /* the bounded convert: the mapped text from here on is resident; pages
+                       * behind the passes are released (NULL: never) ... */
+    size_t resident;  /* ... in steps of this many bytes (a power of two, pages whole) */
 } csv_file;
 
 static inline bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -28,6 +32,23 @@ static const char *line_end(const char *p, const char *end)
 {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     return nl ? nl : end;
+}
+
+/* The bounded convert: release the mapped pages wholly before p (the file stays in the page
+ * cache; a later pass maps them again), so the text adds about 2 c->resident to the resident
+ * memory however large the file. */
+static void release_behind(csv_file *c, const char *p)
+{
+    if (!c->kept || p < c->kept || (size_t)(p - c->kept) < c->resident) return;
+    const char *to = c->data + (((size_t)(p - c->data)) & ~(c->resident - 1));
+    if (to > c->kept && madvise((void *)c->kept, (size_t)(to - c->kept), MADV_DONTNEED) == 0)
+        c->kept = to;
+}
+
+/* The bounded convert: the passes restart at p (page-aligned down, the mapping's pages are). */
+static void keep_from(csv_file *c, const char *p)
+{
+    if (c->kept) c->kept = c->data + (((size_t)(p - c->data)) & ~(c->resident - 1));
 }
 
 static bool line_blank(const char *p, const char *le)
@@ -284,35 +305,66 @@ static pt_status scan_file(csv_file *c, const pt_read_options *o, size_t *rows,
         c->end = e > *first_data ? e : *first_data;
     }
     for (p = *first_data, line = *first_line - 1; next_nonblank(c, &p, &le, &line);
-         p = le < c->end ? le + 1 : c->end)
+         p = le < c->end ? le + 1 : c->end) {
         n++;
+        release_behind(c, p);
+    }
     *rows = n;
     if (n == 0) return pt_fail(PT_ERR_PARSE, "%s: no data rows", c->path);
     return PT_OK;
 }
 
-/* Pass 2: parse every data line from the first one. */
-static pt_status parse_rows(const csv_file *c, const char *p, size_t line, pt_dataset *ds,
-                            double *labels, char **texts)
+/* Pass 2 from *p (the line numbered *line): the next rows data lines into X (row r at X + r
+ * stride; stride 0: each over the last) and labels, each label's text into texts (NULL: not
+ * kept); *nnz counts the non-zero features; *p and *line move past them. */
+static pt_status parse_some(csv_file *c, const char **p, size_t *line, size_t rows, float *X,
+                            size_t stride, double *labels, char **texts, size_t *nnz)
 {
-    size_t row = 0, nnz = 0;
-    for (; p < c->end; line++) {
-        const char *le = line_end(p, c->end);
-        if (!line_blank(p, le)) {
-            PT_TRY(parse_line(c, line, p, le, ds->X + row * ds->stride, &labels[row], &texts[row], &nnz));
+    const char *q = *p;
+    size_t ln = *line;
+    for (size_t row = 0; row < rows && q < c->end; ln++) {
+        const char *le = line_end(q, c->end);
+        if (!line_blank(q, le)) {
+            char *text = NULL;
+            pt_status s = parse_line(c, ln, q, le, X + row * stride, &labels[row], &text, nnz);
+            if (texts) texts[row] = text;
+            else free(text);
+            if (s != PT_OK) return s;
             row++;
         }
-        p = le < c->end ? le + 1 : c->end;
+        q = le < c->end ? le + 1 : c->end;
+        release_behind(c, q);
     }
+    *p = q;
+    *line = ln;
+    return PT_OK;
+}
+
+/* Pass 2 into ds: every data line from the first one. */
+static pt_status parse_rows(csv_file *c, const char *p, size_t line, pt_dataset *ds,
+                            double *labels, char **texts)
+{
+    size_t nnz = 0;
+    PT_TRY(parse_some(c, &p, &line, ds->n, ds->X, ds->stride, labels, texts, &nnz));
     ds->nnz = nnz;
     return PT_OK;
 }
 
-static pt_status read_mapped(csv_file *c, const pt_read_options *o, pt_dataset **out)
+/* Few classes are plausible; a label column with a value for almost every row is more likely
+ * a feature (the label elsewhere, e.g. last): warn. */
+static void warn_many_classes(const csv_file *c, size_t nclass, size_t n)
 {
-    size_t n, first_line = 0;
-    const char *first;
-    PT_TRY(scan_file(c, o, &n, &first, &first_line));
+    if (nclass > 100 && nclass > n / 2)
+        pt_log(PT_LOG_WARN, "%s: the label column (column %zu of %zu) has %zu distinct values in "
+               "%zu rows: is it the label? A classification problem has few classes; choose "
+               "the label's column with pt_read_options.csv_label_name",
+               c->path, c->label + 1, c->ncols, nclass, n);
+}
+
+/* After scan_file: the n data rows from first (line first_line) into a dataset in memory. */
+static pt_status read_rows(csv_file *c, const pt_read_options *o, size_t n, const char *first,
+                           size_t first_line, pt_dataset **out)
+{
     size_t d = c->ncols - 1;
     PT_TRY(pt_check_dense_budget(c->path, n, d, o->mem_budget_bytes));
     pt_dataset *ds = pt_dataset_alloc(n, d);
@@ -324,13 +376,7 @@ static pt_status read_mapped(csv_file *c, const pt_read_options *o, pt_dataset *
     bool words = false;
     for (size_t i = 0; s == PT_OK && i < n && !words; i++) words = isnan(labels[i]);
     if (s == PT_OK) s = words ? pt_dataset_set_class_names(ds, texts) : pt_dataset_set_class_table(ds, labels);
-    /* Few classes are plausible; a label column with a value for almost every row is more
-     * likely a feature (the label elsewhere, e.g. last). */
-    if (s == PT_OK && ds->nclass > 100 && ds->nclass > n / 2)
-        pt_log(PT_LOG_WARN, "%s: the label column (column %zu of %zu) has %zu distinct values in "
-               "%zu rows: is it the label? A classification problem has few classes; choose "
-               "the label's column with pt_read_options.csv_label_name",
-               c->path, c->label + 1, c->ncols, ds->nclass, n);
+    if (s == PT_OK) warn_many_classes(c, ds->nclass, n);
     for (size_t i = 0; texts && i < n; i++) free(texts[i]);
     free(texts);
     free(labels);
@@ -342,9 +388,18 @@ static pt_status read_mapped(csv_file *c, const pt_read_options *o, pt_dataset *
     return PT_OK;
 }
 
-pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **out)
+static pt_status read_mapped(csv_file *c, const pt_read_options *o, pt_dataset **out)
 {
-    *out = NULL;
+    size_t n, first_line = 0;
+    const char *first;
+    PT_TRY(scan_file(c, o, &n, &first, &first_line));
+    return read_rows(c, o, n, first, first_line, out);
+}
+
+/* The options' CSV settings checked, and path's text in memory (pt_text_map) as c. */
+static pt_status csv_open(const char *path, const pt_read_options *o, csv_file *c, size_t *len,
+                          bool *mapped)
+{
     if (o->csv_label_column < PT_CSV_LABEL_LAST)
         return pt_fail(PT_ERR_INVALID, "%s: label column %d must be >= 0 (or "
                        "PT_CSV_LABEL_LAST)", path, o->csv_label_column);
@@ -356,28 +411,316 @@ pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **o
                        "separate fields: it can be part of a number (letters, digits, '.', '+', "
                        "'-'), a quote or a line end", path, u >= ' ' && u < 0x7f ? sep : '?', u);
     const char *data;
-    size_t len;
-    bool mapped;
-    PT_TRY(pt_text_map(path, &data, &len, &mapped));
-    pt_status s;
-    if (o->shard_count > 1 && !mapped) {
+    PT_TRY(pt_text_map(path, &data, len, mapped));
+    *c = (csv_file){path,
+                    data,
+                    data + *len,
+                    0,
+                    o->csv_label_column > 0 ? (size_t)o->csv_label_column : 0,
+                    sep,
+                    o->csv_label_column,
+                    o->csv_label_name,
+                    "",
+                    NULL,
+                    0};
+    if (*len == 0) return pt_fail(PT_ERR_PARSE, "%s: no data rows (empty file)", path);
+    return PT_OK;
+}
+
+pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **out)
+{
+    *out = NULL;
+    csv_file c;
+    size_t len = 0;
+    bool mapped = false;
+    pt_status s = csv_open(path, o, &c, &len, &mapped);
+    if (s == PT_OK && o->shard_count > 1 && !mapped)
         s = pt_fail(PT_ERR_UNSUPPORTED, "%s: a share of a distributed run is read from a regular "
                     "file, not gzip or standard input: decompress it first", path);
-    } else if (len == 0) {
-        s = pt_fail(PT_ERR_PARSE, "%s: no data rows (empty file)", path);
-    } else {
-        csv_file c = {path,
-                      data,
-                      data + len,
-                      0,
-                      o->csv_label_column > 0 ? (size_t)o->csv_label_column : 0,
-                      sep,
-                      o->csv_label_column,
-                      o->csv_label_name,
-                      ""};
-        s = read_mapped(&c, o, out);
+    if (s == PT_OK) s = read_mapped(&c, o, out);
+    if (len) pt_text_unmap(c.data, len, mapped);
+    return s;
+}
+
+/* ------------------------------------------------------------------ bounded convert */
+
+/* The label texts of a file whose labels are words (pt_dataset_set_class_names), interned:
+ * each distinct text once, by id, found through an open-addressing table of ids + 1. */
+typedef struct name_table {
+    char **text;
+    uint32_t *slot;
+    size_t count, cap, bytes; /* bytes: held, texts included */
+} name_table;
+
+static uint64_t name_hash(const char *t)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *t; t++) h = (h ^ (unsigned char)*t) * 1099511628211ull;
+    return h;
+}
+
+static void names_clear(name_table *nt)
+{
+    for (size_t i = 0; i < nt->count; i++) free(nt->text[i]);
+    free(nt->text);
+    free(nt->slot);
+}
+
+/* The id of text, or UINT32_MAX if it is not in the table; *at gets its slot or the empty
+ * one where it would go. */
+static uint32_t name_find(const name_table *nt, const char *text, size_t *at)
+{
+    size_t h = (size_t)name_hash(text) & (nt->cap - 1);
+    for (; nt->slot[h]; h = (h + 1) & (nt->cap - 1))
+        if (strcmp(nt->text[nt->slot[h] - 1], text) == 0) break;
+    *at = h;
+    return nt->slot[h] ? nt->slot[h] - 1 : UINT32_MAX;
+}
+
+/* The id of text, added if new (text taken: kept as the new name's, else freed); UINT32_MAX
+ * when out of memory. */
+static uint32_t name_id(name_table *nt, char *text)
+{
+    size_t h = 0;
+    uint32_t id = nt->cap ? name_find(nt, text, &h) : UINT32_MAX;
+    if (id != UINT32_MAX) {
+        free(text);
+        return id;
     }
-    pt_text_unmap(data, len, mapped);
+    if (2 * (nt->count + 1) > nt->cap) {
+        size_t cap = nt->cap ? 2 * nt->cap : 64;
+        uint32_t *slot = calloc(cap, sizeof *slot);
+        char **t = realloc(nt->text, cap / 2 * sizeof *t);
+        if (t) nt->text = t;
+        if (!slot || !t) {
+            free(slot);
+            free(text);
+            return UINT32_MAX;
+        }
+        for (size_t i = 0; i < nt->count; i++) {
+            size_t k = (size_t)name_hash(nt->text[i]) & (cap - 1);
+            while (slot[k]) k = (k + 1) & (cap - 1);
+            slot[k] = (uint32_t)i + 1;
+        }
+        free(nt->slot);
+        nt->slot = slot;
+        nt->bytes += (cap - nt->cap) * (sizeof *slot + sizeof *t / 2);
+        nt->cap = cap;
+        name_find(nt, text, &h);
+    }
+    nt->slot[h] = (uint32_t)nt->count + 1;
+    nt->text[nt->count] = text;
+    nt->bytes += strlen(text) + 1;
+    return (uint32_t)nt->count++;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The labels are words (some label is not a number): every row's label text, as the in-memory
+ * reader keeps them, replaced in labels by its rank among the distinct texts, which is the
+ * class value pt_dataset_set_class_names gives it. One pass over the label cells, the texts
+ * held within budget bytes. */
+static pt_status rank_label_names(csv_file *c, const char *first, size_t n, size_t budget,
+                                  double *labels)
+{
+    name_table nt = {0};
+    uint32_t *id = malloc((n ? n : 1) * sizeof *id);
+    pt_status s = id ? PT_OK : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu labels", c->path, n);
+    keep_from(c, first);
+    size_t row = 0;
+    for (const char *p = first; s == PT_OK && p < c->end && row < n;) {
+        const char *le = line_end(p, c->end), *q = p, *a = NULL, *e = NULL;
+        if (!line_blank(p, le)) {
+            for (size_t col = 0; col <= c->label; col++) next_cell(&q, le, c->sep, &a, &e);
+            char *t = label_text(a, e);
+            id[row] = t ? name_id(&nt, t) : UINT32_MAX;
+            if (id[row] == UINT32_MAX)
+                s = pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a label", c->path);
+            else if (nt.bytes + n * sizeof *id > budget)
+                s = pt_fail(PT_ERR_LIMIT, "%s: the labels are words, %zu distinct ones by row %zu "
+                            "(%.1f MiB with their row indices), over what the memory budget "
+                            "leaves them (%.1f MiB); raise "
+                            "pt_read_options.mem_budget_bytes", c->path, nt.count, row + 1,
+                            (double)(nt.bytes + n * sizeof *id) / 1048576.0,
+                            budget / 1048576.0);
+            row++;
+        }
+        p = le < c->end ? le + 1 : c->end;
+        release_behind(c, p);
+    }
+    char **sorted = s == PT_OK ? malloc((nt.count ? nt.count : 1) * sizeof *sorted) : NULL;
+    double *rank = s == PT_OK ? malloc((nt.count ? nt.count : 1) * sizeof *rank) : NULL;
+    if (s == PT_OK && (!sorted || !rank))
+        s = pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu class names", c->path, nt.count);
+    if (s == PT_OK) {
+        memcpy(sorted, nt.text, nt.count * sizeof *sorted);
+        qsort(sorted, nt.count, sizeof *sorted, cmp_name);
+        size_t h;
+        for (size_t k = 0; k < nt.count; k++) rank[name_find(&nt, sorted[k], &h)] = (double)k;
+    }
+    for (size_t i = 0; s == PT_OK && i < n; i++) labels[i] = rank[id[i]];
+    free(sorted);
+    free(rank);
+    free(id);
+    names_clear(&nt);
+    return s;
+}
+
+/* The bounded convert's second pass: the rows a window at a time, straight to the file. */
+typedef struct csv_job {
+    csv_file *c;
+    const char *first;
+    size_t first_line, n, nnz, window_rows;
+    bool sparse;
+    const pt_dataset *meta; /* the class table and class indices */
+} csv_job;
+
+static pt_status write_windows(FILE *f, const void *ctx)
+{
+    const csv_job *j = ctx;
+    size_t d = j->c->ncols - 1, stride = pt_stride_for(d), W = j->window_rows;
+    pt_ptd_writer *w;
+    PT_TRY(pt_ptd_writer_begin(f, j->n, d, j->sparse, j->nnz, j->meta->nclass, &w));
+    float *X = pt_calloc(W * stride * sizeof *X, "convert window"); /* padding stays 0 */
+    double *labels = malloc(W * sizeof *labels);
+    uint64_t *ends = j->sparse ? malloc(W * sizeof *ends) : NULL;
+    uint32_t *col = j->sparse ? malloc((W * d > 0 ? W * d : 1) * sizeof *col) : NULL;
+    float *val = j->sparse ? malloc((W * d > 0 ? W * d : 1) * sizeof *val) : NULL;
+    pt_status s = X && labels && (!j->sparse || (ends && col && val))
+                      ? PT_OK
+                      : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a window of %zu rows",
+                                j->c->path, W);
+    const char *p = j->first;
+    size_t line = j->first_line, nnz = 0, kept = 0;
+    keep_from(j->c, p);
+    for (size_t done = 0, rows; s == PT_OK && done < j->n; done += rows) {
+        rows = j->n - done < W ? j->n - done : W;
+        s = parse_some(j->c, &p, &line, rows, X, stride, labels, NULL, &nnz);
+        if (s != PT_OK) break;
+        if (!j->sparse) {
+            s = pt_ptd_writer_dense(w, X, rows);
+            continue;
+        }
+        /* the rows' non-zeros, as the dense-to-sparse conversion keeps them */
+        size_t e = 0;
+        for (size_t i = 0; i < rows; i++) {
+            const float *x = X + i * stride;
+            for (size_t k = 0; k < d; k++)
+                if (x[k] != 0.0f) {
+                    col[e] = (uint32_t)k;
+                    val[e++] = x[k];
+                }
+            ends[i] = kept + e;
+        }
+        s = pt_ptd_writer_sparse(w, ends, rows, col, val, e);
+        kept += e;
+    }
+    if (s == PT_OK) s = pt_ptd_writer_end(w, j->meta->class_values, j->meta->cls, nnz);
+    pt_ptd_writer_free(w);
+    pt_free(X);
+    free(labels);
+    free(ends);
+    free(col);
+    free(val);
+    return s;
+}
+
+/* After scan_file (n rows from first, at line first_line): the dataset exceeds the budget.
+ * A first pass parses every row (one row's buffer) for the labels, the non-zeros and every
+ * error the in-memory read would find, in the same order; the labels' class table is made;
+ * a second pass parses the rows again a window at a time and writes them to the file. Held
+ * with the windows: the labels and their class table (24 bytes a row), and about
+ * 2 c->resident of the mapped text. */
+static pt_status convert_bounded(csv_file *c, const pt_read_options *o, size_t n,
+                                 const char *first, size_t first_line, const char *out)
+{
+    size_t budget = o->mem_budget_bytes ? o->mem_budget_bytes : pt_default_mem_budget();
+    size_t d = c->ncols - 1, stride = pt_stride_for(d);
+    /* labels, their sorted copy (pt_dataset_set_class_table), class indices, +-1 labels */
+    size_t fixed = n * (2 * sizeof(double) + sizeof(int32_t) + sizeof(float)) +
+                   stride * sizeof(float) + 2 * c->resident, least = 256u << 10;
+    if (fixed > budget || budget - fixed < least)
+        return pt_fail(PT_ERR_LIMIT, "%s: converting %zu rows in bounded memory needs %.1f MiB "
+                       "for the labels, the text read and the smallest window, over the memory "
+                       "budget of %.1f MiB; raise pt_read_options.mem_budget_bytes",
+                       c->path, n, (double)(fixed + least) / 1048576.0, budget / 1048576.0);
+    double *labels = malloc((n ? n : 1) * sizeof *labels);
+    float *row = pt_calloc(stride * sizeof *row, "a row");
+    pt_dataset *meta = calloc(1, sizeof *meta);
+    pt_status s = labels && row && meta ? PT_OK
+                                        : pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu labels",
+                                                  c->path, n);
+    const char *p = first;
+    size_t line = first_line, nnz = 0;
+    keep_from(c, p);
+    if (s == PT_OK) s = parse_some(c, &p, &line, n, row, 0, labels, NULL, &nnz);
+    bool words = false;
+    for (size_t i = 0; s == PT_OK && i < n && !words; i++) words = isnan(labels[i]);
+    if (s == PT_OK && words) s = rank_label_names(c, first, n, budget - fixed, labels);
+    pt_layout layout = PT_LAYOUT_DENSE;
+    if (s == PT_OK) s = pt_layout_resolve(c->path, o->layout, n, d, nnz, SIZE_MAX, &layout);
+    if (s == PT_OK) {
+        meta->n = n;
+        meta->cls = pt_alloc((n ? n : 1) * sizeof *meta->cls, "class indices");
+        s = meta->cls ? pt_dataset_set_class_table(meta, labels) : PT_ERR_NOMEM;
+    }
+    if (s == PT_OK) warn_many_classes(c, meta->nclass, n);
+    free(labels);
+    pt_free(row);
+    bool sparse = layout == PT_LAYOUT_SPARSE;
+    size_t per_row = stride * sizeof(float) + sizeof(double) +
+                     (sparse ? d * (sizeof(uint32_t) + sizeof(float)) + sizeof(uint64_t) : 0);
+    csv_job j = {c, first, first_line, n, nnz, (budget - fixed) / per_row, sparse, meta};
+    if (j.window_rows > n) j.window_rows = n;
+    if (s == PT_OK && j.window_rows == 0)
+        s = pt_fail(PT_ERR_LIMIT, "%s: a window of one row of %zu features needs %.1f MiB, over "
+                    "what the memory budget of %.1f MiB leaves; raise "
+                    "pt_read_options.mem_budget_bytes", c->path, d, per_row / 1048576.0,
+                    budget / 1048576.0);
+    if (s == PT_OK) {
+        pt_log(PT_LOG_INFO, "%s: %zu rows x %zu features (%s) exceed the memory budget of %.1f "
+               "MiB: converted in windows of %zu rows", c->path, n, d, pt_layout_name(layout),
+               budget / 1048576.0, j.window_rows);
+        s = pt_write_atomic(out, write_windows, &j);
+    }
+    pt_dataset_free(meta);
+    return s;
+}
+
+pt_status pt_convert_csv_ptd(const char *path, const pt_read_options *o, const char *out,
+                             pt_dataset **whole)
+{
+    *whole = NULL;
+    csv_file c;
+    size_t len = 0, n = 0, first_line = 0;
+    bool mapped = false;
+    const char *first = NULL;
+    pt_status s = csv_open(path, o, &c, &len, &mapped);
+    size_t budget = o->mem_budget_bytes ? o->mem_budget_bytes : pt_default_mem_budget();
+    if (s == PT_OK && mapped) {
+        /* the text read is released in steps of budget / 16 (64 KiB to 4 MiB) */
+        c.kept = c.data;
+        for (c.resident = 64u << 10; c.resident < (4u << 20) && 32 * c.resident <= budget;)
+            c.resident *= 2;
+    }
+    if (s == PT_OK) s = scan_file(&c, o, &n, &first, &first_line);
+    if (s == PT_OK && mapped && pt_dense_bytes(n, c.ncols - 1) > budget) {
+        s = convert_bounded(&c, o, n, first, first_line, out);
+    } else if (s == PT_OK) {
+        keep_from(&c, first);
+        s = read_rows(&c, o, n, first, first_line, whole);
+        if (s == PT_ERR_LIMIT && !mapped) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", pt_last_error());
+            s = pt_fail(PT_ERR_LIMIT, "%s; standard input and gzip text are read once, in "
+                        "memory: give the path of an uncompressed file to convert it in bounded "
+                        "memory", why);
+        }
+    }
+    if (len) pt_text_unmap(c.data, len, mapped);
     return s;
 }
 

@@ -9,6 +9,7 @@
  *   over 32 elements, up to three more vectors into the first chains, the masked tail into the
  *   fourth, the chains pairwise, the lanes halves then pairs), the update y + (a x) rounded
  *   twice, so w, b and the count equal avx2.c's step_rows on the widened rows bit for bit.
+ * - u8 with one divisor for every feature (pt_one_divisor): the reciprocals broadcast once.
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -74,6 +75,32 @@ INLINE __m256 tail_u8(const uint8_t *x, const float *rh, const float *rl, size_t
                 _mm256_maskload_ps(rl + i, km));
 }
 
+/* u8_8 with one divisor: ONE_MUL (its reciprocal exact, rl = 0: a power of two) widens to
+ * q rh, ONE_UNIT (divisor 1) to q, which is what fma(q, rh, q rl) gives then (q rl = +0). */
+enum { ONE_ANY, ONE_MUL, ONE_UNIT };
+INLINE __m256 u8_1(__m256 q, __m256 rh, __m256 rl, int mode)
+{
+    if (mode == ONE_UNIT) return q;
+    if (mode == ONE_MUL) return _mm256_mul_ps(q, rh);
+    return _mm256_fmadd_ps(q, rh, _mm256_mul_ps(q, rl));
+}
+
+/* u8 with one divisor for every feature (a matrix-wide scale, e.g. pixels / 255): rh and rl
+ * broadcast in registers instead of loaded with each vector; the same floats as load_u8. */
+INLINE __m256 load_u8_1(const uint8_t *x, __m256 rh, __m256 rl, size_t i, int mode)
+{
+    __m128i b = _mm_loadl_epi64((const __m128i *)(x + i));
+    return u8_1(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), rh, rl, mode);
+}
+
+INLINE __m256 tail_u8_1(const uint8_t *x, __m256 rh, __m256 rl, size_t i, size_t k, int mode)
+{
+    uint8_t t[16] = {0};
+    memcpy(t, x + i, k);
+    __m128i b = _mm_loadl_epi64((const __m128i *)t);
+    return u8_1(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)), rh, rl, mode); /* q = 0: 0 */
+}
+
 void pt_widen_bf16_avx2(const uint16_t *x, float *out, size_t n)
 {
     size_t i = 0;
@@ -137,16 +164,28 @@ void pt_widen_u8_avx2(const uint8_t *x, const float *rh, const float *rl, float 
 #define TB(i, k) tail_bf16(x, i, k)
 #define LU(i) load_u8(x, rh, rl, i)
 #define TU(i, k) tail_u8(x, rh, rl, i, k)
+#define LU1(i) load_u8_1(x, rh, rl, i, mode)
+#define TU1(i, k) tail_u8_1(x, rh, rl, i, k, mode)
 
 INLINE float dot_bf16(const float *w, const uint16_t *x, size_t n) { COMPACT_DOT(LB, TB); }
 INLINE float dot_u8(const float *w, const uint8_t *x, const float *rh, const float *rl, size_t n)
 {
     COMPACT_DOT(LU, TU);
 }
+INLINE float dot_u8_1(const float *w, const uint8_t *x, __m256 rh, __m256 rl, size_t n, int mode)
+{
+    COMPACT_DOT(LU1, TU1);
+}
 INLINE void axpy_bf16(float a, const uint16_t *x, float *w, size_t n) { COMPACT_AXPY(LB, TB) }
 INLINE void axpy_u8(float a, const uint8_t *x, const float *rh, const float *rl, float *w, size_t n)
 {
     COMPACT_AXPY(LU, TU)
+}
+
+INLINE void axpy_u8_1(float a, const uint8_t *x, __m256 rh, __m256 rl, float *w, size_t n,
+                      int mode)
+{
+    COMPACT_AXPY(LU1, TU1)
 }
 
 /* The loop of step_rows for one type: DOT(x) and AXPY(a, x) on row x. */
@@ -179,12 +218,49 @@ static size_t step_rows_u8(float *w, float *b, const void *X, size_t ldx, const 
     STEP_ROWS(uint8_t, dot_u8(w, x, rh, rl, n), axpy_u8(a, x, rh, rl, w, n));
 }
 
+/* step_rows_u8 when every feature has the divisor of the first: 2 loads a vector, not 4. */
+INLINE size_t step_rows_u8_1(float *w, float *b, const void *X, size_t ldx, float rh1, float rl1,
+                            const float *Y, size_t rows, size_t n, float tau, float eta,
+                            float bias, int mode)
+{
+    const __m256 rh = _mm256_set1_ps(rh1), rl = _mm256_set1_ps(rl1);
+    STEP_ROWS(uint8_t, dot_u8_1(w, x, rh, rl, n, mode), axpy_u8_1(a, x, rh, rl, w, n, mode));
+}
+
+/* The three widenings of one divisor, each its own loop. */
+static size_t step_rows_u8_any(float *w, float *b, const void *X, size_t ldx, float rh, float rl,
+                               const float *Y, size_t rows, size_t n, float tau, float eta,
+                               float bias)
+{
+    return step_rows_u8_1(w, b, X, ldx, rh, rl, Y, rows, n, tau, eta, bias, ONE_ANY);
+}
+
+static size_t step_rows_u8_mul(float *w, float *b, const void *X, size_t ldx, float rh,
+                               const float *Y, size_t rows, size_t n, float tau, float eta,
+                               float bias)
+{
+    return step_rows_u8_1(w, b, X, ldx, rh, 0.0f, Y, rows, n, tau, eta, bias, ONE_MUL);
+}
+
+static size_t step_rows_u8_unit(float *w, float *b, const void *X, size_t ldx, const float *Y,
+                                size_t rows, size_t n, float tau, float eta, float bias)
+{
+    return step_rows_u8_1(w, b, X, ldx, 1.0f, 0.0f, Y, rows, n, tau, eta, bias, ONE_UNIT);
+}
+
 static size_t avx2_compact_step_rows(float *w, float *b, const void *X, size_t ldx, pt_dtype t,
                                      const float *rh, const float *rl, const float *Y, size_t rows,
                                      size_t n, float tau, float eta, float bias, float *buf)
 {
     (void)buf; /* fused: no buffer */
     if (t == PT_DTYPE_BF16) return step_rows_bf16(w, b, X, ldx, Y, rows, n, tau, eta, bias);
+    if (pt_one_divisor(rh, rl, n)) {
+        if (rl[0] != 0.0f)
+            return step_rows_u8_any(w, b, X, ldx, rh[0], rl[0], Y, rows, n, tau, eta, bias);
+        if (rh[0] != 1.0f)
+            return step_rows_u8_mul(w, b, X, ldx, rh[0], Y, rows, n, tau, eta, bias);
+        return step_rows_u8_unit(w, b, X, ldx, Y, rows, n, tau, eta, bias);
+    }
     return step_rows_u8(w, b, X, ldx, rh, rl, Y, rows, n, tau, eta, bias);
 }
 

@@ -13,6 +13,7 @@
 #ifndef PT_KERNELS_H
 #define PT_KERNELS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -346,6 +347,15 @@ typedef struct pt_kernels {
     /* The compact-row kernels of the same ISA. */
     const pt_compact_kernels *compact;
 } pt_kernels;
+
+/* Whether the n >= 1 u8 divisors are one (rh[j], rl[j] all rh[0], rl[0]): the compact
+ * step_rows then keep the reciprocals in registers. n compares, once a call of many rows. */
+static inline bool pt_one_divisor(const float *rh, const float *rl, size_t n)
+{
+    for (size_t j = 1; j < n; j++)
+        if (rh[j] != rh[0] || rl[j] != rl[0]) return false;
+    return n > 0;
+}
 
 /* The widening functions each ISA's compact_<isa>.c defines (its table is in <isa>.c, whose
  * dot and axpy the compact step_rows inlines). */
