@@ -362,6 +362,20 @@ P((section or "Not run yet: `scripts/compare-peers`.\n").rstrip("\n"))
 P(end)
 P()
 
+# ----------------------------------------------------------------------------- notes
+# Notes written by hand (figures measured outside the suite, with their commands): kept as
+# they are in the RESULTS.md being replaced.
+nbegin, nend = "<!-- notes:begin -->", "<!-- notes:end -->"
+if os.path.exists(out_md):
+    m = re.search(re.escape(nbegin) + r"\n(.*?)" + re.escape(nend), open(out_md).read(), re.S)
+    if m:
+        P("## Notes")
+        P()
+        P(nbegin)
+        P(m.group(1).rstrip("\n"))
+        P(nend)
+        P()
+
 with open(out_md, "w") as fo:
     fo.write("\n".join(L))
 

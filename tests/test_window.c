@@ -118,6 +118,23 @@ START_TEST(dense_same_model)
 }
 END_TEST
 
+/* Windows larger than the pieces a walk in file order reads in place (256 KiB, window.c; the
+ * batch path's chunks always, the online pass once its read-ahead is late): 16,000 rows of 64
+ * floats (4 MiB) under a 3 MiB budget, windows of 1,536 rows and pieces of 1,024, which the
+ * batch path's chunks of 1,000 rows cut at other rows. */
+START_TEST(dense_pieces_same_model)
+{
+    pt_dataset *ds = generate(PT_GEN_NOISY, 16000, 60, 0), *mem, *str;
+    both(ds, PT_LAYOUT_DENSE, (size_t)3 << 20, &mem, &str);
+    ck_assert_uint_eq(pt_dataset_streamed(str), 1536);
+    tu_assert_same_data(mem, str, "dense streamed in pieces");
+    same_models(mem, str, "dense in pieces");
+    pt_dataset_free(mem);
+    pt_dataset_free(str);
+    pt_dataset_free(ds);
+}
+END_TEST
+
 START_TEST(sparse_same_model)
 {
     pt_dataset *ds = generate(PT_GEN_SPARSE, 700, 300, 0), *mem, *str;
@@ -345,6 +362,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, dense_same_model);
+    tcase_add_test(tc, dense_pieces_same_model);
     tcase_add_test(tc, sparse_same_model);
     tcase_add_test(tc, multiclass_same_model);
     tcase_add_test(tc, window_is_the_default_chunk);

@@ -83,6 +83,7 @@ typedef struct pt_window_pos {
     const float *copy; /* dense rows [lo, hi) copied, or NULL (they are read in the mapping) */
     int next_buf;      /* the next window's, being read ahead: its buffer + 1, or 0 */
     size_t next_lo, next_hi;
+    bool in_place;     /* in file order: pieces read in place, not windows read ahead */
 } pt_window_pos;
 /* Move to row i's window; next: a row of the window the walker takes after it (SIZE_MAX:
  * none), which is read ahead meanwhile. pt_window_move reads ahead the rows after i's. */
