@@ -1162,7 +1162,10 @@ pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn vi
             pt_report_resume(&reps[c], states[c]);
     }
     if (K > 0) reps[0].gram_seconds += s.setup_seconds + s.row_seconds;
-    if (st == PT_OK && train_correct && s.n && K > 0) {
+    /* the final models only: not a run the round callback stopped (its message stays) */
+    bool all_done = true;
+    for (size_t c = 0; st == PT_OK && c < K; c++) all_done &= problem_epochs(states[c]) >= p->epochs;
+    if (st == PT_OK && all_done && train_correct && s.n && K > 0) {
         double t0 = pt_now();
         st = count_correct(&s, K, view_of, user, states, train_correct);
         reps[0].score_seconds += pt_now() - t0;
