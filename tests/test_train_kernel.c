@@ -908,6 +908,33 @@ START_TEST(test_train_correct_equals_evaluate)
     ck_assert_int_eq(r.train_scored, 0);
     pt_train_report_clear(&r);
     pt_model_free(m);
+    /* AUTO, never switching to the Gram: rows of d >= 300 are cached (every support vector's
+     * row is there at the end), cheaper ones recomputed (not there) */
+    pt_gram_set_switch_seconds(1e9);
+    p.gram_storage = PT_GRAM_AUTO;
+    p.cache_mb = 0;
+    m = train_ok(ds, &p, &r);
+    ck_assert_int_eq(r.train_scored, 0); /* d = 24 */
+    pt_train_report_clear(&r);
+    pt_model_free(m);
+    pt_dataset_free(ds);
+    g.n = 400;
+    g.d = 320;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    labels = malloc(g.n * sizeof *labels);
+    for (size_t i = 0; i < g.n; i++)
+        labels[i] = ds->class_values[(size_t)(ds->cls[i] + (i % 5 == 0)) % g.classes];
+    ck_assert_int_eq(pt_dataset_set_labels(ds, labels), PT_OK);
+    free(labels);
+    p.gamma = 0.005f;
+    m = train_ok(ds, &p, &r);
+    pt_gram_set_switch_seconds(-1.0);
+    pt_eval ev;
+    ck_assert_int_eq(pt_model_evaluate(m, ds, &ev), PT_OK);
+    ck_assert_int_eq(r.train_scored, 1);
+    ck_assert_uint_eq(r.train_correct, ev.correct);
+    pt_train_report_clear(&r);
+    pt_model_free(m);
     pt_dataset_free(ds);
 }
 END_TEST
