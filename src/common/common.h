@@ -1,6 +1,6 @@
 /*
  * The bottom layer, what every other uses: errors, memory, threads, the clock, the C locale,
- * random numbers, atomic files and checksums, stop tokens. Not installed.
+ * random numbers, atomic files and checksums, stop tokens, crews of threads. Not installed.
  */
 #ifndef PT_COMMON_H
 #define PT_COMMON_H
@@ -112,6 +112,19 @@ uint64_t pt_checksum(const void *data, size_t len);
 void *pt_checksum_begin(void);
 void pt_checksum_update(void *state, const void *data, size_t len);
 uint64_t pt_checksum_end(void *state);
+
+/* ---------------------------------------------------------------- crews (crew.c) */
+
+/* A team of threads - 1 helper threads that sleep between jobs (not an OpenMP team: crew.c
+ * says why), and the calling thread. A job runs fn(arg, k) for k in [0, ntasks), the tasks
+ * taken in turn by whichever thread is free; pt_crew_run returns once every task is done.
+ * pt_crew_start gives NULL for one thread, inside an OpenMP parallel region, or when out of
+ * memory: pt_crew_run(NULL, ...) runs the tasks in order on the calling thread. */
+typedef struct pt_crew pt_crew;
+typedef void (*pt_crew_task)(void *arg, size_t k);
+pt_crew *pt_crew_start(int threads);
+void pt_crew_run(pt_crew *c, pt_crew_task fn, void *arg, size_t ntasks);
+void pt_crew_stop(pt_crew *c); /* NULL: nothing */
 
 /* ---------------------------------------------------------------- stopping (stop.c) */
 

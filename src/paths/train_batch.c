@@ -38,14 +38,9 @@
  */
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include <cblas.h>
 
@@ -70,8 +65,6 @@
  * no longer fit in L2 together, and fused fell below the two sgemv passes at d = 65,536. */
 #define FUSED_MAX_LEN 32768
 
-typedef struct crew crew;
-
 typedef struct batch_run {
     const pt_train_params *p;
     const pt_kernels *k;
@@ -91,7 +84,7 @@ typedef struct batch_run {
     float *mg;            /* gemv: the block's margins, then its g */
     float *avg;           /* average_iterates: mean of the iterates */
     double avg_b;
-    crew *crew;           /* fused on dense rows, threads > 1: its helper threads, or NULL */
+    pt_crew *crew;        /* fused on dense rows, threads > 1: its helper threads (crew.c) */
 } batch_run;
 
 pt_batch_impl pt_batch_impl_resolve(pt_batch_impl impl, const pt_kernels *k, size_t len)
@@ -250,139 +243,23 @@ static void fused_chunk_at(const batch_run *run, size_t r0, size_t rows, size_t 
                 run->part + c * len, &run->cst[c]);
 }
 
-/* --------------------------------------------------------------- the fused pass's crew */
-
-/* The threads of the fused pass on dense rows: run->threads - 1 helpers, started with the run
- * and asleep between passes, and the calling thread. A pass is a job of chunks taken in turn
- * (a dynamic schedule: on a shared machine a thread that loses its core leaves its chunks to
- * the others), and the caller goes on once every chunk is done, whether or not a helper has
- * woken up meanwhile. Not an OpenMP team: libgomp's threads spin before they sleep (300,000
- * rounds, milliseconds) at the region's end and between regions, and on a machine shared with
- * other work a spinning thread holds the core that the thread with the last chunk waits for:
- * two threads then took 1.5-2x one thread's time (bench/RESULTS.md). A thread waiting here
- * sleeps at once and leaves its core to the others. */
-#define MAX_HELPERS 63
-
-struct crew {
+/* One chunk of the fused pass: the task k of a crew's job (pt_crew_run). */
+typedef struct fused_job {
     const batch_run *run;
-    pthread_mutex_t lock;
-    pthread_cond_t posted; /* a job was posted, or quit */
-    pthread_cond_t ended;  /* the job's last chunk is done */
-    /* the job's number (high 32 bits) and its next chunk (low 32): a helper still in an
-     * earlier job can take no chunk of this one */
-    _Atomic uint64_t take;
-    atomic_size_t done;    /* chunks of the job done */
-    uint32_t job;          /* jobs posted (under the lock, as are the job's rows) */
-    size_t r0, rows, cr, nch;
-    bool quit;
-    int helpers;
-    pthread_t th[MAX_HELPERS];
-};
+    size_t r0, rows, cr;
+} fused_job;
 
-/* The next chunk of job j (nch chunks), or SIZE_MAX when none is left. */
-static size_t crew_take(crew *c, uint32_t j, size_t nch)
+static void fused_task(void *arg, size_t k)
 {
-    uint64_t v = atomic_load(&c->take);
-    for (;;) {
-        if ((uint32_t)(v >> 32) != j || (v & UINT32_MAX) >= nch) return SIZE_MAX;
-        if (atomic_compare_exchange_weak(&c->take, &v, v + 1)) return (size_t)(v & UINT32_MAX);
-    }
-}
-
-/* Take and run chunks of job j until none is left; the last one done wakes the caller. */
-static void crew_work(crew *c, uint32_t j, size_t r0, size_t rows, size_t cr, size_t nch)
-{
-    for (size_t k; (k = crew_take(c, j, nch)) != SIZE_MAX;) {
-        fused_chunk_at(c->run, r0, rows, cr, k);
-        if (atomic_fetch_add(&c->done, 1) + 1 == nch) {
-            pthread_mutex_lock(&c->lock);
-            pthread_cond_signal(&c->ended);
-            pthread_mutex_unlock(&c->lock);
-        }
-    }
-}
-
-static void *crew_main(void *arg)
-{
-    crew *c = arg;
-    uint32_t seen = 0;
-    pthread_mutex_lock(&c->lock);
-    for (;;) {
-        while (!c->quit && c->job == seen) pthread_cond_wait(&c->posted, &c->lock);
-        if (c->quit) break;
-        seen = c->job;
-        const size_t r0 = c->r0, rows = c->rows, cr = c->cr, nch = c->nch;
-        pthread_mutex_unlock(&c->lock);
-        crew_work(c, seen, r0, rows, cr, nch);
-        pthread_mutex_lock(&c->lock);
-    }
-    pthread_mutex_unlock(&c->lock);
-    return NULL;
-}
-
-/* The crew of run (threads - 1 helpers; fewer when a thread cannot be started), or NULL: one
- * thread, or already inside a parallel region (nested threads would oversubscribe the cores,
- * as OpenMP's default of no nesting avoids). */
-static crew *crew_start(const batch_run *run)
-{
-    int helpers = run->threads - 1;
-#ifdef _OPENMP
-    if (omp_in_parallel()) helpers = 0;
-#endif
-    if (helpers > MAX_HELPERS) helpers = MAX_HELPERS;
-    if (helpers < 1) return NULL;
-    crew *c = calloc(1, sizeof *c);
-    if (!c) return NULL; /* the pass runs on the calling thread alone */
-    c->run = run;
-    pthread_mutex_init(&c->lock, NULL);
-    pthread_cond_init(&c->posted, NULL);
-    pthread_cond_init(&c->ended, NULL);
-    while (c->helpers < helpers && pthread_create(&c->th[c->helpers], NULL, crew_main, c) == 0)
-        c->helpers++;
-    return c;
-}
-
-static void crew_stop(crew *c)
-{
-    if (!c) return;
-    pthread_mutex_lock(&c->lock);
-    c->quit = true;
-    pthread_cond_broadcast(&c->posted);
-    pthread_mutex_unlock(&c->lock);
-    for (int h = 0; h < c->helpers; h++) pthread_join(c->th[h], NULL);
-    pthread_cond_destroy(&c->ended);
-    pthread_cond_destroy(&c->posted);
-    pthread_mutex_destroy(&c->lock);
-    free(c);
-}
-
-/* Run the chunks of rows [r0, r0 + rows) on the crew and the calling thread. */
-static void crew_run(crew *c, size_t r0, size_t rows, size_t cr, size_t nch)
-{
-    pthread_mutex_lock(&c->lock);
-    c->r0 = r0;
-    c->rows = rows;
-    c->cr = cr;
-    c->nch = nch;
-    atomic_store(&c->done, 0);
-    const uint32_t j = ++c->job;
-    atomic_store(&c->take, (uint64_t)j << 32);
-    pthread_cond_broadcast(&c->posted);
-    pthread_mutex_unlock(&c->lock);
-    crew_work(c, j, r0, rows, cr, nch);
-    if (atomic_load(&c->done) < nch) {
-        pthread_mutex_lock(&c->lock);
-        while (atomic_load(&c->done) < nch) pthread_cond_wait(&c->ended, &c->lock);
-        pthread_mutex_unlock(&c->lock);
-    }
+    const fused_job *j = arg;
+    fused_chunk_at(j->run, j->r0, j->rows, j->cr, k);
 }
 
 static const float *pass_fused(batch_run *run, size_t r0, size_t rows, pt_batch_eval *ev)
 {
     const size_t cr = chunk_rows(rows, run->len), nch = (rows + cr - 1) / cr;
-    if (run->crew && nch > 1) crew_run(run->crew, r0, rows, cr, nch);
-    else
-        for (size_t c = 0; c < nch; c++) fused_chunk_at(run, r0, rows, cr, c);
+    fused_job job = {run, r0, rows, cr};
+    pt_crew_run(run->crew, fused_task, &job, nch);
     reduce_parts(run, nch);
     memset(ev, 0, sizeof *ev);
     for (size_t c = 0; c < nch; c++) add_eval(ev, &run->cst[c]);
@@ -546,13 +423,13 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
         return PT_ERR_NOMEM;
     if (p->average_iterates && !(run->avg = pt_calloc(len * sizeof(float), "averaged iterate")))
         return PT_ERR_NOMEM;
-    if (run->impl == PT_BATCH_FUSED && !run->ds && run->threads > 1) run->crew = crew_start(run);
+    if (run->impl == PT_BATCH_FUSED && !run->ds && run->threads > 1) run->crew = pt_crew_start(run->threads);
     return PT_OK;
 }
 
 static void run_free(batch_run *run)
 {
-    crew_stop(run->crew);
+    pt_crew_stop(run->crew);
     pt_free(run->cst);
     pt_free(run->mg);
     pt_free(run->part);
