@@ -84,7 +84,7 @@ typedef struct batch_run {
     float *mg;            /* gemv: the block's margins, then its g */
     float *avg;           /* average_iterates: mean of the iterates */
     double avg_b;
-    pt_crew *crew;        /* fused on dense rows, threads > 1: its helper threads (crew.c) */
+    pt_crew *crew;        /* fused or sparse, threads > 1: its helper threads (crew.c) */
 } batch_run;
 
 pt_batch_impl pt_batch_impl_resolve(pt_batch_impl impl, const pt_kernels *k, size_t len)
@@ -266,11 +266,24 @@ static const float *pass_fused(batch_run *run, size_t r0, size_t rows, pt_batch_
     return run->part;
 }
 
+/* One chunk of the sparse pass, rows [bound[k], bound[k + 1]): the task k of a crew's job. */
+typedef struct sparse_job {
+    const batch_run *run;
+    const size_t *bound;
+} sparse_job;
+
+static void sparse_task(void *arg, size_t k)
+{
+    const sparse_job *j = arg;
+    sparse_chunk(j->run, j->bound[k], j->bound[k + 1] - j->bound[k],
+                 j->run->part + k * j->run->len, &j->run->cst[k]);
+}
+
 /* The pass on sparse rows [r0, r0 + rows): chunk c starts at the first row whose non-zeros
  * reach c / nch of the block's. */
 static const float *pass_sparse(batch_run *run, size_t r0, size_t rows, pt_batch_eval *ev)
 {
-    const size_t nch = sparse_chunks(run, r0, rows), len = run->len;
+    const size_t nch = sparse_chunks(run, r0, rows);
     const uint64_t *rp = run->ds->rowptr;
     size_t bound[MAX_CHUNKS + 1];
     const uint64_t z0 = rp[r0], nnz = rp[r0 + rows] - z0;
@@ -281,12 +294,8 @@ static const float *pass_sparse(batch_run *run, size_t r0, size_t rows, pt_batch
         while (i < r0 + rows && rp[i] < target) i++;
         bound[c] = i;
     }
-#pragma omp parallel for num_threads(run->threads) schedule(dynamic, 1) \
-    if (run->threads > 1 && nch > 1)
-    for (long c = 0; c < (long)nch; c++) {
-        sparse_chunk(run, bound[c], bound[c + 1] - bound[c], run->part + (size_t)c * len,
-                     &run->cst[c]);
-    }
+    sparse_job job = {run, bound};
+    pt_crew_run(run->crew, sparse_task, &job, nch);
     reduce_parts(run, nch);
     memset(ev, 0, sizeof *ev);
     for (size_t c = 0; c < nch; c++) add_eval(ev, &run->cst[c]);
@@ -423,7 +432,10 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
         return PT_ERR_NOMEM;
     if (p->average_iterates && !(run->avg = pt_calloc(len * sizeof(float), "averaged iterate")))
         return PT_ERR_NOMEM;
-    if (run->impl == PT_BATCH_FUSED && !run->ds && run->threads > 1) run->crew = pt_crew_start(run->threads);
+    /* the fused and sparse passes run their chunks on a crew; gemv's OpenMP team keeps
+     * OpenBLAS on each calling thread (pass_gemv) */
+    if ((run->impl == PT_BATCH_FUSED || run->ds) && run->threads > 1)
+        run->crew = pt_crew_start(run->threads);
     return PT_OK;
 }
 
