@@ -34,6 +34,13 @@
  *    0.1 s FMAs) switches after about one epoch of mistakes on two cores; many epochs of many
  *    mistakes end on the Gram.
  *
+ * Where the time goes (ten classes, 60,000 x 784 RBF, averaged, 30 epochs, one-vs-rest on a
+ * 2-core VM: 67.5 CPU-s, 5.4 GB peak): the ~21,000 distinct support vectors' rows, each
+ * computed once (flush blocks, gram_tile) and kept in the LRU cache, whose first touch is
+ * ~14 s of system time; the held rows' kernel values visit by visit (gram_row), which a
+ * run over the classes in lockstep would share ten ways; the final training accuracy counted
+ * from the cached rows (count_correct).
+ *
  * Sparse (CSR) data: kernel values from sparse dots by columns (features/gram.h's
  * pt_gram_csc: the rows transposed once, a kernel row the sum of the columns of the row's
  * non-zeros; RBF from the squared norms), updates applied at once (no pending block).
