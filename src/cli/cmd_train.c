@@ -895,8 +895,9 @@ int cmd_train(int argc, char **argv)
     progress_done(&prog);
     if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
         if (o.resume && s == PT_ERR_FORMAT) {
-            /* the recorded run does not fit this data */
-            fprintf(stderr, "ptron: %s: %s\n", o.resume, cli_message(pt_last_error()));
+            /* the recorded run does not fit this data (checked alike on every rank, before
+             * any communication: rank 0 says so) */
+            if (lead) fprintf(stderr, "ptron: %s: %s\n", o.resume, cli_message(pt_last_error()));
             rc = EXIT_INPUT;
         } else if (pt_dist_size() > 1 && s == PT_ERR_UNSUPPORTED) {
             /* refused before any communication, alike on every rank: rank 0 says why */
