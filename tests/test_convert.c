@@ -121,16 +121,15 @@ START_TEST(bad_line_no_output)
 }
 END_TEST
 
-/* Standard input from a pipe cannot be read twice: over the budget it is refused, naming the
- * fix; the same text by its path converts. */
-START_TEST(stdin_refused)
+/* Standard input from a pipe cannot be read twice: over the budget the text at in (format:
+ * "" or the --format option) is refused, naming the fix; the same text by its path converts. */
+static void check_stdin_refused(const char *in, const char *format)
 {
-    const char *in = libsvm_file(60000, 16, false, 0);
     const char *out = tu_path("convert-stdin", ".ptd");
     char errf[1024], pipe[4096], args[4096];
     snprintf(errf, sizeof errf, "%s", tu_path("convert-stdin", ".err"));
-    snprintf(pipe, sizeof pipe, "cat %s | %s convert - -o %s --mem-mb 3 2>%s", in,
-             getenv("PTRON_BIN"), out, errf);
+    snprintf(pipe, sizeof pipe, "cat %s | %s convert - %s -o %s --mem-mb 3 2>%s", in,
+             getenv("PTRON_BIN"), format, out, errf);
     ck_assert_int_eq(tu_run_cli_sh(pipe, "--version", NULL, NULL), 0);
     char *err = tu_read_file(errf, NULL);
     ck_assert_ptr_nonnull(err);
@@ -140,6 +139,11 @@ START_TEST(stdin_refused)
     snprintf(args, sizeof args, "convert %s -o %s --mem-mb 3", in, out);
     ck_assert_int_eq(tu_run_cli(args, NULL, NULL), 0);
     ck_assert_int_eq(access(out, F_OK), 0);
+}
+
+START_TEST(stdin_refused)
+{
+    check_stdin_refused(libsvm_file(60000, 16, false, 0), "");
 }
 END_TEST
 
@@ -234,21 +238,7 @@ END_TEST
 /* CSV from a pipe over the budget is refused with the fix; by its path it converts. */
 START_TEST(csv_stdin_refused)
 {
-    const char *in = csv_file(60000, 16, false, false, 0);
-    const char *out = tu_path("convert-stdin", ".ptd");
-    char errf[1024], pipe[4096], args[4096];
-    snprintf(errf, sizeof errf, "%s", tu_path("convert-stdin", ".err"));
-    snprintf(pipe, sizeof pipe, "cat %s | %s convert - --format csv -o %s --mem-mb 3 2>%s", in,
-             getenv("PTRON_BIN"), out, errf);
-    ck_assert_int_eq(tu_run_cli_sh(pipe, "--version", NULL, NULL), 0);
-    char *err = tu_read_file(errf, NULL);
-    ck_assert_ptr_nonnull(err);
-    HAS(err, "give the path of an uncompressed file");
-    free(err);
-    ck_assert_int_ne(access(out, F_OK), 0);
-    snprintf(args, sizeof args, "convert %s -o %s --mem-mb 3", in, out);
-    ck_assert_int_eq(tu_run_cli(args, NULL, NULL), 0);
-    ck_assert_int_eq(access(out, F_OK), 0);
+    check_stdin_refused(csv_file(60000, 16, false, false, 0), "--format csv");
 }
 END_TEST
 
