@@ -46,6 +46,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
+    /* main starts train, bench and expand again with OPENBLAS_CORETYPE set (an exec of
+     * /proc/self/exe) on an AVX-512 CPU: here that would replace the fuzzer with a new one
+     * taking "train" for its corpus directory */
+    setenv("PTRON_KEEP_BLAS_CORETYPE", "1", 1);
     snprintf(dir, sizeof dir, "%s", fuzz_scratch_dir());
     if (chdir(dir) != 0) abort();
     sigaction(SIGINT, NULL, &fuzzer_int); /* `ptron train` installs its own */
