@@ -372,6 +372,7 @@ typedef struct pt_dataset_info {
     float u8_divisor;    /* u8 with one divisor: that divisor (255 for pixels / 255) */
     int streamed;        /* 1: the matrix is streamed from its file (pt_dataset_streamed) */
     size_t stream_rows;  /* streamed: rows of its window, else 0 */
+    const char *stream_pages; /* streamed: pt_dataset_stream_pages, else NULL */
 } pt_dataset_info;
 
 PT_API void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info);
@@ -379,8 +380,8 @@ PT_API void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info);
 /* Whether ds is streamed, and its window's rows (0: the matrix is in memory). A .ptd file
  * whose matrix (in its own layout) exceeds pt_read_options.mem_budget_bytes is not refused but
  * streamed: mapped without being read in, and walked in windows of rows an eighth of the budget
- * each (a dense window read into a buffer, the next one read ahead by a reader thread; sparse
- * arrays' pages read ahead as a window begins and dropped as it ends), so the resident matrix
+ * each (its pages read in the mapping and dropped as it ends, or a dense window read into a
+ * buffer while a reader thread reads the next: pt_dataset_stream_pages), so the resident matrix
  * stays within the budget; every pass reads the file's bytes once (from the page cache when it
  * holds them). The reader verifies the checksums in a first such pass. The online and
  * batch paths and scoring walk a streamed dataset window by window; the online paths take the
@@ -389,6 +390,12 @@ PT_API void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info);
  * Code that reads the rows in another order still works, with the file's pages resident (and
  * reclaimable) as it reads them. */
 PT_API size_t pt_dataset_streamed(const pt_dataset *ds);
+/* How a streamed dataset's window pages arrive, the cheapest of three ways timed on 4 MiB of
+ * its file when the first window is read (the read verifies the checksums in a streamed pass,
+ * so after pt_dataset_read): "faulted" (read in the mapping, released behind each window),
+ * "copied" (read into a buffer of the walker's, dense float32 only) or "populated" (advice
+ * on the mapping); NULL when ds is not streamed. */
+PT_API const char *pt_dataset_stream_pages(const pt_dataset *ds);
 
 /* Reads every byte of ds's matrix (the padded dense rows, or the CSR arrays) passes times on
  * threads threads (0: all), each thread its own share, with the SIMD loads the paths use; the

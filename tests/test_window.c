@@ -135,6 +135,45 @@ START_TEST(dense_pieces_same_model)
 }
 END_TEST
 
+/* However a window's pages arrive (window.c's probe keeps the cheapest of the three on the
+ * file; each forced here), the walks read the same rows and train the same models: dense
+ * float32 rows copied, faulted in and populated; sparse and compact rows, which have no copy,
+ * faulted in and populated. */
+START_TEST(every_arrival_same_model)
+{
+    static const char *ways[] = {"faulted", "populated", "copied"};
+    for (int l = 0; l < 3; l++) {
+        pt_dataset *ds = l == 1 ? generate(PT_GEN_SPARSE, 3000, 300, 0)
+                                : generate(PT_GEN_NOISY, 16000, 60, 0),
+                   *mem, *str, *compact = NULL;
+        if (l == 2) {
+            ck_assert_int_eq(pt_dataset_to_dtype(ds, PT_DTYPE_BF16, 0, &compact), PT_OK);
+            pt_dataset_free(ds);
+            ds = compact;
+        }
+        both(ds, l == 1 ? PT_LAYOUT_SPARSE : PT_LAYOUT_DENSE, l == 1 ? 60000 : (size_t)3 << 20,
+             &mem, &str);
+        const char *probed = pt_dataset_stream_pages(str);
+        ck_assert_msg(probed && (strcmp(probed, "faulted") == 0 ||
+                                 strcmp(probed, "populated") == 0 ||
+                                 (l == 0 && strcmp(probed, "copied") == 0)),
+                      "probed: %s", probed ? probed : "(none)");
+        for (int k = 0; k < (l == 0 ? 3 : 2); k++) {
+            pt_window_force_arrival(str, ways[k]);
+            ck_assert_str_eq(pt_dataset_stream_pages(str), ways[k]);
+            char what[64];
+            snprintf(what, sizeof what, "%s rows %s", l == 1 ? "sparse" : l ? "bf16" : "dense",
+                     ways[k]);
+            if (l != 2) tu_assert_same_data(mem, str, what); /* (float32 rows only) */
+            same_models(mem, str, what);
+        }
+        pt_dataset_free(mem);
+        pt_dataset_free(str);
+        pt_dataset_free(ds);
+    }
+}
+END_TEST
+
 START_TEST(sparse_same_model)
 {
     pt_dataset *ds = generate(PT_GEN_SPARSE, 700, 300, 0), *mem, *str;
@@ -322,6 +361,7 @@ START_TEST(cli_streamed)
     HAS(out, "\"stream_rows\": 512"); /* 128 KiB windows of 256-byte rows */
     HAS(out, "\"shuffle_chunk\": 512");
     HAS(out, "\"bytes_per_epoch\": 7680000");
+    HAS(out, "\"stream_pages\": \"");
     free(out);
     snprintf(cmd, sizeof cmd, "train %s -o %s --epochs 3 --shuffle --shuffle-chunk 512 --json",
              data, m2);
@@ -363,6 +403,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, dense_same_model);
     tcase_add_test(tc, dense_pieces_same_model);
+    tcase_add_test(tc, every_arrival_same_model);
     tcase_add_test(tc, sparse_same_model);
     tcase_add_test(tc, multiclass_same_model);
     tcase_add_test(tc, window_is_the_default_chunk);

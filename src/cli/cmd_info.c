@@ -195,6 +195,7 @@ int cmd_info(int argc, char **argv)
         json_int(&j, "bytes", (long long)in.bytes);
         json_str(&j, "data_mode", in.streamed ? "streamed" : "in memory");
         if (in.streamed) json_int(&j, "stream_rows", (long long)in.stream_rows);
+        if (in.stream_pages) json_str(&j, "stream_pages", in.stream_pages);
         json_num(&j, "load_seconds", secs);
         if (in.has_truth) {
             json_str(&j, "generator", in.kind);
@@ -234,7 +235,8 @@ int cmd_info(int argc, char **argv)
                    in.truth_gamma > 0 ? (in.truth_R / in.truth_gamma) * (in.truth_R / in.truth_gamma) : 0.0);
         if (in.streamed)
             printf("  streamed: over the memory budget (--mem-mb), read from the file %zu rows "
-                   "at a time; the online and batch paths train on it so\n", in.stream_rows);
+                   "at a time (pages %s); the online and batch paths train on it so\n",
+                   in.stream_rows, in.stream_pages);
         printf("  read in %.3f s\n", secs);
     }
     free(counts);

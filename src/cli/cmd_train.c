@@ -467,6 +467,7 @@ static void print_json(const train_result *t)
     json_int(&j, "bytes_per_epoch", (long long)t->data.bytes *
              (p->path == PT_PATH_BATCH && p->batch_impl == PT_BATCH_GEMV ? 2 : 1));
     if (t->data.streamed) json_int(&j, "stream_rows", (long long)t->data.stream_rows);
+    if (t->data.stream_pages) json_str(&j, "stream_pages", t->data.stream_pages);
     if (p->shuffle && (p->shuffle_chunk || t->data.streamed))
         json_int(&j, "shuffle_chunk",
                  (long long)(p->shuffle_chunk ? p->shuffle_chunk : t->data.stream_rows));
@@ -592,8 +593,8 @@ static void print_text(const train_result *t)
                pt_scale_kind_name(p->scale));
     if (o->class_weight) printf("class weights %s\n", o->class_weight);
     if (t->data.streamed)
-        printf("data streamed from %s (over --mem-mb), %zu rows a window%s\n", o->file,
-               t->data.stream_rows,
+        printf("data streamed from %s (over --mem-mb), %zu rows a window (pages %s)%s\n", o->file,
+               t->data.stream_rows, t->data.stream_pages,
                p->shuffle && !p->shuffle_chunk ? ", shuffled in chunks of that many rows" : "");
     if (p->init_random)
         printf("started from random weights (uniform in [0, 1), seed %llu)\n",
@@ -1037,6 +1038,7 @@ int cmd_train(int argc, char **argv)
     if (o.json) pt_dataset_get_info(ds, &res.data); /* a pass over the data (for R) */
     res.data.streamed = pt_dataset_streamed(ds) > 0;
     res.data.stream_rows = pt_dataset_streamed(ds);
+    res.data.stream_pages = pt_dataset_stream_pages(ds);
     if (o.json) print_json(&res);
     else if (!o.quiet) print_text(&res);
     rc = interrupted || got_signal ? signal_status() : EXIT_OK;

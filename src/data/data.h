@@ -62,6 +62,9 @@ struct pt_dataset {
 pt_window *pt_window_new(size_t rows, size_t row_bytes, int fd);
 void pt_window_free(pt_window *w);
 size_t pt_window_rows(const pt_window *w);
+/* Tests: the way ds's pages arrive from now on, whatever the probe found ("copied" where no
+ * copy can be made means "populated"). */
+void pt_window_force_arrival(const pt_dataset *ds, const char *how);
 /* Advice on the pages of [p, p + bytes) inside ds's mapping (nothing when ds is not streamed):
  * fetch reads them in ahead of use, drop releases them (rounded outward to whole pages: a
  * dropped page is read back from the file on its next use, so this is always safe). */
@@ -84,6 +87,7 @@ typedef struct pt_window_pos {
     int next_buf;      /* the next window's, being read ahead: its buffer + 1, or 0 */
     size_t next_lo, next_hi;
     bool in_place;     /* in file order: pieces read in place, not windows read ahead */
+    bool ahead;        /* rows [next_lo, next_hi) are being brought in on the mapping */
 } pt_window_pos;
 /* Move to row i's window; next: a row of the window the walker takes after it (SIZE_MAX:
  * none), which is read ahead meanwhile. pt_window_move reads ahead the rows after i's. */

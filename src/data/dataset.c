@@ -119,9 +119,9 @@ void pt_dataset_free(pt_dataset *ds)
     pt_free(ds->u8_m);
     pt_free(ds->u8_rh);
     pt_free(ds->u8_rl);
+    pt_window_free(ds->win); /* (its reader thread may be working on the mapping) */
     if (ds->map) munmap(ds->map, ds->map_len);
     pt_free(ds->shard_rowptr);
-    pt_window_free(ds->win);
     pt_free(ds->cls);
     pt_free(ds->y);
     pt_names_free(ds->class_names, ds->nclass);
@@ -429,6 +429,7 @@ void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info)
     info->R = sqrt(r2);
     info->streamed = ds->win != NULL;
     info->stream_rows = pt_dataset_streamed(ds);
+    info->stream_pages = pt_dataset_stream_pages(ds);
     info->layout = ds->layout;
     info->bytes = ds->layout == PT_LAYOUT_SPARSE ? pt_sparse_bytes(ds->n, (size_t)ds->rowptr[ds->n])
                                                   : pt_dtype_bytes(ds->n, ds->d, ds->dtype);

@@ -3,23 +3,28 @@
  * being read in, walked a window of rows at a time, so that what stays resident is about one
  * window per walker, whatever the file's size.
  *
- * Dense rows come in by copy: a window's rows are read (pread) into a buffer of the walker's,
- * and pt_window_row points there; a reader thread reads the next window (the rows after, or
- * the one the walker names) into a second buffer while the walker works on this one. A walk
- * in file order (no rows of its own) reads ahead only while the reader keeps up: once it
- * reaches a window not read yet (the reader thread has no core of its own on a busy machine,
- * or copies slower than the walker computes), it reads pieces of PIECE_BYTES in place for the
- * rest of the walk, each into the same buffer, which stays in the core's L2; a walk of a range
- * of rows (the batch path's chunks, shorter than a window or two) reads in place from the
- * start. On the 2-core VM at load 7-8 (online epoch, 205 MB, --mem-mb 64, one thread, 12
- * interleaved runs), reading ahead took 51 ms median, pieces of 256 KiB in place 41 ms, pieces
- * of 1 MiB read ahead 84 ms; when the second core was free, reading ahead matched the
- * in-memory epoch (16 ms).
- * Mapping the page cache's pages instead costs about 1 us a 4 KiB page on these virtual machines
- * (faults or MADV_POPULATE_READ alike), four to ten times what the copy costs; and moving a
- * buffer over the mapping (mremap) cost 0.5 us a page. The sparse arrays, and dense rows where
- * a copy cannot be made, come in by advice on the mapping: MADV_POPULATE_READ (WILLNEED where
- * the kernel lacks it) as a window begins, MADV_DONTNEED as it ends.
+ * How a window's pages arrive is measured once per dataset (probe_arrival, on the first window:
+ * each way timed on the same 4 MiB of the file, the cheapest kept), because which is cheapest
+ * depends on the kernel more than on the hardware:
+ *  - faults: the walker reads the mapping and the kernel maps the page cache's pages as it
+ *    faults (MADV_WILLNEED as a window begins starts the read-ahead of a file not in the page
+ *    cache), MADV_DONTNEED as it ends. On Linux 6.18 with ext4's large folios a fault maps a
+ *    whole folio: 205 MB of page cache walked so took 1.05-1.15x the in-memory walk on the
+ *    2-core VM, where a copy took 2-2.9x.
+ *  - copied (dense float32 only): a window's rows are read (pread) into a buffer of the
+ *    walker's, and pt_window_row points there; a reader thread reads the next window (the rows
+ *    after, or the one the walker names) into a second buffer while the walker works on this
+ *    one. A walk in file order (no rows of its own) reads ahead only while the reader keeps up:
+ *    once it reaches a window not read yet (the reader thread has no core of its own on a busy
+ *    machine, or copies slower than the walker computes), it reads pieces of PIECE_BYTES in
+ *    place for the rest of the walk, each into the same buffer, which stays in the core's L2; a
+ *    walk of a range of rows (the batch path's chunks, shorter than a window or two) reads in
+ *    place from the start. On an earlier kernel of these virtual machines mapping the page
+ *    cache's pages cost about 1 us a 4 KiB page (faults or MADV_POPULATE_READ alike), four to
+ *    ten times what the copy cost, and this was the way.
+ *  - populated: the walker reads the mapping, MADV_POPULATE_READ (WILLNEED where the kernel
+ *    lacks it) as a window begins, MADV_DONTNEED as it ends: where faults cost more than one
+ *    populate call and no copy can be made (sparse and compact rows).
  *
  * Dropping file pages is always safe: the mapping is private and read-only, so a dropped page
  * holds nothing but the file's bytes, and a later read (another thread's at a window's edge, or
@@ -27,6 +32,7 @@
  * advice ranges are rounded outward to whole pages, and threads may drop ranges that touch.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -43,6 +49,15 @@
 /* Cleared when the kernel refuses MADV_POPULATE_READ (before Linux 5.14): WILLNEED then. */
 static atomic_bool populate_works = true;
 
+/* How a window's pages arrive (see the top); ARRIVE_UNKNOWN until the first window probes. */
+enum { ARRIVE_UNKNOWN, ARRIVE_COPY, ARRIVE_POPULATE, ARRIVE_FAULT };
+/* Map jobs waiting for the reader thread at most (a walker that finds the ring full does
+ * its drop itself and fetches nothing ahead). */
+#define MAX_JOBS 16
+/* The bytes the probe times each way: enough pages (1,024) for a fault's cost to show, few
+ * enough to cost a few milliseconds once. */
+#define PROBE_BYTES ((size_t)4 << 20)
+
 /* Buffers: each walker holds its window's and the next one's (the batch path's threads walk
  * at once). */
 #define MAX_BUFFERS 16
@@ -54,7 +69,7 @@ static atomic_bool populate_works = true;
 enum { B_FREE, B_HELD, B_QUEUED, B_READING, B_READ, B_FAILED };
 
 struct pt_window {
-    size_t rows, page;
+    size_t rows, page, huge;
     size_t piece_rows; /* the rows of a piece read in place (at most rows) */
     int fd;           /* the file, for the copies (-1: advice only) */
     pthread_mutex_t lock;
@@ -65,10 +80,37 @@ struct pt_window {
     bool orphan[MAX_BUFFERS]; /* its walker went elsewhere: free once read */
     off_t off[MAX_BUFFERS];
     size_t len[MAX_BUFFERS];
-    pthread_t reader; /* reads the queued buffers: the next windows, while walkers compute */
+    pthread_t reader; /* reads the queued buffers (the next windows, while walkers compute),
+                       * and runs the map jobs */
     bool reader_started, quit;
+    /* map jobs, in order (a ring): drop rows [drop_lo, drop_hi), then bring [lo, hi) in */
+    struct map_job {
+        size_t drop_lo, drop_hi, lo, hi;
+    } jobs[MAX_JOBS];
+    size_t job_head, jobs_queued;
+    /* the matrix the jobs walk: a copy of the first walker's dataset, whose matrix, mapping
+     * and window every view of it shares (a view, such as one class's labels, may be gone by
+     * the time its jobs run) */
+    bool have_matrix;
+    pt_dataset matrix;
     atomic_bool copy_fails; /* a read failed once: advice from then on */
+    atomic_int arrive;      /* ARRIVE_*: chosen by probe_arrival, or forced */
+    double probe_ms[4];     /* the probe's times for 4 MiB, by ARRIVE_* (0: not timed) */
 };
+
+/* The size of a page mapped whole (a transparent huge page), for rounding drops: the
+ * kernel's, when it says one and it is a small multiple of the page; else the page. */
+static size_t huge_page_bytes(size_t page)
+{
+    size_t huge = 0;
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+    if (f) {
+        unsigned long long v;
+        if (fscanf(f, "%llu", &v) == 1) huge = (size_t)v;
+        fclose(f);
+    }
+    return huge >= page && huge <= ((size_t)32 << 20) && huge % page == 0 ? huge : page;
+}
 
 pt_window *pt_window_new(size_t rows, size_t row_bytes, int fd)
 {
@@ -84,6 +126,7 @@ pt_window *pt_window_new(size_t rows, size_t row_bytes, int fd)
     if (w->piece_rows > w->rows) w->piece_rows = w->rows;
     long page = sysconf(_SC_PAGESIZE);
     w->page = page > 0 ? (size_t)page : 4096;
+    w->huge = huge_page_bytes(w->page);
     w->fd = fd;
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->cv, NULL);
@@ -126,24 +169,39 @@ static bool pages(const pt_dataset *ds, const void *p, size_t bytes, unsigned ch
     return true;
 }
 
+static int arrival(const pt_dataset *ds);
+
 void pt_window_fetch(const pt_dataset *ds, const void *p, size_t bytes)
 {
     unsigned char *a;
     size_t len;
     if (!ds->win || !pages(ds, p, bytes, &a, &len)) return;
     /* only advice: a failure leaves the faults to bring the pages in */
-    if (atomic_load_explicit(&populate_works, memory_order_relaxed)) {
+    if (arrival(ds) != ARRIVE_FAULT &&
+        atomic_load_explicit(&populate_works, memory_order_relaxed)) {
         if (madvise(a, len, MADV_POPULATE_READ) == 0) return;
         if (errno == EINVAL) atomic_store(&populate_works, false);
     }
     (void)madvise(a, len, MADV_WILLNEED);
 }
 
+/* Drops are rounded outward to whole huge pages: a drop that ends inside a page mapped whole
+ * (a 2 MiB folio of the page cache) would split its mapping first, a TLB flush on every CPU
+ * of the process each time (on the 2-core VM that split, its interprocessor interrupts and
+ * the faults waiting on it took a third of a streamed batch pass). A neighbouring window
+ * that loses a page this way faults it back in. */
 void pt_window_drop(const pt_dataset *ds, const void *p, size_t bytes)
 {
     unsigned char *a;
     size_t len;
-    if (ds->win && pages(ds, p, bytes, &a, &len)) (void)madvise(a, len, MADV_DONTNEED);
+    if (!ds->win || !pages(ds, p, bytes, &a, &len)) return;
+    const uintptr_t huge = ds->win->huge, base = (uintptr_t)ds->map, end = base + ds->map_len;
+    uintptr_t lo = (uintptr_t)a, hi = lo + len;
+    lo -= lo % huge;
+    hi += (huge - hi % huge) % huge;
+    lo = lo < base ? base : lo;
+    hi = hi > end ? end : hi;
+    (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
 /* The byte ranges of rows [r0, r0 + rows): the dense rows (any element type), or the offsets, columns and
@@ -187,15 +245,105 @@ static bool read_at(int fd, void *to, size_t len, off_t off)
     return true;
 }
 
-/* The reader thread: reads queued buffers in turn, until pt_window_free. */
+/* One read every TOUCH_STEP bytes of [p, p + bytes) inside ds's mapping: each fault maps the
+ * page cache's pages around it (Linux's fault-around: 64 KiB by default, or the whole large
+ * folio); what a read leaves unmapped the walker's own faults map. */
+#define TOUCH_STEP ((size_t)64 << 10)
+static void touch_pages(const pt_dataset *ds, const void *p, size_t bytes)
+{
+    unsigned char *a;
+    size_t len;
+    if (!pages(ds, p, bytes, &a, &len)) return;
+    unsigned char sink = 0;
+    for (size_t k = 0; k < len; k += TOUCH_STEP) sink ^= *(const volatile unsigned char *)(a + k);
+    sink ^= *(const volatile unsigned char *)(a + len - 1);
+    (void)sink;
+}
+
+static void populate_pages(const pt_dataset *ds, const void *p, size_t bytes)
+{
+    unsigned char *a;
+    size_t len;
+    if (!pages(ds, p, bytes, &a, &len)) return;
+    if (atomic_load_explicit(&populate_works, memory_order_relaxed)) {
+        if (madvise(a, len, MADV_POPULATE_READ) == 0) return;
+        if (errno == EINVAL) atomic_store(&populate_works, false);
+    }
+    (void)madvise(a, len, MADV_WILLNEED);
+}
+
+/* The reader thread's drops wait in *lo, *hi while the next ones continue them, up to a
+ * window's rows: each drop call flushes the TLB of every CPU of the process (an
+ * interprocessor interrupt), and the batch path's chunks are smaller than windows. */
+static void flush_drops(const pt_dataset *ds, size_t *lo, size_t *hi)
+{
+    if (*hi > *lo) each_range(ds, *lo, *hi - *lo, pt_window_drop);
+    *lo = *hi = 0;
+}
+
+static void run_map_job(const pt_dataset *ds, const struct map_job *j, size_t *dlo, size_t *dhi)
+{
+    if (j->drop_hi > j->drop_lo) {
+        if (*dhi > *dlo && (j->drop_lo != *dhi || *dhi - *dlo >= ds->win->rows))
+            flush_drops(ds, dlo, dhi);
+        if (*dhi == *dlo) *dlo = j->drop_lo;
+        *dhi = j->drop_hi;
+    }
+    if (j->hi > j->lo)
+        each_range(ds, j->lo, j->hi - j->lo,
+                   atomic_load(&ds->win->arrive) == ARRIVE_FAULT ? touch_pages : populate_pages);
+}
+
+static bool start_reader(pt_window *w);
+
+/* Queue a map job (rows [drop_lo, drop_hi) to drop, [lo, hi) to bring in); false when the
+ * ring is full or no reader thread runs (the caller then drops what it must itself). */
+static bool queue_job(const pt_dataset *ds, size_t drop_lo, size_t drop_hi, size_t lo, size_t hi)
+{
+    pt_window *w = ds->win;
+    bool ok = false;
+    pthread_mutex_lock(&w->lock);
+    if (w->jobs_queued < MAX_JOBS && start_reader(w)) {
+        if (!w->have_matrix) {
+            w->matrix = *ds;
+            w->have_matrix = true;
+        }
+        w->jobs[(w->job_head + w->jobs_queued) % MAX_JOBS] =
+            (struct map_job){.drop_lo = drop_lo, .drop_hi = drop_hi, .lo = lo, .hi = hi};
+        w->jobs_queued++;
+        pthread_cond_broadcast(&w->cv);
+        ok = true;
+    }
+    pthread_mutex_unlock(&w->lock);
+    return ok;
+}
+
+/* The reader thread: reads queued buffers in turn, and runs the map jobs, until
+ * pt_window_free. */
 static void *reader_main(void *arg)
 {
     pt_window *w = arg;
+    size_t dlo = 0, dhi = 0; /* drops waiting (flush_drops) */
     pthread_mutex_lock(&w->lock);
     while (!w->quit) {
         int b = -1;
         for (int k = 0; k < MAX_BUFFERS && b < 0; k++)
             if (w->state[k] == B_QUEUED) b = k;
+        if (b < 0 && w->jobs_queued) {
+            struct map_job j = w->jobs[w->job_head];
+            w->job_head = (w->job_head + 1) % MAX_JOBS;
+            w->jobs_queued--;
+            pthread_mutex_unlock(&w->lock);
+            run_map_job(&w->matrix, &j, &dlo, &dhi);
+            pthread_mutex_lock(&w->lock);
+            continue;
+        }
+        if (b < 0 && dhi > dlo) { /* nothing queued: the drops waiting go now */
+            pthread_mutex_unlock(&w->lock);
+            flush_drops(&w->matrix, &dlo, &dhi);
+            pthread_mutex_lock(&w->lock);
+            continue;
+        }
         if (b < 0) {
             pthread_cond_wait(&w->cv, &w->lock);
             continue;
@@ -253,16 +401,20 @@ static void drop_next(pt_window *w, pt_window_pos *at)
     at->next_buf = 0;
 }
 
+/* The reader thread, started on first use; false if it cannot be. Under the lock. */
+static bool start_reader(pt_window *w)
+{
+    if (!w->reader_started && pthread_create(&w->reader, NULL, reader_main, w) == 0)
+        w->reader_started = true;
+    return w->reader_started;
+}
+
 /* Queue the read of dense rows [lo, hi) as at's next window. Under the lock. */
 static void queue_next(const pt_dataset *ds, pt_window_pos *at, size_t lo, size_t hi)
 {
     pt_window *w = ds->win;
     size_t len = (hi - lo) * ds->stride * sizeof(float);
-    if (hi <= lo) return;
-    if (!w->reader_started) {
-        if (pthread_create(&w->reader, NULL, reader_main, w) != 0) return;
-        w->reader_started = true;
-    }
+    if (hi <= lo || !start_reader(w)) return;
     int b = take_buffer(w, len);
     if (b < 0) return;
     w->state[b] = B_QUEUED;
@@ -274,10 +426,131 @@ static void queue_next(const pt_dataset *ds, pt_window_pos *at, size_t lo, size_
     pthread_cond_broadcast(&w->cv);
 }
 
-/* Whether ds's rows come in by copy (dense float32 from a readable file). */
-static bool copies(const pt_dataset *ds)
+/* Whether a copy can be made of ds's rows (dense float32 from a readable file). */
+static bool can_copy(const pt_dataset *ds)
 {
     return ds->win->fd >= 0 && ds->X && !atomic_load(&ds->win->copy_fails);
+}
+
+/* Reads every cache line of [a, a + len) (the walker's reads, for the probe). */
+static uint64_t read_lines(const unsigned char *a, size_t len)
+{
+    uint64_t sum = 0;
+    for (size_t k = 0; k + sizeof sum <= len; k += 64) sum += *(const volatile uint64_t *)(a + k);
+    return sum;
+}
+
+/* Seconds for the pages of [a, a + len) to arrive one way and be read once, from the page
+ * cache (the mapping's pages dropped first). */
+static double time_arrival(const pt_dataset *ds, int how, unsigned char *a, size_t len,
+                           unsigned char *scratch, uint64_t *sink)
+{
+    pt_window *w = ds->win;
+    (void)madvise(a, len, MADV_DONTNEED);
+    double t0 = pt_now();
+    if (how == ARRIVE_COPY) {
+        if (!read_at(w->fd, scratch, len, (off_t)(a - (unsigned char *)ds->map))) return -1.0;
+        *sink += read_lines(scratch, len);
+    } else {
+        if (how == ARRIVE_POPULATE && madvise(a, len, MADV_POPULATE_READ) != 0) return -1.0;
+        *sink += read_lines(a, len);
+    }
+    double dt = pt_now() - t0;
+    (void)madvise(a, len, MADV_DONTNEED);
+    return dt;
+}
+
+/* Times each way a window's pages can arrive on up to PROBE_BYTES at the matrix's start (read
+ * once first, so the page cache holds them: the probe compares the ways, not the disk), three
+ * rounds, and keeps the fastest of each; returns the cheapest way. Under w->lock. */
+static int probe_arrival(const pt_dataset *ds)
+{
+    pt_window *w = ds->win;
+    const void *start = ds->layout == PT_LAYOUT_SPARSE ? (const void *)ds->col
+                        : ds->X                      ? (const void *)ds->X
+                                                     : pt_compact_row(ds, 0);
+    size_t bytes = ds->layout == PT_LAYOUT_SPARSE
+                       ? (size_t)ds->rowptr[ds->n] * sizeof(uint32_t)
+                       : ds->n * ds->stride * pt_elem_bytes(ds->dtype);
+    unsigned char *a;
+    size_t len;
+    /* whole huge pages where the matrix has them (a drop inside one would split its mapping) */
+    uintptr_t lo = (uintptr_t)start, hi = lo + bytes, al = lo + (w->huge - lo % w->huge) % w->huge;
+    if (hi > al && hi - al >= PROBE_BYTES) {
+        start = (const void *)al;
+        bytes = PROBE_BYTES;
+    } else if (bytes > PROBE_BYTES) {
+        bytes = PROBE_BYTES;
+    }
+    if (!pages(ds, start, bytes, &a, &len) || len < 16 * w->page) return ARRIVE_POPULATE;
+    const bool copy = can_copy(ds);
+    unsigned char *scratch = copy ? pt_alloc(len, "stream probe") : NULL;
+    uint64_t sink = read_lines(a, len); /* into the page cache */
+    if (scratch) sink += read_lines(memset(scratch, 0, len), len);
+    double best[4] = {0};
+    for (int round = 0; round < 3; round++)
+        for (int how = ARRIVE_COPY; how <= ARRIVE_FAULT; how++) {
+            if (how == ARRIVE_COPY && !scratch) continue;
+            double t = time_arrival(ds, how, a, len, scratch, &sink);
+            if (t >= 0.0 && (best[how] == 0.0 || t < best[how])) best[how] = t > 0.0 ? t : 1e-9;
+        }
+    pt_free(scratch);
+    int pick = ARRIVE_FAULT;
+    for (int how = ARRIVE_COPY; how <= ARRIVE_FAULT; how++) {
+        if (best[how] > 0.0 && best[how] < best[pick]) pick = how;
+        w->probe_ms[how] = best[how] * 1e3 * (double)PROBE_BYTES / (double)len;
+    }
+    pt_log(PT_LOG_INFO,
+           "streamed windows: pages %s (for 4 MiB: copied %.2f ms, populated %.2f ms, faulted "
+           "%.2f ms)",
+           pick == ARRIVE_COPY ? "copied" : pick == ARRIVE_POPULATE ? "populated" : "faulted in",
+           w->probe_ms[ARRIVE_COPY], w->probe_ms[ARRIVE_POPULATE], w->probe_ms[ARRIVE_FAULT]);
+    (void)sink;
+    return pick;
+}
+
+/* How ds's window pages arrive: probed on the first call. */
+static int arrival(const pt_dataset *ds)
+{
+    pt_window *w = ds->win;
+    int a = atomic_load_explicit(&w->arrive, memory_order_acquire);
+    if (a != ARRIVE_UNKNOWN) return a;
+    pthread_mutex_lock(&w->lock);
+    a = atomic_load(&w->arrive);
+    if (a == ARRIVE_UNKNOWN) {
+        a = probe_arrival(ds);
+        atomic_store_explicit(&w->arrive, a, memory_order_release);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return a;
+}
+
+void pt_window_force_arrival(const pt_dataset *ds, const char *how)
+{
+    if (!ds->win) return;
+    int a = strcmp(how, "copied") == 0      ? ARRIVE_COPY
+            : strcmp(how, "populated") == 0 ? ARRIVE_POPULATE
+                                             : ARRIVE_FAULT;
+    atomic_store(&ds->win->arrive, a);
+}
+
+const char *pt_dataset_stream_pages(const pt_dataset *ds)
+{
+    if (!ds->win) return NULL;
+    switch (arrival(ds)) {
+    case ARRIVE_COPY:
+        return can_copy(ds) ? "copied" : "populated";
+    case ARRIVE_POPULATE:
+        return "populated";
+    default:
+        return "faulted";
+    }
+}
+
+/* Whether ds's rows come in by copy. */
+static bool copies(const pt_dataset *ds)
+{
+    return can_copy(ds) && arrival(ds) == ARRIVE_COPY;
 }
 
 /* Whether at's read-ahead holds row i and is not read yet. */
@@ -288,6 +561,19 @@ static bool ahead_late(pt_window *w, const pt_window_pos *at, size_t i)
     const int st = w->state[at->next_buf - 1];
     pthread_mutex_unlock(&w->lock);
     return st == B_QUEUED || st == B_READING;
+}
+
+/* The window after at's that holds row next_lo, [*lo, *hi), clipped to the walk's range; false
+ * if next_lo is past it (SIZE_MAX: none). */
+static bool next_window(const pt_dataset *ds, const pt_window_pos *at, size_t next_lo, size_t *lo,
+                        size_t *hi)
+{
+    const size_t end = at->to ? at->to : ds->n, rows = at->rows ? at->rows : ds->win->rows;
+    if (next_lo >= end) return false;
+    *lo = next_lo - next_lo % rows;
+    *hi = end - *lo < rows ? end : *lo + rows;
+    if (*lo < at->from) *lo = at->from;
+    return true;
 }
 
 /* Dense rows [lo, hi) in a buffer: the read-ahead's when it read them, else read now; then
@@ -324,15 +610,40 @@ static bool copy_in(const pt_dataset *ds, pt_window_pos *at, size_t next_lo)
     }
     at->buf = b + 1;
     at->copy = w->buf[b];
-    if (next_lo < (at->to ? at->to : ds->n)) {
-        const size_t rows = at->rows ? at->rows : w->rows, end = at->to ? at->to : ds->n;
-        size_t lo = next_lo - next_lo % rows, hi = end - lo < rows ? end : lo + rows;
-        if (lo < at->from) lo = at->from;
+    size_t lo, hi;
+    if (next_window(ds, at, next_lo, &lo, &hi)) {
         pthread_mutex_lock(&w->lock);
         queue_next(ds, at, lo, hi);
         pthread_mutex_unlock(&w->lock);
     }
     return true;
+}
+
+/* Rows read in the mapping (no copy): the reader thread brings the next window's pages in
+ * (next_lo: its first row, SIZE_MAX: none) while the walker works on this one, the walker's own
+ * faults taking whatever it has not reached; a window brought in that the walker did not take
+ * is dropped. Where faults cost more than a populate call (ARRIVE_POPULATE), a window not
+ * brought in ahead is populated now. */
+static void map_in(const pt_dataset *ds, pt_window_pos *at, size_t next_lo)
+{
+    const bool ahead = at->ahead && at->next_lo == at->lo && at->next_hi == at->hi;
+    if (at->ahead && !ahead && !queue_job(ds, at->next_lo, at->next_hi, 0, 0))
+        pt_window_leave(ds, at->next_lo, at->next_hi - at->next_lo);
+    at->ahead = false;
+    if (!ahead && arrival(ds) != ARRIVE_FAULT) pt_window_enter(ds, at->lo, at->hi - at->lo);
+    size_t lo, hi;
+    if (next_window(ds, at, next_lo, &lo, &hi)) {
+        if (queue_job(ds, 0, 0, lo, hi)) {
+            at->ahead = true;
+            at->next_lo = lo;
+            at->next_hi = hi;
+        }
+    } else if (at->to && next_lo == at->to && at->to < ds->n) {
+        /* the last window of a range walked in order: the rows after it are brought in for
+         * the walk that takes them next (the batch path's next chunk), which drops them */
+        const size_t rows = at->rows ? at->rows : ds->win->rows;
+        (void)queue_job(ds, 0, 0, at->to, ds->n - at->to < rows ? ds->n : at->to + rows);
+    }
 }
 
 /* Release at's window (its buffer, or its pages); the read-ahead stays. */
@@ -342,8 +653,8 @@ static void window_release(const pt_dataset *ds, pt_window_pos *at)
         pthread_mutex_lock(&ds->win->lock);
         ds->win->state[at->buf - 1] = B_FREE;
         pthread_mutex_unlock(&ds->win->lock);
-    } else if (at->hi > at->lo) {
-        pt_window_leave(ds, at->lo, at->hi - at->lo);
+    } else if (at->hi > at->lo && !queue_job(ds, at->lo, at->hi, 0, 0)) {
+        pt_window_leave(ds, at->lo, at->hi - at->lo); /* (dropped by the reader thread, in order) */
     }
     at->buf = 0;
     at->copy = NULL;
@@ -365,7 +676,7 @@ void pt_window_move_to(const pt_dataset *ds, pt_window_pos *at, size_t i, size_t
     at->hi = end - at->lo < rows ? end : at->lo + rows;
     if (at->lo < at->from) at->lo = at->from;
     if (next == SIZE_MAX - 1) next = piece ? SIZE_MAX : at->hi; /* in order: the rows after */
-    if (!copy_in(ds, at, next)) pt_window_enter(ds, at->lo, at->hi - at->lo);
+    if (!copy_in(ds, at, next)) map_in(ds, at, next);
 }
 
 void pt_window_move(const pt_dataset *ds, pt_window_pos *at, size_t i)
@@ -377,6 +688,9 @@ void pt_window_end(const pt_dataset *ds, pt_window_pos *at)
 {
     if (!ds->win) return;
     window_release(ds, at);
+    if (at->ahead && !queue_job(ds, at->next_lo, at->next_hi, 0, 0))
+        pt_window_leave(ds, at->next_lo, at->next_hi - at->next_lo);
+    at->ahead = false;
     pthread_mutex_lock(&ds->win->lock);
     drop_next(ds->win, at);
     pthread_mutex_unlock(&ds->win->lock);
