@@ -3,7 +3,9 @@
  * into memory, on every path that streams (online in all variants, one-vs-rest and the
  * multiclass perceptron, batch), in both layouts, in order and shuffled in chunks; the kernel
  * path refuses it; its checksums are verified; the chunked order is what ptron.h says. */
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -171,6 +173,80 @@ START_TEST(every_arrival_same_model)
         pt_dataset_free(str);
         pt_dataset_free(ds);
     }
+}
+END_TEST
+
+/* KiB of the mapping that holds p resident in this process (/proc/self/smaps). */
+static long mapped_kib(const void *p)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    ck_assert(f);
+    char line[512];
+    long kib = -1;
+    bool in = false;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+            continue;
+        }
+        if (in && strncmp(line, "Rss:", 4) == 0) {
+            kib = atol(line + 4);
+            break;
+        }
+    }
+    fclose(f);
+    ck_assert_msg(kib >= 0, "no mapping holds %p", p);
+    return kib;
+}
+
+/* A streamed run leaves nothing of the matrix mapped once its walks are done, whatever walks
+ * it (one-vs-rest walks views of the dataset, which have their own labels but no mapping of
+ * their own), and however its pages arrived: 4 MiB matrices in windows of 64 KiB. */
+START_TEST(streamed_runs_drop_their_windows)
+{
+    for (int l = 0; l < 2; l++)
+        for (int classes = 2; classes <= 4; classes += 2) {
+            pt_dataset *ds = l ? generate(PT_GEN_SPARSE, 40000, 300, 0)
+                               : classes > 2 ? generate(PT_GEN_BLOBS, 16000, 60, 4)
+                                             : generate(PT_GEN_NOISY, 16000, 60, 0),
+                       *mem, *str;
+            if (l && classes > 2) {
+                pt_dataset_free(ds);
+                continue; /* (the sparse generator makes two classes) */
+            }
+            both(ds, l ? PT_LAYOUT_SPARSE : PT_LAYOUT_DENSE, (size_t)512 << 10, &mem, &str);
+            const void *matrix;
+            if (l) {
+                const uint64_t *rp;
+                const uint32_t *col;
+                const float *val;
+                ck_assert_int_eq(pt_dataset_csr(str, &rp, &col, &val), PT_OK);
+                matrix = col;
+            } else {
+                matrix = pt_dataset_row_const(str, 0);
+            }
+            static const char *ways[] = {"faulted", "populated", "copied"};
+            for (int k = 0; k < 3; k++)
+                for (int path = 0; path < 2; path++) {
+                    pt_window_force_arrival(str, ways[k]);
+                    pt_train_params p;
+                    pt_train_params_init(&p);
+                    p.epochs = 2;
+                    p.path = path ? PT_PATH_BATCH : PT_PATH_ONLINE;
+                    pt_model *m = NULL;
+                    ck_assert_msg(pt_train(str, &p, &m, NULL) == PT_OK, "%s", pt_last_error());
+                    pt_model_free(m);
+                    pt_window_settle(str);
+                    long kib = mapped_kib(matrix);
+                    ck_assert_msg(kib <= 1024, "%s %s, %d classes, pages %s: %ld KiB of the "
+                                  "matrix still mapped", l ? "sparse" : "dense",
+                                  path ? "batch" : "online", classes, ways[k], kib);
+                }
+            pt_dataset_free(mem);
+            pt_dataset_free(str);
+            pt_dataset_free(ds);
+        }
 }
 END_TEST
 
@@ -404,6 +480,7 @@ static Suite *suite(void)
     tcase_add_test(tc, dense_same_model);
     tcase_add_test(tc, dense_pieces_same_model);
     tcase_add_test(tc, every_arrival_same_model);
+    tcase_add_test(tc, streamed_runs_drop_their_windows);
     tcase_add_test(tc, sparse_same_model);
     tcase_add_test(tc, multiclass_same_model);
     tcase_add_test(tc, window_is_the_default_chunk);

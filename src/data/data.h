@@ -58,13 +58,16 @@ struct pt_dataset {
 /* --------------------------------------------- streamed datasets (window.c) */
 
 /* A window of `rows` rows of about row_bytes each over the file open as fd (taken: closed by
- * pt_window_free; -1: none, the pages then come in by advice only); NULL + error on failure. */
-pt_window *pt_window_new(size_t rows, size_t row_bytes, int fd);
+ * pt_window_free; -1: none, the pages then come in by advice only), mapped at map (map_len
+ * bytes, the dataset's mapping, which the window outlives never); NULL + error on failure. */
+pt_window *pt_window_new(const void *map, size_t map_len, size_t rows, size_t row_bytes, int fd);
 void pt_window_free(pt_window *w);
 size_t pt_window_rows(const pt_window *w);
 /* Tests: the way ds's pages arrive from now on, whatever the probe found ("copied" where no
  * copy can be made means "populated"). */
 void pt_window_force_arrival(const pt_dataset *ds, const char *how);
+/* Tests: returns once the reader thread has done every job queued (the drops included). */
+void pt_window_settle(const pt_dataset *ds);
 /* Advice on the pages of [p, p + bytes) inside ds's mapping (nothing when ds is not streamed):
  * fetch reads them in ahead of use, drop releases them (rounded outward to whole pages: a
  * dropped page is read back from the file on its next use, so this is always safe). */

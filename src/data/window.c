@@ -51,9 +51,9 @@ static atomic_bool populate_works = true;
 
 /* How a window's pages arrive (see the top); ARRIVE_UNKNOWN until the first window probes. */
 enum { ARRIVE_UNKNOWN, ARRIVE_COPY, ARRIVE_POPULATE, ARRIVE_FAULT };
-/* Map jobs waiting for the reader thread at most (a walker that finds the ring full does
- * its drop itself and fetches nothing ahead). */
-#define MAX_JOBS 16
+/* Map jobs waiting for the reader thread at most (queue_job). */
+#define MAX_JOBS 4
+#define DROPS_WAITING 2
 /* The bytes the probe times each way: enough pages (1,024) for a fault's cost to show, few
  * enough to cost a few milliseconds once. */
 #define PROBE_BYTES ((size_t)4 << 20)
@@ -69,6 +69,8 @@ enum { ARRIVE_UNKNOWN, ARRIVE_COPY, ARRIVE_POPULATE, ARRIVE_FAULT };
 enum { B_FREE, B_HELD, B_QUEUED, B_READING, B_READ, B_FAILED };
 
 struct pt_window {
+    const void *map; /* the file's mapping, map_len bytes */
+    size_t map_len;
     size_t rows, page, huge;
     size_t piece_rows; /* the rows of a piece read in place (at most rows) */
     int fd;           /* the file, for the copies (-1: advice only) */
@@ -83,6 +85,11 @@ struct pt_window {
     pthread_t reader; /* reads the queued buffers (the next windows, while walkers compute),
                        * and runs the map jobs */
     bool reader_started, quit;
+    bool idle; /* the reader thread waits with nothing queued and no drop waiting */
+    /* the rows the reader thread is bringing in now (running_hi > running_lo), and whether a
+     * walker dropped some of them meanwhile (they are dropped again once brought in) */
+    size_t running_lo, running_hi;
+    bool running_dropped;
     /* map jobs, in order (a ring): drop rows [drop_lo, drop_hi), then bring [lo, hi) in */
     struct map_job {
         size_t drop_lo, drop_hi, lo, hi;
@@ -112,7 +119,7 @@ static size_t huge_page_bytes(size_t page)
     return huge >= page && huge <= ((size_t)32 << 20) && huge % page == 0 ? huge : page;
 }
 
-pt_window *pt_window_new(size_t rows, size_t row_bytes, int fd)
+pt_window *pt_window_new(const void *map, size_t map_len, size_t rows, size_t row_bytes, int fd)
 {
     pt_window *w = calloc(1, sizeof *w);
     if (!w) {
@@ -120,6 +127,8 @@ pt_window *pt_window_new(size_t rows, size_t row_bytes, int fd)
         pt_fail(PT_ERR_NOMEM, "cannot allocate a stream window");
         return NULL;
     }
+    w->map = map;
+    w->map_len = map_len;
     w->rows = rows ? rows : 1;
     w->piece_rows = row_bytes ? PIECE_BYTES / row_bytes : w->rows;
     if (w->piece_rows < 1) w->piece_rows = 1;
@@ -159,8 +168,10 @@ static bool pages(const pt_dataset *ds, const void *p, size_t bytes, unsigned ch
                   size_t *len)
 {
     const size_t page = ds->win->page;
-    uintptr_t lo = (uintptr_t)p, hi = lo + bytes, base = (uintptr_t)ds->map,
-              end = base + ds->map_len;
+    /* (the window's own record of the mapping: a view of the dataset, such as one class's
+     * labels, has no map of its own) */
+    uintptr_t lo = (uintptr_t)p, hi = lo + bytes, base = (uintptr_t)ds->win->map,
+              end = base + ds->win->map_len;
     if (bytes == 0 || hi <= base || lo >= end) return false;
     lo = lo < base ? base : lo - (lo - base) % page;
     hi = hi > end ? end : hi;
@@ -195,7 +206,8 @@ void pt_window_drop(const pt_dataset *ds, const void *p, size_t bytes)
     unsigned char *a;
     size_t len;
     if (!ds->win || !pages(ds, p, bytes, &a, &len)) return;
-    const uintptr_t huge = ds->win->huge, base = (uintptr_t)ds->map, end = base + ds->map_len;
+    const uintptr_t huge = ds->win->huge, base = (uintptr_t)ds->win->map,
+                    end = base + ds->win->map_len;
     uintptr_t lo = (uintptr_t)a, hi = lo + len;
     lo -= lo % huge;
     hi += (huge - hi % huge) % huge;
@@ -296,6 +308,22 @@ static void run_map_job(const pt_dataset *ds, const struct map_job *j, size_t *d
 
 static bool start_reader(pt_window *w);
 
+/* A walker drops rows [lo, hi) itself (the reader thread has too many jobs waiting): the
+ * jobs waiting that would bring some of them in are cancelled, and one the reader thread is
+ * running is dropped again once done, so that nothing the walker dropped stays mapped. */
+static void drop_now(const pt_dataset *ds, size_t lo, size_t hi)
+{
+    pt_window *w = ds->win;
+    pthread_mutex_lock(&w->lock);
+    for (size_t q = 0; q < w->jobs_queued; q++) {
+        struct map_job *j = &w->jobs[(w->job_head + q) % MAX_JOBS];
+        if (j->lo < hi && lo < j->hi) j->lo = j->hi = 0;
+    }
+    if (w->running_lo < hi && lo < w->running_hi) w->running_dropped = true;
+    pthread_mutex_unlock(&w->lock);
+    pt_window_leave(ds, lo, hi - lo);
+}
+
 /* Queue a map job (rows [drop_lo, drop_hi) to drop, [lo, hi) to bring in); false when the
  * ring is full or no reader thread runs (the caller then drops what it must itself). */
 static bool queue_job(const pt_dataset *ds, size_t drop_lo, size_t drop_hi, size_t lo, size_t hi)
@@ -303,7 +331,11 @@ static bool queue_job(const pt_dataset *ds, size_t drop_lo, size_t drop_hi, size
     pt_window *w = ds->win;
     bool ok = false;
     pthread_mutex_lock(&w->lock);
-    if (w->jobs_queued < MAX_JOBS && start_reader(w)) {
+    /* Jobs wait for the reader thread only while it keeps up, so that what stays mapped is a
+     * few windows besides the walkers': past DROPS_WAITING a walker drops what it left
+     * itself, past MAX_JOBS it brings nothing in ahead. */
+    const bool drop_only = hi <= lo;
+    if (w->jobs_queued < (drop_only ? DROPS_WAITING : MAX_JOBS) && start_reader(w)) {
         if (!w->have_matrix) {
             w->matrix = *ds;
             w->have_matrix = true;
@@ -329,13 +361,24 @@ static void *reader_main(void *arg)
         int b = -1;
         for (int k = 0; k < MAX_BUFFERS && b < 0; k++)
             if (w->state[k] == B_QUEUED) b = k;
+        w->idle = false;
         if (b < 0 && w->jobs_queued) {
             struct map_job j = w->jobs[w->job_head];
             w->job_head = (w->job_head + 1) % MAX_JOBS;
             w->jobs_queued--;
+            w->running_lo = j.lo;
+            w->running_hi = j.hi;
             pthread_mutex_unlock(&w->lock);
             run_map_job(&w->matrix, &j, &dlo, &dhi);
             pthread_mutex_lock(&w->lock);
+            const bool again = w->running_dropped;
+            w->running_lo = w->running_hi = 0;
+            w->running_dropped = false;
+            if (again) {
+                pthread_mutex_unlock(&w->lock);
+                each_range(&w->matrix, j.lo, j.hi - j.lo, pt_window_drop);
+                pthread_mutex_lock(&w->lock);
+            }
             continue;
         }
         if (b < 0 && dhi > dlo) { /* nothing queued: the drops waiting go now */
@@ -345,6 +388,8 @@ static void *reader_main(void *arg)
             continue;
         }
         if (b < 0) {
+            w->idle = true;
+            pthread_cond_broadcast(&w->cv); /* (pt_window_settle) */
             pthread_cond_wait(&w->cv, &w->lock);
             continue;
         }
@@ -387,7 +432,7 @@ static int take_buffer(pt_window *w, size_t bytes)
 static off_t rows_off(const pt_dataset *ds, size_t lo)
 {
     return (off_t)((const unsigned char *)(ds->X + lo * ds->stride) -
-                   (const unsigned char *)ds->map);
+                   (const unsigned char *)ds->win->map);
 }
 
 /* Give up the read-ahead of at (its buffer freed once the reader is done with it). Under the
@@ -449,7 +494,7 @@ static double time_arrival(const pt_dataset *ds, int how, unsigned char *a, size
     (void)madvise(a, len, MADV_DONTNEED);
     double t0 = pt_now();
     if (how == ARRIVE_COPY) {
-        if (!read_at(w->fd, scratch, len, (off_t)(a - (unsigned char *)ds->map))) return -1.0;
+        if (!read_at(w->fd, scratch, len, (off_t)(a - (const unsigned char *)w->map))) return -1.0;
         *sink += read_lines(scratch, len);
     } else {
         if (how == ARRIVE_POPULATE && madvise(a, len, MADV_POPULATE_READ) != 0) return -1.0;
@@ -547,6 +592,16 @@ const char *pt_dataset_stream_pages(const pt_dataset *ds)
     }
 }
 
+void pt_window_settle(const pt_dataset *ds)
+{
+    pt_window *w = ds->win;
+    if (!w) return;
+    pthread_mutex_lock(&w->lock);
+    while (w->reader_started && (!w->idle || w->jobs_queued))
+        pthread_cond_wait(&w->cv, &w->lock);
+    pthread_mutex_unlock(&w->lock);
+}
+
 /* Whether ds's rows come in by copy. */
 static bool copies(const pt_dataset *ds)
 {
@@ -628,21 +683,16 @@ static void map_in(const pt_dataset *ds, pt_window_pos *at, size_t next_lo)
 {
     const bool ahead = at->ahead && at->next_lo == at->lo && at->next_hi == at->hi;
     if (at->ahead && !ahead && !queue_job(ds, at->next_lo, at->next_hi, 0, 0))
-        pt_window_leave(ds, at->next_lo, at->next_hi - at->next_lo);
+        drop_now(ds, at->next_lo, at->next_hi);
     at->ahead = false;
     if (!ahead && arrival(ds) != ARRIVE_FAULT) pt_window_enter(ds, at->lo, at->hi - at->lo);
+    /* (a walk of a range brings nothing in past it: the batch path's chunks, a few hundred
+     * rows each, would leave what the reader thread brought in late mapped behind them) */
     size_t lo, hi;
-    if (next_window(ds, at, next_lo, &lo, &hi)) {
-        if (queue_job(ds, 0, 0, lo, hi)) {
-            at->ahead = true;
-            at->next_lo = lo;
-            at->next_hi = hi;
-        }
-    } else if (at->to && next_lo == at->to && at->to < ds->n) {
-        /* the last window of a range walked in order: the rows after it are brought in for
-         * the walk that takes them next (the batch path's next chunk), which drops them */
-        const size_t rows = at->rows ? at->rows : ds->win->rows;
-        (void)queue_job(ds, 0, 0, at->to, ds->n - at->to < rows ? ds->n : at->to + rows);
+    if (next_window(ds, at, next_lo, &lo, &hi) && queue_job(ds, 0, 0, lo, hi)) {
+        at->ahead = true;
+        at->next_lo = lo;
+        at->next_hi = hi;
     }
 }
 
@@ -654,7 +704,7 @@ static void window_release(const pt_dataset *ds, pt_window_pos *at)
         ds->win->state[at->buf - 1] = B_FREE;
         pthread_mutex_unlock(&ds->win->lock);
     } else if (at->hi > at->lo && !queue_job(ds, at->lo, at->hi, 0, 0)) {
-        pt_window_leave(ds, at->lo, at->hi - at->lo); /* (dropped by the reader thread, in order) */
+        drop_now(ds, at->lo, at->hi); /* (else dropped by the reader thread, in order) */
     }
     at->buf = 0;
     at->copy = NULL;
@@ -689,7 +739,7 @@ void pt_window_end(const pt_dataset *ds, pt_window_pos *at)
     if (!ds->win) return;
     window_release(ds, at);
     if (at->ahead && !queue_job(ds, at->next_lo, at->next_hi, 0, 0))
-        pt_window_leave(ds, at->next_lo, at->next_hi - at->next_lo);
+        drop_now(ds, at->next_lo, at->next_hi);
     at->ahead = false;
     pthread_mutex_lock(&ds->win->lock);
     drop_next(ds->win, at);

@@ -88,8 +88,10 @@ pt_scaling *pt_scaling_clone(const pt_scaling *s)
 }
 
 /* Feature j of row i, in either layout. */
-static void row_values(const pt_dataset *ds, size_t i, double *x)
+/* Row i as doubles (x: d of them); a streamed dataset's through the window at. */
+static void row_values(const pt_dataset *ds, pt_window_pos *at, size_t i, double *x)
 {
+    pt_window_at(ds, at, i);
     if (ds->layout == PT_LAYOUT_SPARSE) {
         memset(x, 0, ds->d * sizeof *x);
         const uint32_t *col;
@@ -98,7 +100,7 @@ static void row_values(const pt_dataset *ds, size_t i, double *x)
         for (size_t e = 0; e < m; e++) x[col[e]] = val[e];
         return;
     }
-    const float *r = ds->X + i * ds->stride;
+    const float *r = pt_window_row(ds, at, i);
     for (size_t j = 0; j < ds->d; j++) x[j] = r[j];
 }
 
@@ -123,6 +125,7 @@ pt_status pt_scaling_fit(const pt_dataset *ds, pt_scale_kind kind, pt_scaling **
     double *a = calloc(d ? d : 1, sizeof *a), *b = calloc(d ? d : 1, sizeof *b);
     double *x = malloc((d ? d : 1) * sizeof *x);
     double *off = malloc((d ? d : 1) * sizeof *off), *fac = malloc((d ? d : 1) * sizeof *fac);
+    pt_window_pos at = {0}; /* a streamed dataset: window by window */
     pt_status s = PT_OK;
     if (!a || !b || !x || !off || !fac) {
         s = pt_fail(PT_ERR_NOMEM, "cannot allocate the scaling of %zu features", d);
@@ -131,7 +134,7 @@ pt_status pt_scaling_fit(const pt_dataset *ds, pt_scale_kind kind, pt_scaling **
     if (kind == PT_SCALE_STANDARDIZE) {
         /* a: the mean, b: the sum of squared deviations (Welford, in double) */
         for (size_t i = 0; i < n; i++) {
-            row_values(ds, i, x);
+            row_values(ds, &at, i, x);
             for (size_t j = 0; j < d; j++) {
                 double delta = x[j] - a[j];
                 a[j] += delta / (double)(i + 1);
@@ -147,7 +150,7 @@ pt_status pt_scaling_fit(const pt_dataset *ds, pt_scale_kind kind, pt_scaling **
         /* a: the minimum, b: the maximum */
         for (size_t j = 0; j < d; j++) a[j] = INFINITY, b[j] = -INFINITY;
         for (size_t i = 0; i < n; i++) {
-            row_values(ds, i, x);
+            row_values(ds, &at, i, x);
             for (size_t j = 0; j < d; j++) {
                 if (x[j] < a[j]) a[j] = x[j];
                 if (x[j] > b[j]) b[j] = x[j];
@@ -166,6 +169,7 @@ pt_status pt_scaling_fit(const pt_dataset *ds, pt_scale_kind kind, pt_scaling **
     }
     s = pt_scaling_make(kind, d, off, fac, out);
 out:
+    pt_window_end(ds, &at);
     free(a);
     free(b);
     free(x);

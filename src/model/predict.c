@@ -40,13 +40,14 @@ static pt_status predict_raw(const pt_model *m, const pt_dataset *ds, int32_t *p
     pt_status st = blocks ? PT_OK : pt_model_scores_raw(m, ds, s);
     /* sigma(0) = +1 */
     for (size_t i = 0; !blocks && st == PT_OK && i < n; i++) pred[i] = pt_sign_positive(s[i]);
+    /* streamed: each block is a window (its rows copied, or read in the mapping), the next
+     * one brought in while this one is scored */
+    pt_window_pos at = {.rows = rows};
     for (size_t i0 = 0; blocks && st == PT_OK && i0 < n; i0 += rows) {
         /* rows [i0, i0 + block) as a dataset of their own (shares X, or the CSR arrays: the
          * offsets index the whole of them) */
         pt_dataset block = *ds;
         block.n = rows < n - i0 ? rows : n - i0;
-        /* streamed: the block is a window (its rows copied, or read in the mapping) */
-        pt_window_pos at = {.rows = rows};
         pt_window_at(ds, &at, i0);
         block.win = NULL; /* its rows are where block.X says */
         if (ds->layout == PT_LAYOUT_SPARSE) block.rowptr = ds->rowptr + i0;
@@ -54,7 +55,6 @@ static pt_status predict_raw(const pt_model *m, const pt_dataset *ds, int32_t *p
         block.cls = ds->cls ? ds->cls + i0 : NULL;
         block.y = ds->y ? ds->y + i0 : NULL;
         st = K > 2 ? pt_class_scores(m, &block, s) : pt_model_scores_raw(m, &block, s);
-        pt_window_end(ds, &at);
         if (st != PT_OK) break;
         for (size_t i = 0; K == 2 && i < block.n; i++) pred[i0 + i] = pt_sign_positive(s[i]);
         for (size_t i = 0; K > 2 && i < block.n; i++) {
@@ -66,6 +66,7 @@ static pt_status predict_raw(const pt_model *m, const pt_dataset *ds, int32_t *p
             pred[i0 + i] = (int32_t)best;
         }
     }
+    pt_window_end(ds, &at);
     pt_free(s);
     return st;
 }
