@@ -388,6 +388,88 @@ START_TEST(test_kernel_ovr_equals_binary_kernel_runs)
 }
 END_TEST
 
+static int count_rounds(int epoch, size_t mistakes, double seconds, void *user)
+{
+    (void)epoch;
+    (void)mistakes;
+    (void)seconds;
+    ++*(int *)user;
+    return 0;
+}
+
+/* With two threads kernel one-vs-rest trains two classes at once on the shared storage of K
+ * (train_kernel.c's workers); every class must come out as with one thread: the same model
+ * file, byte for byte, and the same mistakes in every epoch, dense and sparse rows, on the
+ * full Gram, rows behind a cache that fills up (shared, it then keeps no more) and rows
+ * without one, classic (with and without a support-vector budget) and averaged, in one
+ * round and in rounds (a progress callback). */
+START_TEST(test_kernel_ovr_workers_identical)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_BLOBS;
+    g.classes = 5;
+    g.n = 700;
+    g.d = 2;
+    g.seed = 9;
+    pt_dataset *dense, *sparse;
+    ck_assert_int_eq(pt_generate(&g, &dense), PT_OK);
+    ck_assert_int_eq(pt_dataset_convert(dense, PT_LAYOUT_SPARSE, 0, &sparse), PT_OK);
+    const struct {
+        pt_gram_storage storage;
+        size_t cache_mb, budget_bytes;
+    } runs[] = {{PT_GRAM_FULL, 0, 0}, {PT_GRAM_ROWS, 1, 0}, {PT_GRAM_ROWS, 0, 1 << 20}};
+    for (int l = 0; l < 2; l++)
+        for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++)
+            for (int v = 0; v < 3; v++)
+                for (int rounds = 0; rounds < 2; rounds++) {
+                    void *buf[2];
+                    size_t len[2];
+                    size_t mist[2][8] = {{0}};
+                    for (int t = 0; t < 2; t++) {
+                        pt_train_params p;
+                        pt_train_params_init(&p);
+                        p.path = PT_PATH_KERNEL;
+                        p.kernel = PT_KERNEL_RBF;
+                        p.gamma = 2.0f;
+                        p.variant = v == 1 ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
+                        p.budget = v == 2 ? 60 : 0;
+                        p.shuffle = 1;
+                        p.seed = 3;
+                        p.epochs = 6;
+                        p.gram_storage = runs[r].storage;
+                        p.cache_mb = runs[r].cache_mb;
+                        p.mem_budget_bytes = runs[r].budget_bytes;
+                        p.threads = t + 1;
+                        int calls = 0;
+                        if (rounds) {
+                            p.progress = count_rounds;
+                            p.progress_user = &calls;
+                        }
+                        pt_model *m;
+                        pt_train_report rep;
+                        ck_assert_msg(pt_train(l ? sparse : dense, &p, &m, &rep) == PT_OK, "%s",
+                                      pt_last_error());
+                        ck_assert_uint_gt(rep.updates, 100);
+                        ck_assert_int_eq(rep.epochs_run, 6);
+                        for (int e = 0; e < 6; e++) mist[t][e] = rep.mistakes_per_epoch[e];
+                        if (rounds) ck_assert_int_eq(calls, 6);
+                        ck_assert_int_eq(pt_model_save_buffer(m, &buf[t], &len[t]), PT_OK);
+                        pt_train_report_clear(&rep);
+                        pt_model_free(m);
+                    }
+                    ck_assert_msg(len[0] == len[1] && memcmp(buf[0], buf[1], len[0]) == 0,
+                                  "%s run %zu variant %d rounds %d: the 2-thread model differs",
+                                  l ? "sparse" : "dense", r, v, rounds);
+                    ck_assert_mem_eq(mist[0], mist[1], sizeof mist[0]);
+                    free(buf[0]);
+                    free(buf[1]);
+                }
+    pt_dataset_free(sparse);
+    pt_dataset_free(dense);
+}
+END_TEST
+
 /* The voted perceptron one-vs-rest keeps each class's votes: a class's score is the vote of the
  * binary voted perceptron trained on that class's view, bit for bit, whatever the thread
  * count; the model file keeps them (format version 2, only for such models); each class may
@@ -671,6 +753,7 @@ int main(void)
     tcase_add_test(tc, test_direct_update_rule);
     tcase_add_test(tc, test_label_mapping_round_trip);
     tcase_add_test(tc, test_ovr_threads_identical);
+    tcase_add_test(tc, test_kernel_ovr_workers_identical);
     tcase_add_test(tc, test_ovr_equals_binary_runs);
     tcase_add_test(tc, test_text_labels_round_trip);
     tcase_add_test(tc, test_kernel_ovr_equals_online_ovr);

@@ -367,10 +367,11 @@ typedef struct class_views {
     double binary[2]; /* a class model's labels: 0 (the rest) and 1 (the class) */
 } class_views;
 
-static void class_view(void *user, size_t c, pt_dataset *view)
+/* Class c's view (its labels into y, or the run's buffer when y is NULL). */
+static void class_view(void *user, size_t c, float *y, pt_dataset *view)
 {
     class_views *cv = user;
-    pt_dataset_binary_view(cv->ds, c, cv->y, view);
+    pt_dataset_binary_view(cv->ds, c, y ? y : cv->y, view);
     view->class_values = cv->binary;
 }
 
@@ -390,10 +391,10 @@ static pt_status class_models(const kernel_ovr *ko)
 {
     pt_model *m = ko->m;
     pt_dataset view;
-    class_view(ko->cv, 0, &view); /* a class model's meta does not depend on the class */
+    class_view(ko->cv, 0, NULL, &view); /* a class model's meta does not depend on the class */
     for (size_t c = 0; c < m->nclass; c++) {
         pt_dataset vc;
-        class_view(ko->cv, c, &vc);
+        class_view(ko->cv, c, NULL, &vc);
         pt_model *mc = NULL;
         PT_TRY(pt_kernel_model_from_state(&vc, ko->p, ko->states[c], &mc));
         pt_model_set_meta(mc, &view, ko->p);
@@ -423,10 +424,10 @@ typedef struct split_views {
     const size_t *mine; /* the classes of this rank */
 } split_views;
 
-static void split_view(void *user, size_t i, pt_dataset *view)
+static void split_view(void *user, size_t i, float *y, pt_dataset *view)
 {
     split_views *sv = user;
-    class_view(sv->cv, sv->mine[i], view);
+    class_view(sv->cv, sv->mine[i], y, view);
 }
 
 /* Class c's model and report, from its rank to every rank. */
@@ -498,11 +499,11 @@ static pt_status ovr_kernel_split(kernel_ovr *ko, const pt_dataset *ds,
     }
     /* this rank's class models, built as class_models builds each */
     pt_dataset view;
-    class_view(ko->cv, 0, &view);
+    class_view(ko->cv, 0, NULL, &view);
     for (size_t i = 0; s == PT_OK && i < Km; i++) {
         size_t c = mine[i];
         pt_dataset vc;
-        class_view(ko->cv, c, &vc);
+        class_view(ko->cv, c, NULL, &vc);
         pt_model *mc = NULL;
         s = pt_kernel_model_from_state(&vc, ko->p, ko->states[c], &mc);
         if (s == PT_OK) {

@@ -87,10 +87,13 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
                          pt_model *m, pt_train_report *r);
 pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
                           pt_model **m, pt_train_report *r);
-/* The kernel path on K binary problems over the rows of ds (one-vs-rest): view_of(user, c,
- * view) turns *view, a copy of *ds, into problem c (its labels; NULL: ds itself). The packed
- * rows and the storage of K (the Gram, or the row cache) are set up once and kept from one
- * problem to the next, since no kernel value depends on the labels: K classes cost one Gram.
+/* The kernel path on K binary problems over the rows of ds (one-vs-rest): view_of(user, c, y,
+ * view) turns *view, a copy of *ds, into problem c (its labels, written into y, n floats,
+ * when y is not NULL; NULL view_of: ds itself). The packed rows and the storage of K (the
+ * Gram, or the row cache) are set up once and kept from one problem to the next, since no
+ * kernel value depends on the labels: K classes cost one Gram. With two threads or more the
+ * problems train at once, one a thread, on the shared storage (except where AUTO storage may
+ * switch to the full Gram mid-run), each exactly as alone.
  * states[c]: where problem c starts (NULL: from scratch), replaced by where it then stands
  * (every problem has one on PT_OK and PT_ERR_INTERRUPTED); reps[c] its report (zeroed on
  * entry). Without round, the problems run in turn to the last epoch; with round, in rounds:
@@ -99,7 +102,7 @@ pt_status pt_train_kernel(const pt_dataset *ds, const pt_train_params *p, const 
  * train_correct (NULL: not asked): for K one-vs-rest classes of dense rows, the training rows
  * the final models predict right (argmax of the classes' scores, equal to pt_class_scores'),
  * summed from the kernel rows the storage still holds; SIZE_MAX when it does not hold them. */
-typedef void (*pt_view_fn)(void *user, size_t c, pt_dataset *view);
+typedef void (*pt_view_fn)(void *user, size_t c, float *y, pt_dataset *view);
 typedef int (*pt_round_fn)(void *user, int epoch);
 pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn view_of, void *user,
                                    const pt_train_params *p, const pt_kernels *k,

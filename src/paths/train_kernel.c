@@ -56,6 +56,7 @@
  * are decided by the rows' owners in the global order and broadcast (sweep_dist below).
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,47 @@ static _Atomic double gram_switch_seconds = -1.0;
 
 void pt_gram_set_switch_seconds(double seconds) { gram_switch_seconds = seconds; }
 
+/* The dual state of one problem, allocated once per worker and reset for each problem. */
+typedef struct dual {
+    float *f;
+    uint32_t *alpha, *order;
+    double *beta; /* averaged only */
+} dual;
+
+static pt_status dual_alloc(dual *dv, size_t n, size_t ld, bool averaged)
+{
+    dv->f = pt_calloc(ld * sizeof(float), "margins");
+    dv->alpha = calloc(n ? n : 1, sizeof *dv->alpha);
+    dv->order = malloc((n ? n : 1) * sizeof *dv->order);
+    if (averaged) dv->beta = calloc(n ? n : 1, sizeof *dv->beta);
+    if (!dv->f || !dv->alpha || !dv->order || (averaged && !dv->beta))
+        return dv->f ? pt_fail(PT_ERR_NOMEM, "cannot allocate the dual state of %zu samples", n)
+                     : PT_ERR_NOMEM;
+    return PT_OK;
+}
+
+/* A worker: trains one problem at a time, with its own pending updates and dual state. One
+ * worker trains the problems in turn; with several classes and threads, several train
+ * classes at once (one a thread), sharing the packed rows and the storage of K (kstate). */
+typedef struct kworker {
+    int threads; /* OpenMP threads of its kernel-row blocks: the run's, or 1 when shared */
+    /* rows storage: updates not yet in f; those whose row is not cached (pslot -1) packed
+     * for their kernel values, the u-th at pcomp[u] of npc */
+    size_t np, npc;
+    uint32_t pidx[PEND];
+    int32_t pslot[PEND], pcomp[PEND];
+    float pa[PEND], kv[PEND];
+    float *pP, *pnorm, *sP, *snorm, *work;
+    float *kout; /* sparse rows without G: a kernel row (ld floats) */
+    float *y;    /* the labels of its problem's view, when shared (else the view's own) */
+    /* flushes on all threads or on one: seconds a computed row, measured (see flush) */
+    double rate[2];
+    size_t flushes;
+    double row_seconds; /* spent computing rows (AUTO's ski rental) */
+    size_t computed, hits;
+    dual dv;
+} kworker;
+
 typedef struct kstate {
     const pt_train_params *p;
     const pt_kernels *k;
@@ -94,38 +136,43 @@ typedef struct kstate {
     size_t n, ld;        /* samples; floats per kernel row (n rounded up to 16) */
     pt_gram_rows rows;   /* packed training rows */
     float *G;            /* full Gram, n rows of ld, or NULL */
-    /* rows storage: updates not yet in f; those whose row is not cached (pslot -1) packed
-     * for their kernel values, the u-th at pcomp[u] of npc */
-    size_t np, npc;
-    uint32_t pidx[PEND];
-    int32_t pslot[PEND], pcomp[PEND];
-    float pa[PEND], kv[PEND];
-    float *pP, *pnorm, *sP, *snorm, *work;
-    /* rows storage: LRU cache of cap rows (cap 0: none) */
+    /* rows storage: a cache of cap rows (cap 0: none); one worker: LRU; several (shared): rows
+     * kept once computed until the cache is full, then computed without being kept, so a slot
+     * never changes while any worker reads it. slot_of[i]: row i's slot, -1 when none, and
+     * when shared -2 - slot while a worker fills it (read and written atomically) */
     size_t cap, used;
     float *cache;
     int32_t *slot_of, *row_of, *prev, *next;
     int32_t head, tail;
-    size_t computed, hits;
-    /* flushes on all threads or on one: seconds a computed row, measured (see flush) */
-    double rate[2];
-    size_t flushes;
-    double row_seconds;   /* spent computing rows (AUTO's ski rental) */
     double setup_seconds; /* packing the rows, building the Gram (the report's gram_seconds) */
     double gram_estimate; /* seconds (AUTO with a Gram that fits) */
     pt_gram_storage storage;
     bool gram_fits; /* under --cache-mb and the memory budget */
-    /* sparse data: the rows transposed, their squared norms (ld floats, RBF), a kernel row
-     * (ld floats, without G), the rows of G computed so far (lazy full Gram) */
+    /* sparse data: the rows transposed, their squared norms (ld floats, RBF), the rows of G
+     * computed so far (lazy full Gram: have[i] 0 none, 1 being computed (shared), 2 done) */
     bool sparse;
     pt_gram_csc csc;
-    float *snorm_all, *kout;
+    float *snorm_all;
     uint8_t *have;
     /* a distributed binary run (pt_train_kernel on replicated data, several ranks): this
      * rank's rows [lo, hi), the only margins it keeps current between epochs (else 0, n) */
     bool dist;
     size_t lo, hi;
+    /* the workers; shared: several train problems at once (cache_lock guards the cache's
+     * slots) */
+    kworker *w;
+    int nworkers;
+    bool shared;
+    pthread_mutex_t cache_lock;
 } kstate;
+
+/* Row i's slot in the cache, -1 when it holds none ready. */
+static int32_t cached_slot(const kstate *s, size_t i)
+{
+    if (!s->cap) return -1;
+    int32_t sl = s->shared ? __atomic_load_n(&s->slot_of[i], __ATOMIC_ACQUIRE) : s->slot_of[i];
+    return sl >= 0 ? sl : -1;
+}
 
 static size_t mul_or_max(size_t a, size_t b)
 {
@@ -164,21 +211,21 @@ static void lru_push_front(kstate *s, int32_t slot)
  * while a block of PEND rows is computed in one pass over the data (the tile micro-kernel)
  * instead of PEND passes: for small d a kernel row is bound by reading the n x d data. */
 
-static float margin(kstate *s, size_t j, const float *f)
+static float margin(kstate *s, kworker *w, size_t j, const float *f)
 {
     float v = f[j];
-    if (s->np == 0) return v;
-    if (s->npc) {
-        pt_gram_rows pend = {.n = s->npc, .d = s->rows.d, .npad = pt_round_up(s->npc, 16),
-                             .P = s->pP, .norm = s->rows.norm ? s->pnorm : NULL};
+    if (w->np == 0) return v;
+    if (w->npc) {
+        pt_gram_rows pend = {.n = w->npc, .d = s->rows.d, .npad = pt_round_up(w->npc, 16),
+                             .P = w->pP, .norm = s->rows.norm ? w->pnorm : NULL};
         pt_gram_kvec(&pend, &s->kf, s->k, s->ds->X + j * s->ds->stride,
-                     s->rows.norm ? s->rows.norm[j] : 0.0f, s->kv);
+                     s->rows.norm ? s->rows.norm[j] : 0.0f, w->kv);
     }
     /* a cached row's value is the one computed here would be (gram.h), read instead */
-    for (size_t u = 0; u < s->np; u++) {
-        float kij = s->pslot[u] >= 0 ? s->cache[(size_t)s->pslot[u] * s->ld + j]
-                                     : s->kv[s->pcomp[u]];
-        v = v + s->pa[u] * kij;
+    for (size_t u = 0; u < w->np; u++) {
+        float kij = w->pslot[u] >= 0 ? s->cache[(size_t)w->pslot[u] * s->ld + j]
+                                     : w->kv[w->pcomp[u]];
+        v = v + w->pa[u] * kij;
     }
     return v;
 }
@@ -190,31 +237,12 @@ static void copy_panel_row(const float *src, size_t us, float *dst, size_t ud, s
     for (size_t k = 0; k < d; k++) b[k * 16] = a[k * 16];
 }
 
-/* The pending updates' rows: a cache hit keeps its slot (moved to the front); each other row
- * is copied into the block to compute (comp[u]: its row in sP, else -1) and, with a cache,
- * given a slot (slot[u], else -1). Returns the rows to compute. */
-static size_t plan_rows(kstate *s, int *comp, int32_t *slot)
+/* Slots for the new rows of a flush (comp[u] >= 0), one worker: the LRU's tail makes room. The
+ * cache holds at least 2 PEND rows, so the tail never reaches the hits just moved to the
+ * front. */
+static void lru_slots(kstate *s, kworker *w, const int *comp, int32_t *slot)
 {
-    const size_t np = s->np, d = s->rows.d;
-    size_t nu = 0;
-    for (size_t u = 0; u < np; u++) {
-        int32_t sl = s->cap ? s->slot_of[s->pidx[u]] : -1;
-        slot[u] = sl;
-        comp[u] = -1;
-        if (sl >= 0) {
-            s->hits++;
-            lru_unlink(s, sl);
-            lru_push_front(s, sl);
-            continue;
-        }
-        comp[u] = (int)nu;
-        copy_panel_row(s->pP, (size_t)s->pcomp[u], s->sP, nu, d);
-        if (s->rows.norm) s->snorm[nu] = s->pnorm[s->pcomp[u]];
-        nu++;
-    }
-    /* Slots for the new rows: the cache holds at least 2 PEND rows, so the tail never
-     * reaches the hits just moved to the front. */
-    for (size_t u = 0; s->cap && u < np; u++) {
+    for (size_t u = 0; s->cap && u < w->np; u++) {
         if (comp[u] < 0) continue;
         int32_t sl;
         if (s->used < s->cap) {
@@ -224,11 +252,49 @@ static size_t plan_rows(kstate *s, int *comp, int32_t *slot)
             lru_unlink(s, sl);
             s->slot_of[s->row_of[sl]] = -1;
         }
-        s->slot_of[s->pidx[u]] = sl;
-        s->row_of[sl] = (int32_t)s->pidx[u];
+        s->slot_of[w->pidx[u]] = sl;
+        s->row_of[sl] = (int32_t)w->pidx[u];
         lru_push_front(s, sl);
         slot[u] = sl;
     }
+}
+
+/* The pending updates' rows: a cache hit keeps its slot (moved to the front of the LRU when
+ * one worker); each other row is copied into the block to compute (comp[u]: its row in sP,
+ * else -1) and, with a cache, given a slot to be filled (slot[u], else -1): one worker, by
+ * the LRU; shared, while the cache has room and no other worker fills that row's slot.
+ * Returns the rows to compute. */
+static size_t plan_rows(kstate *s, kworker *w, int *comp, int32_t *slot)
+{
+    const size_t np = w->np, d = s->rows.d;
+    size_t nu = 0;
+    if (s->shared && s->cap) pthread_mutex_lock(&s->cache_lock);
+    for (size_t u = 0; u < np; u++) {
+        int32_t sl = !s->cap      ? -1
+                     : s->shared ? __atomic_load_n(&s->slot_of[w->pidx[u]], __ATOMIC_ACQUIRE)
+                                 : s->slot_of[w->pidx[u]];
+        slot[u] = sl >= 0 ? sl : -1;
+        comp[u] = -1;
+        if (sl >= 0) {
+            w->hits++;
+            if (!s->shared) {
+                lru_unlink(s, sl);
+                lru_push_front(s, sl);
+            }
+            continue;
+        }
+        comp[u] = (int)nu;
+        copy_panel_row(w->pP, (size_t)w->pcomp[u], w->sP, nu, d);
+        if (s->rows.norm) w->snorm[nu] = w->pnorm[w->pcomp[u]];
+        nu++;
+        /* shared: a free slot is claimed for the row (filled by this flush, then published) */
+        if (s->shared && sl == -1 && s->used < s->cap) {
+            slot[u] = (int32_t)s->used++;
+            __atomic_store_n(&s->slot_of[w->pidx[u]], -2 - slot[u], __ATOMIC_RELAXED);
+        }
+    }
+    if (s->shared && s->cap) pthread_mutex_unlock(&s->cache_lock);
+    else lru_slots(s, w, comp, slot);
     return nu;
 }
 
@@ -236,13 +302,13 @@ static size_t plan_rows(kstate *s, int *comp, int32_t *slot)
  * thread: on a loaded machine a thread that lost its core costs a scheduler slice, more than
  * the flush. So both are timed (the first flushes, then one in 16 the other way) and the
  * faster per row is used. nu rows to compute, nc column blocks. */
-static int flush_in_parallel(kstate *s, size_t nu, ptrdiff_t nc)
+static int flush_in_parallel(kstate *s, kworker *w, size_t nu, ptrdiff_t nc)
 {
-    int par = s->threads > 1 && nc > 1 && nu * s->n * (s->rows.d + 8) >= 65536;
+    int par = w->threads > 1 && nc > 1 && nu * s->n * (s->rows.d + 8) >= 65536;
     if (par) {
-        size_t q = s->flushes++;
+        size_t q = w->flushes++;
         if (q < 4) par = (int)(q & 1);
-        else par = s->rate[1] <= s->rate[0];
+        else par = w->rate[1] <= w->rate[0];
         if (q >= 4 && q % 16 == 0) par = !par;
     }
     return par;
@@ -250,24 +316,24 @@ static int flush_in_parallel(kstate *s, size_t nu, ptrdiff_t nc)
 
 /* Apply the pending updates to f, in order: the rows not cached computed as one block, block
  * of columns by block of columns, each applied while hot (and stored in its cache slot). */
-static void flush(kstate *s, float *f)
+static void flush(kstate *s, kworker *w, float *f)
 {
-    if (s->np == 0) return;
+    if (w->np == 0) return;
     double t0 = pt_now();
-    const size_t np = s->np, d = s->rows.d, lo = s->lo, hi = s->hi, ld = s->ld;
+    const size_t np = w->np, d = s->rows.d, lo = s->lo, hi = s->hi, ld = s->ld;
     int comp[PEND];
     int32_t slot[PEND];
-    const size_t nu = plan_rows(s, comp, slot);
-    pt_gram_rows sub = {.n = nu, .d = d, .npad = pt_round_up(nu, 16), .P = s->sP,
-                        .norm = s->rows.norm ? s->snorm : NULL};
+    const size_t nu = plan_rows(s, w, comp, slot);
+    pt_gram_rows sub = {.n = nu, .d = d, .npad = pt_round_up(nu, 16), .P = w->sP,
+                        .norm = s->rows.norm ? w->snorm : NULL};
     const ptrdiff_t nc = (ptrdiff_t)((hi - lo + FLUSH_COLS - 1) / FLUSH_COLS);
-    const int par = flush_in_parallel(s, nu, nc);
-#pragma omp parallel num_threads(par ? s->threads : 1)
+    const int par = flush_in_parallel(s, w, nu, nc);
+#pragma omp parallel num_threads(par ? w->threads : 1)
     {
 #ifdef _OPENMP
-        float *C = s->work + (size_t)omp_get_thread_num() * PEND * FLUSH_COLS;
+        float *C = w->work + (size_t)omp_get_thread_num() * PEND * FLUSH_COLS;
 #else
-        float *C = s->work;
+        float *C = w->work;
 #endif
 #pragma omp for schedule(static)
         for (ptrdiff_t c = 0; c < nc; c++) {
@@ -283,22 +349,26 @@ static void flush(kstate *s, float *f)
                 } else {
                     row = s->cache + (size_t)slot[u] * ld + j0;
                 }
-                s->k->axpy(s->pa[u], row, f + j0, nj);
+                s->k->axpy(w->pa[u], row, f + j0, nj);
             }
         }
     }
-    s->computed += nu;
-    s->np = s->npc = 0;
+    /* shared: the rows this flush filled are ready for every worker from now on */
+    for (size_t u = 0; s->shared && u < np; u++)
+        if (comp[u] >= 0 && slot[u] >= 0)
+            __atomic_store_n(&s->slot_of[w->pidx[u]], slot[u], __ATOMIC_RELEASE);
+    w->computed += nu;
+    w->np = w->npc = 0;
     double dt = pt_now() - t0;
-    s->row_seconds += dt;
+    w->row_seconds += dt;
     if (nu) {
-        double r = dt / (double)nu, *e = &s->rate[par ? 1 : 0];
+        double r = dt / (double)nu, *e = &w->rate[par ? 1 : 0];
         *e = *e > 0.0 ? 0.75 * *e + 0.25 * r : r;
     }
 }
 
 /* Sparse rows: f += a K[i, :] computed now, into out (ld floats). */
-static void sparse_row(kstate *s, size_t i, float *out, float a, float *f)
+static void sparse_row(kstate *s, kworker *w, size_t i, float *out, float a, float *f)
 {
     double t0 = pt_now();
     const uint32_t *col;
@@ -306,29 +376,50 @@ static void sparse_row(kstate *s, size_t i, float *out, float a, float *f)
     size_t nz = pt_csr_row(s->ds, i, &col, &val);
     pt_gram_csc_kvec(&s->csc, &s->kf, s->k, col, val, nz, s->snorm_all ? s->snorm_all[i] : 0.0f,
                      s->snorm_all, out, a, f);
-    s->computed++;
-    s->row_seconds += pt_now() - t0;
+    w->computed++;
+    w->row_seconds += pt_now() - t0;
+}
+
+/* Sparse rows with the lazy Gram: row i's state, claiming it for this worker when no one
+ * computed it (0: computed by no one, claimed now; 1: another worker computes it; 2: done). */
+static int claim_row(kstate *s, size_t i)
+{
+    if (!s->shared) return s->have[i] ? 2 : 0;
+    uint8_t none = 0;
+    if (__atomic_compare_exchange_n(&s->have[i], &none, 1, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        return 0;
+    return none;
 }
 
 /* A mistake at i: f += a K[i, :], now (full Gram) or held back (rows). */
-static void update(kstate *s, size_t i, float a, float *f)
+static void update(kstate *s, kworker *w, size_t i, float a, float *f)
 {
-    if (s->sparse && s->G && !s->have[i]) {
-        sparse_row(s, i, s->G + i * s->ld, a, f); /* the lazy Gram's row, applied while hot */
-        s->have[i] = 1;
-        return;
+    if (s->sparse && s->G) {
+        int st = claim_row(s, i);
+        if (st == 0) { /* the lazy Gram's row, computed, applied while hot and kept */
+            sparse_row(s, w, i, s->G + i * s->ld, a, f);
+            if (s->shared) __atomic_store_n(&s->have[i], 2, __ATOMIC_RELEASE);
+            else s->have[i] = 2;
+            return;
+        }
+        if (st == 1) { /* another worker is filling it: this one's own copy */
+            sparse_row(s, w, i, w->kout, a, f);
+            return;
+        }
+        /* done: read from the Gram below */
     }
     if (s->sparse && !s->G) {
-        sparse_row(s, i, s->kout, a, f);
+        sparse_row(s, w, i, w->kout, a, f);
         return;
     }
     if (s->G) {
         const float *row = s->G + i * s->ld;
         const size_t lo = s->lo, m = s->hi - lo;
-        if (s->threads > 1 && m >= 65536) {
+        if (w->threads > 1 && m >= 65536) {
             /* element-wise: chunked or not, the same bits */
             const ptrdiff_t nc = (ptrdiff_t)((m + 4095) / 4096);
-#pragma omp parallel for num_threads(s->threads) schedule(static)
+#pragma omp parallel for num_threads(w->threads) schedule(static)
             for (ptrdiff_t c = 0; c < nc; c++) {
                 size_t j0 = lo + (size_t)c * 4096, left = s->hi - j0;
                 size_t len = left < 4096 ? left : 4096;
@@ -339,58 +430,83 @@ static void update(kstate *s, size_t i, float a, float *f)
         }
         return;
     }
-    const size_t u = s->np, d = s->rows.d;
+    const size_t u = w->np, d = s->rows.d;
     /* the cache does not change before the flush: a cached row is read from it until then */
-    s->pslot[u] = s->cap ? s->slot_of[i] : -1;
-    s->pcomp[u] = -1;
-    if (s->pslot[u] < 0) {
-        const size_t c = s->npc++;
-        float *dst = s->pP + (c / 16) * d * 16 + c % 16;
+    w->pslot[u] = cached_slot(s, i);
+    w->pcomp[u] = -1;
+    if (w->pslot[u] < 0) {
+        const size_t c = w->npc++;
+        float *dst = w->pP + (c / 16) * d * 16 + c % 16;
         const float *x = s->ds->X + i * s->ds->stride;
         for (size_t k = 0; k < d; k++) dst[k * 16] = x[k];
-        if (s->rows.norm) s->pnorm[c] = s->rows.norm[i];
-        s->pcomp[u] = (int32_t)c;
+        if (s->rows.norm) w->pnorm[c] = s->rows.norm[i];
+        w->pcomp[u] = (int32_t)c;
     }
-    s->pidx[u] = (uint32_t)i;
-    s->pa[u] = a;
-    if (++s->np == PEND) flush(s, f);
+    w->pidx[u] = (uint32_t)i;
+    w->pa[u] = a;
+    if (++w->np == PEND) flush(s, w, f);
+}
+
+static void worker_free(kworker *w)
+{
+    pt_free(w->pP);
+    pt_free(w->pnorm);
+    pt_free(w->sP);
+    pt_free(w->snorm);
+    pt_free(w->work);
+    pt_free(w->kout);
+    pt_free(w->y);
+    pt_free(w->dv.f);
+    free(w->dv.alpha);
+    free(w->dv.order);
+    free(w->dv.beta);
+    memset(w, 0, sizeof *w);
 }
 
 static void free_rows_state(kstate *s)
 {
     pt_free(s->cache);
-    pt_free(s->pP);
-    pt_free(s->pnorm);
-    pt_free(s->sP);
-    pt_free(s->snorm);
-    pt_free(s->work);
     free(s->slot_of);
     free(s->row_of);
     free(s->prev);
     free(s->next);
-    s->cache = s->pP = s->pnorm = s->sP = s->snorm = s->work = NULL;
+    s->cache = NULL;
     s->slot_of = s->row_of = s->prev = s->next = NULL;
     s->cap = s->used = 0;
 }
 
-/* Bytes of the rows storage besides its cache. */
+/* Bytes of a worker's rows storage (its pending rows and blocks; the cache is shared). */
 static size_t rows_state_bytes(size_t d, int threads)
 {
     return (2 * PEND * d + 2 * PEND + (size_t)threads * PEND * FLUSH_COLS) * sizeof(float);
 }
 
+/* A worker's buffers: its dual state, and its pending rows (rows storage) or kernel row
+ * (sparse rows). */
+static pt_status worker_init(kstate *s, kworker *w, int threads)
+{
+    const size_t n = s->n, d = s->rows.d;
+    w->threads = threads;
+    PT_TRY(dual_alloc(&w->dv, n, s->ld, s->p->variant == PT_VARIANT_AVERAGED));
+    if (s->shared && !(w->y = pt_alloc((n ? n : 1) * sizeof(float), "one-vs-rest labels")))
+        return PT_ERR_NOMEM;
+    if (s->sparse)
+        return (w->kout = pt_alloc(s->ld * sizeof(float), "a kernel row")) ? PT_OK
+                                                                          : PT_ERR_NOMEM;
+    if (s->G) return PT_OK;
+    w->pP = pt_calloc(PEND * (d ? d : 1) * sizeof(float), "pending rows");
+    w->sP = pt_calloc(PEND * (d ? d : 1) * sizeof(float), "pending rows");
+    w->pnorm = pt_calloc(PEND * sizeof(float), "pending norms");
+    w->snorm = pt_calloc(PEND * sizeof(float), "pending norms");
+    w->work = pt_alloc((size_t)threads * PEND * FLUSH_COLS * sizeof(float), "kernel blocks");
+    return w->pP && w->sP && w->pnorm && w->snorm && w->work ? PT_OK : PT_ERR_NOMEM;
+}
+
 static pt_status setup_rows(kstate *s, size_t cap)
 {
-    const size_t d = s->rows.d;
     if (cap < 2 * PEND) cap = 0; /* a cache smaller than two blocks would only thrash */
     s->cap = cap;
     s->head = s->tail = -1;
-    s->pP = pt_calloc(PEND * (d ? d : 1) * sizeof(float), "pending rows");
-    s->sP = pt_calloc(PEND * (d ? d : 1) * sizeof(float), "pending rows");
-    s->pnorm = pt_calloc(PEND * sizeof(float), "pending norms");
-    s->snorm = pt_calloc(PEND * sizeof(float), "pending norms");
-    s->work = pt_alloc((size_t)s->threads * PEND * FLUSH_COLS * sizeof(float), "kernel blocks");
-    if (!s->pP || !s->sP || !s->pnorm || !s->snorm || !s->work) return PT_ERR_NOMEM;
     if (cap == 0) return PT_OK;
     /* One allocation of the whole cache: its pages are touched only as rows fill them. */
     if (!(s->cache = pt_alloc(cap * s->ld * sizeof(float), "kernel row cache"))) return PT_ERR_NOMEM;
@@ -491,29 +607,11 @@ static pt_status make_model(const pt_dataset *ds, const pt_train_params *p, cons
 
 /* ------------------------------------------------------------------------------ train */
 
-/* The dual state of one problem, allocated once and reset for each. */
-typedef struct dual {
-    float *f;
-    uint32_t *alpha, *order;
-    double *beta; /* averaged only */
-} dual;
-
-static pt_status dual_alloc(dual *dv, size_t n, size_t ld, bool averaged)
-{
-    dv->f = pt_calloc(ld * sizeof(float), "margins");
-    dv->alpha = calloc(n ? n : 1, sizeof *dv->alpha);
-    dv->order = malloc((n ? n : 1) * sizeof *dv->order);
-    if (averaged) dv->beta = calloc(n ? n : 1, sizeof *dv->beta);
-    if (!dv->f || !dv->alpha || !dv->order || (averaged && !dv->beta))
-        return dv->f ? pt_fail(PT_ERR_NOMEM, "cannot allocate the dual state of %zu samples", n)
-                     : PT_ERR_NOMEM;
-    return PT_OK;
-}
 
 /* The storage of K for sparse rows (the memory plan checked): the lazy full Gram when it fits
  * and FULL or AUTO asks, else a row computed at each mistake. */
 static pt_status sparse_setup(kstate *s, const pt_train_params *p, size_t gram_bytes,
-                              size_t cache_bytes, dual *dv)
+                              size_t cache_bytes)
 {
     const pt_dataset *ds = s->ds;
     const size_t n = s->n;
@@ -534,15 +632,14 @@ static pt_status sparse_setup(kstate *s, const pt_train_params *p, size_t gram_b
                "pt_train_params.cache_mb (%.1f MiB) or the memory budget allows: computing each "
                "kernel row from the sparse rows when a mistake needs it",
                n, n, gram_bytes / MIB, cache_bytes / MIB);
-    PT_TRY(dual_alloc(dv, n, s->ld, p->variant == PT_VARIANT_AVERAGED));
     PT_TRY(pt_gram_csc_init(&s->csc, ds->rowptr, ds->col, ds->val, n, ds->d));
     if (p->kernel == PT_KERNEL_RBF || p->kernel == PT_KERNEL_EXPR) { /* norms in the kernel */
         if (!(s->snorm_all = pt_alloc(s->ld * sizeof(float), "squared norms"))) return PT_ERR_NOMEM;
         pt_gram_sparse_norms(ds->rowptr, ds->val, n, s->k, s->snorm_all);
     }
     if (!lazy) {
-        s->storage = PT_GRAM_ROWS;
-        return (s->kout = pt_alloc(s->ld * sizeof(float), "a kernel row")) ? PT_OK : PT_ERR_NOMEM;
+        s->storage = PT_GRAM_ROWS; /* (each worker a kernel row: worker_init) */
+        return PT_OK;
     }
     s->storage = PT_GRAM_FULL;
     /* pages touched only as rows fill them */
@@ -552,10 +649,42 @@ static pt_status sparse_setup(kstate *s, const pt_train_params *p, size_t gram_b
     return PT_OK;
 }
 
-/* The memory plan (checked before anything is allocated), then the packed rows, the dual
- * state and the storage of K: everything the problems share. */
+/* The workers, each with its buffers (the OpenMP threads of a lone worker's blocks: the run's;
+ * of shared ones: 1 each). */
+static pt_status workers_setup(kstate *s)
+{
+    if (!(s->w = calloc((size_t)s->nworkers, sizeof *s->w)))
+        return pt_fail(PT_ERR_NOMEM, "cannot allocate %d kernel workers", s->nworkers);
+    for (int i = 0; i < s->nworkers; i++)
+        PT_TRY(worker_init(s, &s->w[i], s->shared ? 1 : s->threads));
+    return PT_OK;
+}
+
+/* Workers for `problems` problems on `threads` threads: one a thread (at most one a problem)
+ * when the classes can train at once, else one. Not where AUTO may switch to the full Gram
+ * in the middle of a run (storage AUTO with a Gram that fits): that switch is one worker's. */
+static int workers_for(const kstate *s, size_t problems)
+{
+    if (problems < 2 || s->threads < 2 || (s->storage == PT_GRAM_AUTO && s->gram_fits))
+        return 1;
+    return problems < (size_t)s->threads ? (int)problems : s->threads;
+}
+
+/* Bytes of one worker's state besides the shared storage. */
+static size_t worker_bytes(const kstate *s, size_t d, bool averaged, int threads)
+{
+    size_t b = mul_or_max(s->ld, sizeof(float));                                /* f */
+    b = add_or_max(b, mul_or_max(s->n, sizeof(uint32_t) * 2));                    /* alpha, order */
+    if (averaged) b = add_or_max(b, mul_or_max(s->n, sizeof(double)));            /* beta */
+    b = add_or_max(b, s->sparse ? mul_or_max(s->ld, sizeof(float)) : rows_state_bytes(d, threads));
+    if (s->shared) b = add_or_max(b, mul_or_max(s->n, sizeof(float)));           /* labels */
+    return b;
+}
+
+/* The memory plan (checked before anything is allocated), then the packed rows, the storage
+ * of K and the workers: everything the problems share. */
 static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_params *p, const pt_kernels *k,
-                              size_t problems, dual *dv)
+                              size_t problems)
 {
     const size_t n = ds->n, d = ds->d;
     const bool averaged = p->variant == PT_VARIANT_AVERAGED;
@@ -605,7 +734,29 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
                        "PT_GRAM_ROWS",
                        n, gram_bytes, gram_bytes / MIB, fixed / MIB, budget / MIB);
     }
-    if (s->sparse) return sparse_setup(s, p, gram_bytes, cache_bytes, dv);
+    /* classes at once: each further worker's state (its labels too) within the budget, and
+     * a full Gram's still */
+    int W = workers_for(s, problems);
+    if (W > 1) {
+        size_t more = add_or_max(mul_or_max((size_t)(W - 1), worker_bytes(s, d, averaged, 1)),
+                                 mul_or_max(n, sizeof(float)));
+        size_t with = add_or_max(fixed, more);
+        bool gram_too = s->storage == PT_GRAM_FULL || (s->sparse && s->storage != PT_GRAM_ROWS &&
+                                                        s->gram_fits);
+        if (with > budget ||
+            (gram_too && add_or_max(add_or_max(with, gram_bytes), tiles) > budget)) {
+            W = 1;
+        } else {
+            fixed = with;
+            s->shared = true;
+        }
+    }
+    s->nworkers = W;
+    if (s->shared) pthread_mutex_init(&s->cache_lock, NULL);
+    if (s->sparse) {
+        PT_TRY(sparse_setup(s, p, gram_bytes, cache_bytes));
+        return workers_setup(s);
+    }
     size_t cap = 0;
     if (s->storage == PT_GRAM_ROWS || (s->storage == PT_GRAM_AUTO && !s->gram_fits)) {
         size_t room = budget - fixed;
@@ -653,26 +804,40 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
     double t0 = pt_now();
     PT_TRY(pt_gram_rows_init(&s->rows, ds->X, n, d, ds->stride, d, p->kernel, s->k, s->threads));
     s->setup_seconds += pt_now() - t0;
-    PT_TRY(dual_alloc(dv, n, s->ld, averaged));
-    return s->storage == PT_GRAM_FULL ? build_full(s) : setup_rows(s, cap);
+    PT_TRY(s->storage == PT_GRAM_FULL ? build_full(s) : setup_rows(s, cap));
+    return workers_setup(s);
 }
 
-static void kernel_free(kstate *s, dual *dv)
+/* Seconds all workers spent computing rows. */
+static double row_seconds(const kstate *s)
 {
+    double t = 0.0;
+    for (int i = 0; s->w && i < s->nworkers; i++) t += s->w[i].row_seconds;
+    return t;
+}
+
+static void kernel_free(kstate *s)
+{
+    size_t computed = 0, hits = 0;
+    for (int i = 0; s->w && i < s->nworkers; i++) {
+        computed += s->w[i].computed;
+        hits += s->w[i].hits;
+    }
     pt_log(PT_LOG_DEBUG,
-           "kernel path: %s storage, %zu rows computed (%.3f s), %zu cache hits of %zu rows",
-           s->G ? "full" : "rows", s->computed, s->row_seconds, s->hits, s->cap);
+           "kernel path: %s storage, %d worker%s, %zu rows computed (%.3f s), %zu cache hits "
+           "of %zu rows",
+           s->G ? "full" : "rows", s->nworkers, s->nworkers == 1 ? "" : "s", computed,
+           row_seconds(s), hits, s->cap);
+    for (int i = 0; s->w && i < s->nworkers; i++) worker_free(&s->w[i]);
+    free(s->w);
+    s->w = NULL;
+    if (s->shared) pthread_mutex_destroy(&s->cache_lock);
     free_rows_state(s);
     pt_free(s->G);
     pt_gram_csc_free(&s->csc);
     pt_free(s->snorm_all);
-    pt_free(s->kout);
     free(s->have);
     pt_gram_rows_free(&s->rows);
-    pt_free(dv->f);
-    free(dv->alpha);
-    free(dv->order);
-    free(dv->beta);
 }
 
 /* Where a problem stands into a new *out: the dual coefficients, their lazy sums, the margins
@@ -749,9 +914,10 @@ static void hook_release(void *user, pt_model *model)
 
 /* A mistake at sample i after `steps` visits: alpha_i += 1, f += c_i K[i, :] (and, with a
  * full budget, a random support vector out first). */
-static pt_status mistake(kstate *s, const pt_dataset *view, dual *dv, size_t i, double steps,
+static pt_status mistake(kstate *s, kworker *w, const pt_dataset *view, size_t i, double steps,
                          size_t *nsv)
 {
+    dual *dv = &w->dv;
     const pt_train_params *p = s->p;
     const float eta = p->eta, *Y = view->y, *cw = p->class_weight;
     uint32_t *alpha = dv->alpha;
@@ -760,24 +926,24 @@ static pt_status mistake(kstate *s, const pt_dataset *view, dual *dv, size_t i, 
         /* the budget is full: a random support vector leaves (kernel_budget.c) */
         size_t j = pt_budget_victim(alpha, s->n, *nsv, p->seed, (uint64_t)steps);
         const float eta_j = cw ? eta * cw[view->cls[j]] : eta;
-        update(s, j, -(eta_j * Y[j]) * (float)alpha[j], f);
+        update(s, w, j, -(eta_j * Y[j]) * (float)alpha[j], f);
         alpha[j] = 0; /* (classic only: pt_train_params_check) */
         (*nsv)--;
     }
     *nsv += !alpha[i];
-    update(s, i, (cw ? eta * cw[view->cls[i]] : eta) * Y[i], f);
+    update(s, w, i, (cw ? eta * cw[view->cls[i]] : eta) * Y[i], f);
     alpha[i]++;
     if (p->variant == PT_VARIANT_AVERAGED) dv->beta[i] += steps;
     /* AUTO: the rows have cost as much as the Gram would: build it (same values). Not on a
      * distributed run: each rank's clock would switch at its own time, and the Gram is what
      * the split avoids. */
-    if (s->storage == PT_GRAM_AUTO && s->gram_fits && !s->G && !s->dist &&
-        s->row_seconds >= s->gram_estimate) {
+    if (s->storage == PT_GRAM_AUTO && s->gram_fits && !s->G && !s->dist && !s->shared &&
+        w->row_seconds >= s->gram_estimate) {
         pt_log(PT_LOG_INFO,
                "kernel path: %.3f s on %zu kernel rows reached the Gram's estimated "
                "%.3f s: switching to the full Gram",
-               s->row_seconds, s->computed, s->gram_estimate);
-        flush(s, f);
+               w->row_seconds, w->computed, s->gram_estimate);
+        flush(s, w, f);
         free_rows_state(s);
         return build_full(s);
     }
@@ -801,9 +967,10 @@ static size_t block_start(size_t n, size_t P, size_t r)
 }
 
 /* One epoch's sweep, every rank together. */
-static void sweep_dist(kstate *s, const pt_dataset *view, dual *dv, double *steps, size_t *nsv,
-                       size_t *mistakes)
+static void sweep_dist(kstate *s, kworker *w, const pt_dataset *view, double *steps,
+                       size_t *nsv, size_t *mistakes)
 {
+    dual *dv = &w->dv;
     const size_t P = (size_t)pt_dist_size(), me = (size_t)pt_dist_rank(), n = s->n;
     const float tau = s->p->margin, *Y = view->y;
     for (size_t b = 0; b < P; b++) {
@@ -811,12 +978,12 @@ static void sweep_dist(kstate *s, const pt_dataset *view, dual *dv, double *step
         for (size_t t = block_start(n, P, b); t < end;) {
             uint64_t u = t;
             if (b == me)
-                while (u < end && !(Y[u] * margin(s, u, dv->f) <= tau)) u++;
+                while (u < end && !(Y[u] * margin(s, w, u, dv->f) <= tau)) u++;
             pt_dist_bcast(&u, sizeof u, (int)b);
             *steps += (double)(u - t); /* integers below 2^53: as many += 1 */
             if (u >= end) break;
             (*mistakes)++;
-            (void)mistake(s, view, dv, u, *steps, nsv); /* no Gram switch: cannot fail */
+            (void)mistake(s, w, view, u, *steps, nsv); /* no Gram switch: cannot fail */
             *steps += 1.0;
             t = u + 1;
         }
@@ -837,9 +1004,11 @@ static void share_margins(const kstate *s, float *f)
 /* One binary problem on the shared storage: view has the rows of the setup's dataset and its
  * own labels. It starts from scratch, with the seed's shuffles, as if alone, or from a recorded
  * state, and runs up to epoch `limit`; *state is where it then stands. */
-static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, const pt_train_state *from,
-                               int limit, pt_train_state **state, pt_train_report *r)
+static pt_status train_problem(kstate *s, kworker *w, const pt_dataset *view,
+                               const pt_train_state *from, int limit, pt_train_state **state,
+                               pt_train_report *r)
 {
+    dual *dv = &w->dv;
     const pt_train_params *p = s->p;
     const size_t n = s->n;
     const bool averaged = p->variant == PT_VARIANT_AVERAGED;
@@ -886,12 +1055,12 @@ static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, cons
     for (int epoch = first; epoch <= limit && !finished; epoch++) {
         for (; shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
         size_t mistakes = epoch == first ? carried : 0, before = mistakes;
-        if (s->dist) sweep_dist(s, view, dv, &steps, &nsv, &mistakes);
+        if (s->dist) sweep_dist(s, w, view, &steps, &nsv, &mistakes);
         for (size_t t = s->dist ? n : epoch == first ? start : 0; t < n; t++) {
             size_t i = order[t];
-            if (Y[i] * margin(s, i, f) <= tau) {
+            if (Y[i] * margin(s, w, i, f) <= tau) {
                 mistakes++;
-                if ((st = mistake(s, view, dv, i, steps, &nsv)) != PT_OK) goto finish;
+                if ((st = mistake(s, w, view, i, steps, &nsv)) != PT_OK) goto finish;
             }
             steps += 1.0;
             if (pt_stopping(p->stop)) {
@@ -902,7 +1071,7 @@ static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, cons
                 goto finish;
             }
         }
-        flush(s, f);
+        flush(s, w, f);
         if (s->dist) share_margins(s, f);
         r->updates += mistakes - before;
         bool epoch_done, stop;
@@ -920,7 +1089,7 @@ static pt_status train_problem(kstate *s, const pt_dataset *view, dual *dv, cons
     }
 finish:
     /* the updates still pending (rows storage) go into f: the state holds every one */
-    flush(s, f);
+    flush(s, w, f);
     if (st == PT_OK || st == PT_ERR_INTERRUPTED) {
         pt_status ms = dual_capture(s, dv, r, from, done, pos, pos_mistakes, steps, finished,
                                     shuffles, &rng, state);
@@ -1010,7 +1179,7 @@ static bool score_set_build(const kstate *s, size_t K, pt_view_fn view_of, void 
      * the class's order) */
     for (size_t c = 0; ok && c < K; c++) {
         pt_dataset view = *ds;
-        if (view_of) view_of(user, c, &view);
+        if (view_of) view_of(user, c, NULL, &view);
         const pt_train_state *st = states[c];
         for (size_t i = 0; i < n; i++)
             if (st->alpha[i])
@@ -1095,14 +1264,16 @@ static pt_status count_correct(const kstate *s, size_t K, pt_view_fn view_of, vo
 }
 
 /* Problem c up to epoch limit: its state and report updated. */
-static pt_status run_problem(kstate *s, dual *dv, const pt_dataset *ds, size_t c, pt_view_fn view_of,
-                             void *user, int limit, pt_train_state **states, pt_train_report *reps)
+/* Problem c up to epoch limit on worker w: its state and report updated. */
+static pt_status run_problem(kstate *s, kworker *w, const pt_dataset *ds, size_t c,
+                             pt_view_fn view_of, void *user, int limit, pt_train_state **states,
+                             pt_train_report *reps)
 {
     pt_dataset view = *ds;
-    if (view_of) view_of(user, c, &view);
+    if (view_of) view_of(user, c, w->y, &view);
     pt_train_state *to = NULL;
     pt_train_report part = {0};
-    pt_status st = train_problem(s, &view, dv, states[c], limit, &to, &part);
+    pt_status st = train_problem(s, w, &view, states[c], limit, &to, &part);
     if (st == PT_OK || st == PT_ERR_INTERRUPTED) {
         pt_train_state_free(states[c]);
         states[c] = to;
@@ -1110,6 +1281,68 @@ static pt_status run_problem(kstate *s, dual *dv, const pt_dataset *ds, size_t c
         if (as != PT_OK) st = as;
     }
     pt_train_report_clear(&part);
+    return st;
+}
+
+/* The problems not yet at epoch E up to E: in turn on one worker, or on several at once (one
+ * a thread, the next problem in class order to the first worker free). Problems do not share
+ * anything a result depends on, so each comes out as it would alone. The first problem (in
+ * class order) that failed, or that a stop kept from starting, gives the status, its message
+ * and *failed, as in turn. */
+static pt_status run_round(kstate *s, const pt_dataset *ds, size_t K, pt_view_fn view_of,
+                           void *user, int E, pt_train_state **states, pt_train_report *reps,
+                           size_t *failed)
+{
+    const pt_train_params *p = s->p;
+    if (!s->shared) {
+        for (size_t c = 0; c < K; c++) {
+            if (problem_epochs(states[c]) >= E) continue;
+            if (pt_stopping(p->stop))
+                return pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d, before class %zu of %zu",
+                               E, c + 1, K);
+            *failed = c;
+            PT_TRY(run_problem(s, &s->w[0], ds, c, view_of, user, E, states, reps));
+        }
+        return PT_OK;
+    }
+    enum { NOT_STARTED = -1 };
+    int *res = malloc(K * sizeof *res);
+    char *msg = malloc(K * 256);
+    if (!res || !msg) {
+        free(res);
+        free(msg);
+        return pt_fail(PT_ERR_NOMEM, "cannot allocate the round of %zu classes", K);
+    }
+    for (size_t c = 0; c < K; c++) res[c] = PT_OK;
+    const ptrdiff_t nk = (ptrdiff_t)K;
+#pragma omp parallel for num_threads(s->nworkers) schedule(dynamic, 1)
+    for (ptrdiff_t c = 0; c < nk; c++) {
+        if (problem_epochs(states[c]) >= E) continue;
+        if (pt_stopping(p->stop)) {
+            res[c] = NOT_STARTED;
+            continue;
+        }
+#ifdef _OPENMP
+        kworker *w = &s->w[omp_get_thread_num()];
+#else
+        kworker *w = &s->w[0];
+#endif
+        pt_status st = run_problem(s, w, ds, (size_t)c, view_of, user, E, states, reps);
+        res[c] = (int)st;
+        if (st != PT_OK) snprintf(msg + (size_t)c * 256, 256, "%s", pt_last_error());
+    }
+    pt_status st = PT_OK;
+    for (size_t c = 0; c < K && st == PT_OK; c++) {
+        if (res[c] == NOT_STARTED)
+            st = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d, before class %zu of %zu", E,
+                         c + 1, K);
+        else if (res[c] != PT_OK) {
+            *failed = c;
+            st = pt_fail((pt_status)res[c], "%s", msg + c * 256);
+        }
+    }
+    free(res);
+    free(msg);
     return st;
 }
 
@@ -1125,7 +1358,6 @@ pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn vi
         return pt_fail(PT_ERR_UNSUPPORTED,
                        "the voted perceptron has no kernel path (use PT_VARIANT_AVERAGED)");
     kstate s = {0};
-    dual dv = {0};
     /* two classes on the whole data on every rank: the rows split across the ranks (the
      * one-vs-rest split gives each rank its own problems, with a view) */
     const bool dist = !view_of && ds->replicated && pt_dist_size() > 1;
@@ -1133,42 +1365,33 @@ pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn vi
         return pt_fail(PT_ERR_UNSUPPORTED, "a distributed run (%d ranks) of the kernel path on "
                        "two classes does not support shuffling (pt_train_params.shuffle): it "
                        "sweeps in the file's order", pt_dist_size());
-    pt_status st = kernel_setup(&s, ds, p, k, K, &dv);
+    pt_status st = kernel_setup(&s, ds, p, k, K);
     s.dist = dist;
     s.lo = dist ? block_start(s.n, (size_t)pt_dist_size(), (size_t)pt_dist_rank()) : 0;
     s.hi = dist ? block_start(s.n, (size_t)pt_dist_size(), (size_t)pt_dist_rank() + 1) : s.n;
     /* Rounds: every problem up to epoch E, then round(E), for E from the epoch of the problem
-     * furthest behind; without round, one round to the last epoch (the problems in turn). */
+     * furthest behind; without round, one round to the last epoch. */
     int E = p->epochs;
     for (size_t c = 0; round && c < K; c++)
         if (problem_epochs(states[c]) < E) E = problem_epochs(states[c]) + 1;
     for (; st == PT_OK; E++) {
-        for (size_t c = 0; c < K && st == PT_OK; c++) {
-            if (problem_epochs(states[c]) >= E) continue;
-            if (pt_stopping(p->stop)) {
-                st = pt_fail(PT_ERR_INTERRUPTED, "interrupted in epoch %d, before class %zu of %zu",
-                             E, c + 1, K);
-                break;
-            }
-            *failed = c;
-            st = run_problem(&s, &dv, ds, c, view_of, user, E, states, reps);
-        }
+        st = run_round(&s, ds, K, view_of, user, E, states, reps, failed);
         if (st != PT_OK) break;
         *failed = SIZE_MAX;
         bool all_done = true;
         for (size_t c = 0; c < K; c++) all_done &= problem_epochs(states[c]) >= p->epochs;
         if (!round || round(round_user, E) != 0 || all_done || E >= p->epochs) break;
     }
+    const unsigned parts = PT_STATE_DUAL | (p->variant == PT_VARIANT_AVERAGED ? PT_STATE_DUAL_AVG : 0);
     for (size_t c = 0; c < K && (st == PT_OK || st == PT_ERR_INTERRUPTED); c++) {
         /* problems never started (an interrupt came first) stand at the start */
-        if (!states[c] && !(states[c] = pt_train_state_new(
-                                s.n, 0, 0, PT_STATE_DUAL | (dv.beta ? PT_STATE_DUAL_AVG : 0))))
+        if (!states[c] && !(states[c] = pt_train_state_new(s.n, 0, 0, parts)))
             st = PT_ERR_NOMEM;
         /* and those that had nothing left to do report where they stood */
         else if (!reps[c].epochs_run && !reps[c].mistakes_per_epoch)
             pt_report_resume(&reps[c], states[c]);
     }
-    if (K > 0) reps[0].gram_seconds += s.setup_seconds + s.row_seconds;
+    if (K > 0) reps[0].gram_seconds += s.setup_seconds + row_seconds(&s);
     /* the final models only: not a run the round callback stopped (its message stays) */
     bool all_done = true;
     for (size_t c = 0; st == PT_OK && c < K; c++) all_done &= problem_epochs(states[c]) >= p->epochs;
@@ -1177,7 +1400,7 @@ pt_status pt_train_kernel_problems(const pt_dataset *ds, size_t K, pt_view_fn vi
         st = count_correct(&s, K, view_of, user, states, train_correct);
         reps[0].score_seconds += pt_now() - t0;
     }
-    kernel_free(&s, &dv);
+    kernel_free(&s);
     return st;
 }
 
