@@ -328,13 +328,14 @@ static pt_status train_scaled(const pt_dataset *ds, const pt_train_params *p, pt
                               pt_train_report *report);
 
 /* Whether a run of p reads the rows of a compact dataset directly: the online path (every
- * variant, one-vs-rest, the multiclass perceptron) on the rows as they are. The kernel Gram,
- * the expansion (both compute bound), the batch path (BLAS reads float32) and scaling train on
- * a float32 copy. */
+ * variant, one-vs-rest, the multiclass perceptron) and the batch path (fused and gemv) on the
+ * rows as they are, and scaling, whose copy is float32 already (pt_scaling_apply widens row by
+ * row: one copy, not two). The kernel Gram and the expansion, both compute bound, train on a
+ * float32 copy, made within p->mem_budget_bytes. */
 static bool reads_compact(const pt_train_params *p)
 {
-    return p->path == PT_PATH_ONLINE && p->expand.kind == PT_EXPAND_NONE &&
-           p->scale == PT_SCALE_NONE;
+    if (p->scale != PT_SCALE_NONE) return true;
+    return p->path != PT_PATH_KERNEL && p->expand.kind == PT_EXPAND_NONE;
 }
 
 pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
@@ -348,11 +349,8 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
     pt_dataset *wide;
     const pt_dataset *use;
     PT_TRY(pt_dataset_as_f32(ds, p->mem_budget_bytes,
-                             p->path == PT_PATH_ONLINE ? "the online path with scaling or an "
-                                                         "expansion"
-                                                       : p->path == PT_PATH_BATCH
-                                                             ? "the batch path"
-                                                             : "the kernel path",
+                             p->expand.kind != PT_EXPAND_NONE ? "a feature expansion"
+                                                              : "the kernel path",
                              &wide, &use));
     pt_status s = train_scaled(use, p, model, report);
     pt_dataset_free(wide);
