@@ -432,37 +432,52 @@ static pt_status verify_matrix(const char *path, const header *h, pt_dataset *ds
 /* A compact matrix (bf16 or u8) and u8's divisors: checksums, then bf16 values finite (no
  * exponent of all ones), the padding zero, the divisors finite and > 0 (copied, with their
  * reciprocals), nnz. */
-static pt_status verify_compact(const char *path, const header *h, pt_dataset *ds)
+/* The compact rows of ds (rows first + 1.. of the file: a share starts past row 0): no bf16
+ * value infinite or NaN, zero padding. */
+static pt_status check_compact_rows(const char *path, const pt_dataset *ds, size_t first)
 {
-    const unsigned char *base = ds->map;
-    PT_TRY(check_section(path, h, base, SEC_MATRIX));
     size_t n = ds->n, d = ds->d, stride = ds->stride, es = pt_dtype_size(ds->dtype);
     for (size_t i = 0; i < n; i++) {
         const unsigned char *b = pt_compact_row(ds, i);
         for (size_t j = 0; es == 2 && j < d; j++)
             if ((b[2 * j + 1] & 0x7f) == 0x7f && (b[2 * j] & 0x80))
                 return pt_fail(PT_ERR_FORMAT, "%s: row %zu, feature %zu: value is not finite",
-                               path, i + 1, j + 1);
+                               path, first + i + 1, j + 1);
         for (size_t k = d * es; k < stride * es; k++)
             if (b[k] != 0)
                 return pt_fail(PT_ERR_FORMAT, "%s: row %zu: non-zero padding past feature %zu",
-                               path, i + 1, d);
+                               path, first + i + 1, d);
     }
-    if (ds->dtype == PT_DTYPE_U8) {
-        PT_TRY(check_section(path, h, base, SEC_DIVISORS));
-        const float *m = (const float *)(const void *)(base + h->off[SEC_DIVISORS]);
-        bool single = true;
-        for (size_t j = 0; j < stride; j++) {
-            /* 255 / m must be finite: every value q / m is then */
-            if (!(m[j] >= 255.0f / FLT_MAX && m[j] <= FLT_MAX) || (j >= d && m[j] != 1.0f))
-                return pt_fail(PT_ERR_FORMAT, "%s: u8 divisor %zu is %g (finite, at least "
-                               "255 / FLT_MAX, and 1 past the features)", path, j + 1,
-                               (double)m[j]);
-            single = single && (j >= d || m[j] == m[0]);
-        }
-        PT_TRY(pt_u8_alloc_divisors(ds));
-        pt_u8_set_divisors(ds, m, single);
+    return PT_OK;
+}
+
+/* A u8 file's divisors, checked (with their checksum) and set in ds. */
+static pt_status load_divisors(const char *path, const header *h, const unsigned char *base,
+                               pt_dataset *ds)
+{
+    size_t d = ds->d, stride = ds->stride;
+    PT_TRY(check_section(path, h, base, SEC_DIVISORS));
+    const float *m = (const float *)(const void *)(base + h->off[SEC_DIVISORS]);
+    bool single = true;
+    for (size_t j = 0; j < stride; j++) {
+        /* 255 / m must be finite: every value q / m is then */
+        if (!(m[j] >= 255.0f / FLT_MAX && m[j] <= FLT_MAX) || (j >= d && m[j] != 1.0f))
+            return pt_fail(PT_ERR_FORMAT, "%s: u8 divisor %zu is %g (finite, at least "
+                           "255 / FLT_MAX, and 1 past the features)", path, j + 1,
+                           (double)m[j]);
+        single = single && (j >= d || m[j] == m[0]);
     }
+    PT_TRY(pt_u8_alloc_divisors(ds));
+    pt_u8_set_divisors(ds, m, single);
+    return PT_OK;
+}
+
+static pt_status verify_compact(const char *path, const header *h, pt_dataset *ds)
+{
+    const unsigned char *base = ds->map;
+    PT_TRY(check_section(path, h, base, SEC_MATRIX));
+    PT_TRY(check_compact_rows(path, ds, 0));
+    if (ds->dtype == PT_DTYPE_U8) PT_TRY(load_divisors(path, h, base, ds));
     size_t nnz = pt_compact_nnz(ds);
     if (nnz != h->nnz)
         return pt_fail(PT_ERR_FORMAT,
@@ -627,7 +642,17 @@ static pt_status read_share(const char *path, int fd, size_t map_len, const head
         if (ds->y) memmove(ds->y, ds->y + a, (b - a) * sizeof *ds->y);
     }
     ds->n = b - a;
-    if (s == PT_OK && !sparse) {
+    if (s == PT_OK && !sparse && h->dtype != PT_DTYPE_F32) {
+        /* compact rows: the share's, mapped as stored (and the divisors, whole) */
+        ds->dtype = (pt_dtype)h->dtype;
+        ds->Xc = base + h->off[SEC_MATRIX] + a * ds->stride * pt_dtype_size(ds->dtype);
+        size_t bytes = (b - a) * ds->stride * pt_dtype_size(ds->dtype);
+        size_t at = (size_t)((unsigned char *)ds->Xc - base), page = (size_t)sysconf(_SC_PAGESIZE);
+        madvise(base + at / page * page, bytes + at % page, MADV_WILLNEED);
+        s = check_compact_rows(path, ds, a);
+        if (s == PT_OK && ds->dtype == PT_DTYPE_U8) s = load_divisors(path, h, base, ds);
+        if (s == PT_OK) ds->nnz = pt_compact_nnz(ds);
+    } else if (s == PT_OK && !sparse) {
         ds->X = (float *)(void *)(base + h->off[SEC_MATRIX]) + a * ds->stride;
         size_t bytes = (b - a) * ds->stride * sizeof(float), at = (size_t)((unsigned char *)ds->X - base);
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
