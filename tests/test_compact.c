@@ -504,6 +504,50 @@ START_TEST(batch_same_model)
 }
 END_TEST
 
+/* Expansions of compact rows (each row, or block of rows, widened before it is expanded, no
+ * float32 copy): pt_expand gives the float32 copy's expansion, and the online path (streamed
+ * through the expansion, classic and averaged shuffled) and the batch path (materialised)
+ * train its model file; polynomial, and random Fourier features narrower than the input. */
+START_TEST(expansion_same_model)
+{
+    pt_dataset *f = pixels(800, 20, 2);
+    for (int t = 1; t <= 2; t++) {
+        pt_dataset *c = to(f, (pt_dtype)t), *w = to(c, PT_DTYPE_F32);
+        for (int kind = PT_EXPAND_POLY; kind <= PT_EXPAND_RFF; kind++) {
+            pt_expand_params ep;
+            pt_expand_params_init(&ep);
+            ep.kind = (pt_expand_kind)kind;
+            ep.rff_dim = 12;
+            pt_dataset *xc, *xw;
+            ck_assert_int_eq(pt_expand(c, &ep, &xc), PT_OK);
+            ck_assert_int_eq(pt_expand(w, &ep, &xw), PT_OK);
+            tu_assert_same_data(xc, xw, "the expansion of compact rows");
+            pt_dataset_free(xc);
+            pt_dataset_free(xw);
+            for (int run = 0; run < 3; run++) {
+                pt_train_params p;
+                pt_train_params_init(&p);
+                p.expand = ep;
+                p.path = run == 2 ? PT_PATH_BATCH : PT_PATH_ONLINE;
+                p.variant = run == 1 ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
+                p.shuffle = run == 1;
+                p.epochs = 3;
+                size_t la, lb;
+                void *a = model_bytes(w, &p, &la), *b = model_bytes(c, &p, &lb);
+                ck_assert_msg(la == lb && memcmp(a, b, la) == 0, "%s, expansion %d, run %d: the "
+                              "model differs from the float32 copy's", pt_dtype_name(t), kind,
+                              run);
+                pt_buffer_free(a);
+                pt_buffer_free(b);
+            }
+        }
+        pt_dataset_free(c);
+        pt_dataset_free(w);
+    }
+    pt_dataset_free(f);
+}
+END_TEST
+
 /* Scores of compact rows equal their float32 copy's, bit for bit, for every kind of model:
  * linear, voted, one-vs-rest linear and kernel, the multiclass perceptron, kernel models with
  * dense and sparse support vectors, a model trained on an expansion, one trained on scaled
@@ -739,6 +783,7 @@ int main(void)
     tcase_add_test(tc, u8_exact_same_model);
     tcase_add_test(tc, bf16_within_tolerance);
     tcase_add_test(tc, batch_same_model);
+    tcase_add_test(tc, expansion_same_model);
     tcase_add_test(tc, scores_same_as_f32);
     tcase_add_test(tc, cli_batch_within_budget);
     tcase_add_test(tc, cli_convert_and_info);
