@@ -548,6 +548,48 @@ START_TEST(expansion_same_model)
 }
 END_TEST
 
+/* The mistake bounds of compact rows (each row widened as it is read) are those of the float32
+ * copy: R and gamma of a linear w*, and of a run with a linear reference, over the expansion,
+ * and with a kernel reference whose gamma is the rule 'scale' (the data's variance). */
+START_TEST(bounds_same_as_f32)
+{
+    pt_dataset *f = pixels(500, 16, 2);
+    float wstar[16];
+    for (size_t j = 0; j < 16; j++) wstar[j] = (float)j / 8.0f - 1.0f;
+    for (int t = 1; t <= 2; t++) {
+        pt_dataset *c = to(f, (pt_dtype)t), *w = to(c, PT_DTYPE_F32);
+        pt_bounds a, b;
+        ck_assert_int_eq(pt_bounds_compute(c, wstar, 0.5f, 1, &a), PT_OK);
+        ck_assert_int_eq(pt_bounds_compute(w, wstar, 0.5f, 1, &b), PT_OK);
+        ck_assert(memcmp(&a, &b, sizeof a) == 0);
+        for (int run = 0; run < 3; run++) {
+            pt_train_params p;
+            pt_train_params_init(&p);
+            p.epochs = 2;
+            if (run == 1) p.expand.kind = PT_EXPAND_POLY;
+            if (run == 2) {
+                p.path = PT_PATH_KERNEL;
+                p.kernel = PT_KERNEL_RBF;
+            }
+            pt_model *ref;
+            ck_assert_int_eq(pt_train(w, &p, &ref, NULL), PT_OK);
+            if (run == 2) p.gamma = PT_GAMMA_SCALE; /* resolved from each dataset */
+            pt_run_bounds ra, rb;
+            ck_assert_msg(pt_bounds_for_run(c, &p, ref, 2, &ra) == PT_OK, "%s",
+                          pt_last_error());
+            ck_assert_int_eq(pt_bounds_for_run(w, &p, ref, 2, &rb), PT_OK);
+            ck_assert_msg(ra.covered && isfinite(ra.R) && memcmp(&ra, &rb, sizeof ra) == 0,
+                          "%s run %d: the bounds differ (R %g, %g)", pt_dtype_name(t), run,
+                          ra.R, rb.R);
+            pt_model_free(ref);
+        }
+        pt_dataset_free(c);
+        pt_dataset_free(w);
+    }
+    pt_dataset_free(f);
+}
+END_TEST
+
 /* Scores of compact rows equal their float32 copy's, bit for bit, for every kind of model:
  * linear, voted, one-vs-rest linear and kernel, the multiclass perceptron, kernel models with
  * dense and sparse support vectors, a model trained on an expansion, one trained on scaled
@@ -785,6 +827,7 @@ int main(void)
     tcase_add_test(tc, batch_same_model);
     tcase_add_test(tc, expansion_same_model);
     tcase_add_test(tc, scores_same_as_f32);
+    tcase_add_test(tc, bounds_same_as_f32);
     tcase_add_test(tc, cli_batch_within_budget);
     tcase_add_test(tc, cli_convert_and_info);
     suite_add_tcase(s, tc);
