@@ -783,24 +783,28 @@ START_TEST(cli_convert_and_info)
     HAS(out, "\"dtype\": \"u8\", \"u8_divisors\": \"one\", \"u8_divisor\": 255");
     free(out);
     free(err);
-    /* back to text: the widened values, the same as the float32 file's text */
-    char t1[512], t2[512];
-    snprintf(t1, sizeof t1, "%s", tu_path("cmpt1", ".csv"));
-    snprintf(t2, sizeof t2, "%s", tu_path("cmpt2", ".csv"));
-    snprintf(args, sizeof args, "convert %s -o %s", path, t1);
-    ck_assert_int_eq(tu_run_cli(args, &out, &err), 0);
-    free(out);
-    free(err);
-    snprintf(args, sizeof args, "convert %s -o %s", src, t2);
-    int rc = tu_run_cli(args, &out, &err);
-    ck_assert_msg(rc == 0, "%s", err);
-    free(out);
-    free(err);
-    size_t l1, l2;
-    char *a = tu_read_file(t1, &l1), *b = tu_read_file(t2, &l2);
-    ck_assert(a && b && l1 == l2 && memcmp(a, b, l1) == 0);
-    free(a);
-    free(b);
+    /* back to text (CSV, LIBSVM): the widened values, each row widened as it is written, the
+     * same as the float32 file's text */
+    for (int fmt = 0; fmt < 2; fmt++) {
+        const char *ext = fmt ? ".svm" : ".csv";
+        char t1[512], t2[512];
+        snprintf(t1, sizeof t1, "%s", tu_path("cmpt1", ext));
+        snprintf(t2, sizeof t2, "%s", tu_path("cmpt2", ext));
+        snprintf(args, sizeof args, "convert %s -o %s", path, t1);
+        ck_assert_int_eq(tu_run_cli(args, &out, &err), 0);
+        free(out);
+        free(err);
+        snprintf(args, sizeof args, "convert %s -o %s", src, t2);
+        int rc = tu_run_cli(args, &out, &err);
+        ck_assert_msg(rc == 0, "%s", err);
+        free(out);
+        free(err);
+        size_t l1, l2;
+        char *a = tu_read_file(t1, &l1), *b = tu_read_file(t2, &l2);
+        ck_assert_msg(a && b && l1 == l2 && memcmp(a, b, l1) == 0, "%s text differs", ext);
+        free(a);
+        free(b);
+    }
     /* train --json says what it read */
     snprintf(args, sizeof args, "train %s -o %s.model --json", path, path);
     ck_assert_int_eq(tu_run_cli(args, &out, &err), 0);
