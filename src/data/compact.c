@@ -1,7 +1,7 @@
 /*
  * Compact storage of a dense matrix (bf16, u8 with divisors; see pt_dtype in ptron.h): the
  * type's names, allocation, conversion between types (the u8 divisors chosen here) and the
- * float32 copy the paths that do not read compact rows train on.
+ * float32 copy the kernel path trains on (every other path reads compact rows as stored).
  */
 #include <math.h>
 #include <stdlib.h>
