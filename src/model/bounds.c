@@ -193,8 +193,8 @@ static pt_status kernel_margins(const pt_dataset *ds, const pt_model *ref, int b
                       .rowptr = ref->sv_ptr, .col = ref->sv_col, .val = ref->sv_val};
     /* compact rows: each widened for K(x, x) (the kernel scores widen their own) */
     float *wide = ds->dtype != PT_DTYPE_F32 ? pt_alloc(ds->stride * sizeof *wide, "a row") : NULL;
-    pt_status s = ds->dtype != PT_DTYPE_F32 && !wide ? PT_ERR_NOMEM
-                                                      : pt_model_kernel_scores(&in_run_space, &svs, f);
+    pt_status s = PT_ERR_NOMEM;
+    if (ds->dtype == PT_DTYPE_F32 || wide) s = pt_model_kernel_scores(&in_run_space, &svs, f);
     double wn2 = 0.0;
     for (size_t j = 0; s == PT_OK && j < nsv; j++) wn2 += (double)ref->coef[j] * f[j];
     if (s == PT_OK && !(wn2 > 0.0)) s = pt_fail(PT_ERR_INVALID, "the reference separator is zero");

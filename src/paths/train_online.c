@@ -118,7 +118,8 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     /* every buffer once, before the first epoch; a compact row widens to its stride floats
      * (mapped, into o.len: an expansion may be narrower than its input) */
     const size_t wide_len = o.len > ds->stride ? o.len : ds->stride;
-    if ((ds->dtype != PT_DTYPE_F32 && !(o.wide = pt_alloc(wide_len * sizeof(float), "widened row"))) ||
+    if ((ds->dtype != PT_DTYPE_F32 &&
+         !(o.wide = pt_alloc(wide_len * sizeof(float), "widened row"))) ||
         (o.averaged && !(o.u = pt_calloc(o.len * sizeof(float), "averaging buffer"))) ||
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
         (map && !(mapped = pt_calloc(o.len * sizeof(float), "mapped row"))) ||
