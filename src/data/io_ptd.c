@@ -429,9 +429,6 @@ static pt_status verify_matrix(const char *path, const header *h, pt_dataset *ds
     return PT_OK;
 }
 
-/* A compact matrix (bf16 or u8) and u8's divisors: checksums, then bf16 values finite (no
- * exponent of all ones), the padding zero, the divisors finite and > 0 (copied, with their
- * reciprocals), nnz. */
 /* The compact rows of ds (rows first + 1.. of the file: a share starts past row 0): no bf16
  * value infinite or NaN, zero padding. */
 static pt_status check_compact_rows(const char *path, const pt_dataset *ds, size_t first)
@@ -472,13 +469,42 @@ static pt_status load_divisors(const char *path, const header *h, const unsigned
     return PT_OK;
 }
 
+/* A compact matrix (bf16 or u8) and u8's divisors: checksums (a corrupted byte is a checksum
+ * mismatch even where it also breaks a value), then bf16 values finite (no exponent of all
+ * ones), the padding zero, the divisors finite and > 0 (copied, with their reciprocals), nnz.
+ * One pass block by block, as verify_matrix's; streamed, window by window, each dropped
+ * behind, so a streamed file's pages are never all resident at once. */
 static pt_status verify_compact(const char *path, const header *h, pt_dataset *ds)
 {
-    const unsigned char *base = ds->map;
-    PT_TRY(check_section(path, h, base, SEC_MATRIX));
-    PT_TRY(check_compact_rows(path, ds, 0));
-    if (ds->dtype == PT_DTYPE_U8) PT_TRY(load_divisors(path, h, base, ds));
-    size_t nnz = pt_compact_nnz(ds);
+    const size_t n = ds->n, row = ds->stride * pt_dtype_size(ds->dtype);
+    const size_t step = row >= BLOCK_BYTES ? 1 : BLOCK_BYTES / row;
+    XXH3_state_t *st = XXH3_createState();
+    if (!st) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a hash state", path);
+    XXH3_64bits_reset(st);
+    size_t nnz = 0;
+    pt_status bad = PT_OK; /* the first row refused, said after the checksum */
+    char why[512] = "";
+    pt_window_pos at = {0};
+    for (size_t i0 = 0, i1; i0 < n; i0 = i1) {
+        pt_window_at(ds, &at, i0);
+        i1 = n - i0 < step ? n : i0 + step;
+        if (ds->win && i1 > at.hi) i1 = at.hi;
+        pt_dataset blk = *ds; /* rows [i0, i1) */
+        blk.n = i1 - i0;
+        blk.Xc = (void *)pt_compact_row(ds, i0);
+        XXH3_64bits_update(st, blk.Xc, blk.n * row);
+        if (bad == PT_OK && (bad = check_compact_rows(path, &blk, i0)) != PT_OK)
+            snprintf(why, sizeof why, "%s", pt_last_error());
+        nnz += pt_compact_nnz(&blk);
+    }
+    pt_window_end(ds, &at);
+    uint64_t sum = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    if (sum != h->sum[SEC_MATRIX])
+        return pt_fail(PT_ERR_CHECKSUM,
+                       "%s: checksum mismatch in the matrix section (file corrupted)", path);
+    if (bad != PT_OK) return pt_fail(bad, "%s", why);
+    if (ds->dtype == PT_DTYPE_U8) PT_TRY(load_divisors(path, h, ds->map, ds));
     if (nnz != h->nnz)
         return pt_fail(PT_ERR_FORMAT,
                        "%s: inconsistent: the header says %" PRIu64
