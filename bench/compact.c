@@ -14,6 +14,13 @@
  * first in the same run: its median is the baseline), and the held-out accuracy (the last
  * 10% of the rows, the model trained on the first 90%) in accuracy_pct, which must match the
  * float32 one within 0.1 point (u8 holding the values exactly gives the same model).
+ *
+ * Batch iterations on the same rows (batch/compact/...): full batch, hinge loss (as
+ * bench/batch.c), fused on 1 and 2 threads and gemv on 1, each type beside float32 in the same
+ * run; the compact rows are widened where the pass reads them (the same model as float32).
+ * Each call trains BATCH_EPOCHS iterations, timed as the mean of iterations 2..; GB/s of the
+ * stored matrix, samples/s, vs_f32 (the float32 iteration of the same data, impl and threads
+ * over this one).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -175,6 +182,101 @@ static void bm_compact(bs_state *st, const void *arg)
     bs_counter(st, "accuracy_pct", acc, BS_PLAIN);
 }
 
+#define BATCH_EPOCHS 5
+#define NBATCH 12
+
+typedef struct batch_compact_case {
+    cdata data;
+    pt_dtype dtype;
+    pt_batch_impl impl;
+    int threads;
+} batch_compact_case;
+
+static batch_compact_case batch_cases[NBATCH];
+/* the float32 iteration of each data, impl (gemv, fused) and thread count, for vs_f32 */
+static double f32_iter[NDATA][3][3];
+
+static void bm_batch_compact(bs_state *st, const void *arg)
+{
+    const batch_compact_case *c = arg;
+    if (!prepare(c->data)) {
+        while (bs_keep_running(st)) {
+        }
+        bs_skip_with_error(st, failed ? failed : "no data");
+        return;
+    }
+    const pt_dataset *tr = train_rows[c->data][c->dtype];
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.path = PT_PATH_BATCH;
+    p.loss = PT_LOSS_HINGE;
+    p.lambda = 1e-4f;
+    p.eta = 0.1f;
+    p.batch_impl = c->impl;
+    p.threads = c->threads;
+    p.epochs = bs_smoke() ? 2 : BATCH_EPOCHS;
+    bt_epoch_clock clk;
+    p.progress = bt_on_epoch;
+    p.progress_user = &clk;
+    double sum = 0.0;
+    while (bs_keep_running(st)) {
+        pt_model *m = NULL;
+        pt_train_report rep = {0};
+        pt_status s = pt_train(tr, &p, &m, &rep);
+        if (s != PT_OK) {
+            bt_skip(st, s, "batch path on compact rows");
+            pt_model_free(m);
+            pt_train_report_clear(&rep);
+            break;
+        }
+        int e = rep.epochs_run < BATCH_EPOCHS ? rep.epochs_run : BATCH_EPOCHS;
+        double steady = bt_steady_epoch(&clk, e);
+        sum += steady;
+        bs_set_iteration_time(st, steady);
+        pt_model_free(m);
+        pt_train_report_clear(&rep);
+    }
+    if (bs_error_occurred(st)) return;
+    const double it = (double)bs_iterations(st);
+    const double bytes = (double)pt_dataset_n(tr) * (double)pt_dataset_stride(tr) *
+                         (double)pt_dtype_size(c->dtype);
+    double *base = &f32_iter[c->data][c->impl][c->threads];
+    if (c->dtype == PT_DTYPE_F32) *base = sum / it;
+    bs_counter(st, "GB/s", bytes * it / 1e9, BS_RATE);
+    bs_counter(st, "samples/s", (double)pt_dataset_n(tr) * it, BS_RATE);
+    bs_set_bytes_processed(st, (int64_t)(bytes * it));
+    bs_counter(st, "vs_f32", *base > 0 ? *base / (sum / it) : 0.0, BS_PLAIN);
+}
+
+static void register_batch_compact(const char *const *data_name)
+{
+    static const struct {
+        pt_batch_impl impl;
+        int threads;
+    } runs[3] = {{PT_BATCH_FUSED, 1}, {PT_BATCH_FUSED, 2}, {PT_BATCH_GEMV, 1}};
+    static const struct {
+        cdata data;
+        pt_dtype dtype;
+    } types[4] = {{CD_SEP, PT_DTYPE_F32},
+                  {CD_SEP, PT_DTYPE_BF16},
+                  {CD_PIXELS, PT_DTYPE_F32},
+                  {CD_PIXELS, PT_DTYPE_U8}};
+    _Static_assert(NBATCH == 3 * 4, "one case per run and type");
+    char name[160];
+    for (int r = 0, i = 0; r < 3; r++)
+        for (int t = 0; t < 4; t++, i++) {
+            batch_cases[i] = (batch_compact_case){types[t].data, types[t].dtype, runs[r].impl,
+                                                  runs[r].threads};
+            snprintf(name, sizeof name, "batch/compact/dtype:%s/data:%s/impl:%s/threads:%d",
+                     pt_dtype_name(types[t].dtype), data_name[types[t].data],
+                     pt_batch_impl_name(runs[r].impl), runs[r].threads);
+            bs_bench *b = bs_register(name, bm_batch_compact, &batch_cases[i]);
+            bs_use_manual_time(b);
+            bs_iterations_fixed(b, 3);
+            bs_time_unit(b, BS_MS);
+        }
+}
+
 void bt_register_compact(void)
 {
     static const compact_case all[NCASES] = {
@@ -192,4 +294,5 @@ void bt_register_compact(void)
         bs_iterations_fixed(b, 5);
         bs_time_unit(b, BS_MS);
     }
+    register_batch_compact(data_name);
 }

@@ -328,11 +328,16 @@ PT_API pt_status pt_dataset_convert(const pt_dataset *ds, pt_layout to, size_t m
  *    feature) and q = x m_j rounded to nearest, ties to even (error <= max_i x_ij / 510).
  * Compact storage is for the dense layout only. A compact dataset's rows are not float32:
  * pt_dataset_row, pt_dataset_row_const and pt_dataset_matrix return NULL for it (saying so in
- * pt_last_error); pt_dataset_to_dtype(ds, PT_DTYPE_F32, ..) gives a float32 copy. The online
- * path (every variant, one-vs-rest and the multiclass perceptron) reads compact rows directly;
- * the other paths, scoring and the helpers widen a float32 copy of the data first (within the
- * memory budget; the kernel Gram and the expansion are compute bound, the batch path reads X
- * through BLAS). */
+ * pt_last_error); pt_dataset_to_dtype(ds, PT_DTYPE_F32, ..) gives a float32 copy. Every path
+ * but the kernel path reads compact rows directly: the online path (every variant, one-vs-rest,
+ * the multiclass perceptron, over an expansion), the batch path (fused and gemv, full batch and
+ * mini-batches, one-vs-rest, in memory and streamed, on the ranks of a distributed run), and
+ * so do scoring and predictions (every kind of model), expansions (pt_expand), scaling, the
+ * bounds and the text writers: each row, or block of rows, is widened where it is read, so
+ * they give what the float32 copy gives, bit for bit, without making it (a scaling makes its
+ * scaled float32 copy, the only one). The kernel path, whose Gram and kernel rows are compute
+ * bound and read the rows many times over, trains on a float32 copy made within
+ * pt_train_params.mem_budget_bytes (PT_ERR_LIMIT above it, naming --mem-mb). */
 typedef enum pt_dtype {
     PT_DTYPE_F32 = 0,
     PT_DTYPE_BF16 = 1,
@@ -560,7 +565,9 @@ typedef enum pt_batch_impl {
                            one thread, summed in order: the same model at any thread count) */
     PT_BATCH_FUSED = 2  /* one streaming pass over X: margins and X^T g together */
 } pt_batch_impl;        /* sparse (CSR) data has one pass whatever this says: fused, by the
-                           sparse-row kernels (gather for X w, scatter for X^T g) */
+                           sparse-row kernels (gather for X w, scatter for X^T g). Compact rows
+                           (pt_dtype): fused widens each row, gemv each chunk of rows into a
+                           buffer of its thread, then the same arithmetic as float32 */
 typedef enum pt_gram_storage {
     PT_GRAM_AUTO = 0, /* choose by n, d and --cache-mb */
     PT_GRAM_FULL = 1, /* n x n float32 Gram computed once (tiled, OpenMP) */

@@ -328,13 +328,14 @@ static pt_status train_scaled(const pt_dataset *ds, const pt_train_params *p, pt
                               pt_train_report *report);
 
 /* Whether a run of p reads the rows of a compact dataset directly: the online path (every
- * variant, one-vs-rest, the multiclass perceptron) on the rows as they are. The kernel Gram,
- * the expansion (both compute bound), the batch path (BLAS reads float32) and scaling train on
- * a float32 copy. */
+ * variant, one-vs-rest, the multiclass perceptron, over an expansion's rows too), the batch
+ * path (fused and gemv; an expansion materialised from the compact rows), and scaling, whose
+ * copy is float32 already (pt_scaling_apply widens row by row: one copy, not two). The kernel
+ * path trains on a float32 copy (its Gram and kernel rows are compute bound and read rows
+ * many times over), made within p->mem_budget_bytes. */
 static bool reads_compact(const pt_train_params *p)
 {
-    return p->path == PT_PATH_ONLINE && p->expand.kind == PT_EXPAND_NONE &&
-           p->scale == PT_SCALE_NONE;
+    return p->scale != PT_SCALE_NONE || p->path != PT_PATH_KERNEL;
 }
 
 pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
@@ -347,13 +348,7 @@ pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **mo
     if (report) memset(report, 0, sizeof *report);
     pt_dataset *wide;
     const pt_dataset *use;
-    PT_TRY(pt_dataset_as_f32(ds, p->mem_budget_bytes,
-                             p->path == PT_PATH_ONLINE ? "the online path with scaling or an "
-                                                         "expansion"
-                                                       : p->path == PT_PATH_BATCH
-                                                             ? "the batch path"
-                                                             : "the kernel path",
-                             &wide, &use));
+    PT_TRY(pt_dataset_as_f32(ds, p->mem_budget_bytes, "the kernel path", &wide, &use));
     pt_status s = train_scaled(use, p, model, report);
     pt_dataset_free(wide);
     return s;

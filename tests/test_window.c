@@ -1,8 +1,9 @@
 /* Streamed datasets (src/data/window.c): a .ptd file over the memory budget is read streamed,
  * holds the same data, and trains the same model file, byte for byte, as the same file read
  * into memory, on every path that streams (online in all variants, one-vs-rest and the
- * multiclass perceptron, batch), in both layouts, in order and shuffled in chunks; the kernel
- * path refuses it; its checksums are verified; the chunked order is what ptron.h says. */
+ * multiclass perceptron, batch; the batch path on compact rows too), in both layouts, in order
+ * and shuffled in chunks; the kernel path refuses it; its checksums are verified; the chunked
+ * order is what ptron.h says. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -277,6 +278,87 @@ END_TEST
 
 /* Shuffled without a chunk, a streamed run takes its window's rows as the chunk: the same
  * weights as the in-memory run given that chunk. */
+/* Compact rows streamed (bf16 of noisy data, u8 of its absolute values; read in the mapping,
+ * window by window): the batch path trains the model file of the same file in memory and of
+ * its float32 copy, fused and gemv, 1 and 2 threads, full batch and shuffled mini-batches, and
+ * one-vs-rest over 3 classes; predictions and scores walk the windows and give the float32
+ * copy's. */
+START_TEST(compact_batch_same_model)
+{
+    for (int t = 0; t < 4; t++) {
+        const bool three = t >= 2;
+        const pt_dtype dtype = t % 2 ? PT_DTYPE_U8 : PT_DTYPE_BF16;
+        pt_dataset *ds = generate(three ? PT_GEN_BLOBS : PT_GEN_NOISY, 12000, 60, three ? 3 : 0);
+        for (size_t i = 0; dtype == PT_DTYPE_U8 && i < pt_dataset_n(ds); i++) {
+            float *x = pt_dataset_row(ds, i);
+            for (size_t j = 0; j < 60; j++) x[j] = x[j] < 0.0f ? -x[j] : x[j];
+        }
+        pt_dataset *c, *mem, *str, *wide;
+        ck_assert_int_eq(pt_dataset_to_dtype(ds, dtype, 0, &c), PT_OK);
+        /* windows of an eighth of the budget: a quarter of the rows' bytes */
+        both(c, PT_LAYOUT_DENSE, 12000 * 64 * pt_dtype_size(dtype) / 2, &mem, &str);
+        ck_assert_int_eq(pt_dataset_dtype(str), dtype);
+        ck_assert_int_eq(pt_dataset_to_dtype(mem, PT_DTYPE_F32, 0, &wide), PT_OK);
+        char what[128];
+        for (int impl = PT_BATCH_GEMV; impl <= PT_BATCH_FUSED; impl++)
+            for (int threads = 1; threads <= 2; threads++)
+                for (int mini = 0; mini < 2; mini++) {
+                    pt_train_params p;
+                    pt_train_params_init(&p);
+                    p.path = PT_PATH_BATCH;
+                    p.loss = PT_LOSS_HINGE;
+                    p.lambda = 0.01f;
+                    p.epochs = 3;
+                    p.batch_impl = (pt_batch_impl)impl;
+                    p.threads = threads;
+                    p.batch_size = mini ? 1300 : 0;
+                    p.shuffle = mini;
+                    p.seed = 3;
+                    snprintf(what, sizeof what, "%s%s %s %d threads%s", pt_dtype_name(dtype),
+                             three ? " 3 classes" : "", pt_batch_impl_name(p.batch_impl),
+                             threads, mini ? " mini-batches" : "");
+                    assert_same_model(mem, str, &p, what);
+                    assert_same_model(wide, str, &p, what);
+                }
+        pt_train_params p;
+        pt_train_params_init(&p);
+        p.path = PT_PATH_BATCH;
+        p.epochs = 3;
+        pt_model *m = NULL;
+        ck_assert_int_eq(pt_train(wide, &p, &m, NULL), PT_OK);
+        const size_t n = pt_dataset_n(str), K = three ? 3 : 1;
+        double *la = malloc(n * sizeof *la), *lb = malloc(n * sizeof *lb);
+        float *sa = malloc(n * K * sizeof *sa), *sb = malloc(n * K * sizeof *sb);
+        ck_assert_int_eq(pt_model_predict(m, str, la), PT_OK);
+        ck_assert_int_eq(pt_model_predict(m, wide, lb), PT_OK);
+        ck_assert_msg(memcmp(la, lb, n * sizeof *la) == 0, "%s: streamed predictions differ",
+                      pt_dtype_name(dtype));
+        if (three) {
+            ck_assert_int_eq(pt_model_class_scores(m, str, sa), PT_OK);
+            ck_assert_int_eq(pt_model_class_scores(m, wide, sb), PT_OK);
+        } else {
+            ck_assert_int_eq(pt_model_scores(m, str, sa), PT_OK);
+            ck_assert_int_eq(pt_model_scores(m, wide, sb), PT_OK);
+        }
+        ck_assert(memcmp(sa, sb, n * K * sizeof *sa) == 0);
+        pt_eval a, b;
+        ck_assert_int_eq(pt_model_evaluate(m, str, &a), PT_OK);
+        ck_assert_int_eq(pt_model_evaluate(m, wide, &b), PT_OK);
+        ck_assert(a.correct == b.correct && a.n == b.n);
+        free(la);
+        free(lb);
+        free(sa);
+        free(sb);
+        pt_model_free(m);
+        pt_dataset_free(ds);
+        pt_dataset_free(c);
+        pt_dataset_free(mem);
+        pt_dataset_free(str);
+        pt_dataset_free(wide);
+    }
+}
+END_TEST
+
 START_TEST(window_is_the_default_chunk)
 {
     pt_dataset *ds = generate(PT_GEN_NOISY, 500, 30, 0), *mem, *str;
@@ -326,24 +408,30 @@ START_TEST(kernel_path_refuses)
 END_TEST
 
 /* A streamed read verifies what an in-memory read does: a flipped byte anywhere in the matrix
- * (the last row; a sparse file's values) is a checksum mismatch. */
+ * (the last row, of float32 or bf16 rows; a sparse file's values) is a checksum mismatch. */
 START_TEST(streamed_checksums)
 {
-    for (int l = 0; l < 2; l++) {
-        pt_dataset *ds = generate(l ? PT_GEN_SPARSE : PT_GEN_NOISY, 300, 50, 0), *conv = NULL;
-        if (l) ck_assert_int_eq(pt_dataset_convert(ds, PT_LAYOUT_SPARSE, 0, &conv), PT_OK);
+    for (int l = 0; l < 3; l++) {
+        pt_dataset *ds = generate(l == 1 ? PT_GEN_SPARSE : PT_GEN_NOISY, 300, 50, 0), *conv = NULL;
+        if (l == 1) ck_assert_int_eq(pt_dataset_convert(ds, PT_LAYOUT_SPARSE, 0, &conv), PT_OK);
+        if (l == 2) ck_assert_int_eq(pt_dataset_to_dtype(ds, PT_DTYPE_BF16, 0, &conv), PT_OK);
         const char *p = tu_path("win", ".ptd");
         ck_assert_int_eq(pt_dataset_write(conv ? conv : ds, p, PT_FORMAT_PTD), PT_OK);
         size_t len;
         char *b = tu_read_file(p, &len);
-        b[len - 5] ^= 0x10;
+        /* bf16: the matrix's last bytes (its offset and length in the header's section table),
+         * hashed window by window as the rows are checked */
+        uint64_t moff, mlen;
+        memcpy(&moff, b + 96 + 24 * 3, 8);
+        memcpy(&mlen, b + 96 + 24 * 3 + 8, 8);
+        b[l == 2 ? moff + mlen - 5 : len - 5] ^= 0x10;
         const char *q = tu_write_bytes("win", ".ptd", b, len);
         pt_read_options o;
         pt_read_options_init(&o);
         o.mem_budget_bytes = 4096;
         pt_dataset *r = NULL;
         ck_assert_int_eq(pt_dataset_read(q, &o, &r), PT_ERR_CHECKSUM);
-        HAS(pt_last_error(), l ? "values section" : "matrix section");
+        HAS(pt_last_error(), l == 1 ? "values section" : "matrix section");
         ck_assert_ptr_null(r);
         unlink(p);
         unlink(q);
@@ -483,6 +571,7 @@ static Suite *suite(void)
     tcase_add_test(tc, streamed_runs_drop_their_windows);
     tcase_add_test(tc, sparse_same_model);
     tcase_add_test(tc, multiclass_same_model);
+    tcase_add_test(tc, compact_batch_same_model);
     tcase_add_test(tc, window_is_the_default_chunk);
     tcase_add_test(tc, kernel_path_refuses);
     tcase_add_test(tc, streamed_checksums);

@@ -1,7 +1,7 @@
 /*
  * Compact storage of a dense matrix (bf16, u8 with divisors; see pt_dtype in ptron.h): the
  * type's names, allocation, conversion between types (the u8 divisors chosen here) and the
- * float32 copy the paths that do not read compact rows train on.
+ * float32 copy the kernel path trains on (every other path reads compact rows as stored).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -205,7 +205,7 @@ pt_status pt_dataset_as_f32(const pt_dataset *ds, size_t budget, const char *wha
     if (need > b)
         return pt_fail(PT_ERR_LIMIT, "%s reads float32 rows: a float32 copy of the %s data "
                        "needs %.1f MiB, over the memory budget of %.1f MiB (raise --mem-mb, or "
-                       "train the online path, which reads %s rows)", what,
+                       "train the online or batch path, which read %s rows)", what,
                        pt_dtype_name(ds->dtype), need / 1048576.0, b / 1048576.0,
                        pt_dtype_name(ds->dtype));
     pt_status s = pt_dataset_to_dtype(ds, PT_DTYPE_F32, b, tmp);

@@ -225,6 +225,15 @@ static inline const float *pt_row_f32(const pt_kernels *k, const pt_dataset *ds,
                              ds->stride);
     return buf;
 }
+/* Rows [i0, i0 + rows) of a dense dataset as float32 rows a stride apart: in the matrix, or
+ * for compact storage widened into buf (rows x stride floats) as pt_row_f32 widens them. */
+static inline const float *pt_rows_f32(const pt_kernels *k, const pt_dataset *ds, size_t i0,
+                                       size_t rows, float *buf)
+{
+    if (ds->dtype == PT_DTYPE_F32) return ds->X + i0 * ds->stride;
+    for (size_t i = 0; i < rows; i++) pt_row_f32(k, ds, i0 + i, buf + i * ds->stride);
+    return buf;
+}
 /* A float32 dataset to read in place of ds: ds itself when it is float32 (or sparse), else a
  * widened copy in *tmp (to be freed by the caller, NULL when none was made), budgeted against
  * budget (0: the default) with a message naming `what` and --mem-mb. */

@@ -132,15 +132,7 @@ pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f)
     if (gz_name(path))
         return pt_fail(PT_ERR_INVALID, "%s: ptron reads gzip but does not write it: write the "
                        "file without .gz and compress it (gzip)", path);
-    if (f != PT_FORMAT_PTD && ds->dtype != PT_DTYPE_F32) {
-        /* text holds the widened values */
-        pt_dataset *wide;
-        const pt_dataset *use;
-        PT_TRY(pt_dataset_as_f32(ds, 0, "writing text", &wide, &use));
-        pt_status st = pt_dataset_write(use, path, f);
-        pt_dataset_free(wide);
-        return st;
-    }
+    /* (text holds a compact dataset's widened values, each row widened as it is written) */
     switch (f) {
     case PT_FORMAT_CSV: return pt_write_atomic(path, pt_write_csv, ds);
     case PT_FORMAT_PTD: return pt_write_atomic(path, pt_write_ptd, ds);

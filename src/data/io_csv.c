@@ -730,14 +730,12 @@ pt_status pt_convert_csv_ptd(const char *path, const pt_read_options *o, const c
 /* ------------------------------------------------------------------------ the writer */
 
 /* Row i: every feature, dense; a sparse row's absent features are written as 0. */
-static pt_status csv_row(FILE *f, const pt_dataset *ds, const char *label, size_t i, char *buf,
-                         size_t *used)
+static pt_status csv_row(FILE *f, const pt_dataset *ds, const char *label, size_t i,
+                         const float *x, char *buf, size_t *used)
 {
-    const float *x = NULL;
     const uint32_t *col = NULL;
     size_t m = 0, k = 0;
     if (ds->layout == PT_LAYOUT_SPARSE) m = pt_csr_row(ds, i, &col, &x);
-    else x = ds->X + i * ds->stride;
     char *p = stpcpy(buf + *used, label);
     for (size_t j = 0; j < ds->d; j++) {
         if ((size_t)(p - buf) > PT_TEXT_WBUF - PT_TEXT_WMAX_ITEM) {

@@ -644,13 +644,11 @@ pt_status pt_read_libsvm(const char *path, const pt_read_options *o, pt_dataset 
 /* Row i's non-zeros, " INDEX:VALUE" each (1-based): a dense row's scanned, a sparse one's as
  * stored (explicit zeros left out in both). */
 static pt_status libsvm_row(FILE *f, const pt_dataset *ds, const char *label, size_t i,
-                            char *buf, size_t *used)
+                            const float *x, char *buf, size_t *used)
 {
-    const float *x = NULL;
     const uint32_t *col = NULL;
     size_t m = ds->d;
     if (ds->layout == PT_LAYOUT_SPARSE) m = pt_csr_row(ds, i, &col, &x);
-    else x = ds->X + i * ds->stride;
     char *p = buf + *used;
     p = stpcpy(p, label);
     for (size_t k = 0; k < m; k++) {

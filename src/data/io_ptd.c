@@ -429,41 +429,82 @@ static pt_status verify_matrix(const char *path, const header *h, pt_dataset *ds
     return PT_OK;
 }
 
-/* A compact matrix (bf16 or u8) and u8's divisors: checksums, then bf16 values finite (no
- * exponent of all ones), the padding zero, the divisors finite and > 0 (copied, with their
- * reciprocals), nnz. */
-static pt_status verify_compact(const char *path, const header *h, pt_dataset *ds)
+/* The compact rows of ds (rows first + 1.. of the file: a share starts past row 0): no bf16
+ * value infinite or NaN, zero padding. */
+static pt_status check_compact_rows(const char *path, const pt_dataset *ds, size_t first)
 {
-    const unsigned char *base = ds->map;
-    PT_TRY(check_section(path, h, base, SEC_MATRIX));
     size_t n = ds->n, d = ds->d, stride = ds->stride, es = pt_dtype_size(ds->dtype);
     for (size_t i = 0; i < n; i++) {
         const unsigned char *b = pt_compact_row(ds, i);
         for (size_t j = 0; es == 2 && j < d; j++)
             if ((b[2 * j + 1] & 0x7f) == 0x7f && (b[2 * j] & 0x80))
                 return pt_fail(PT_ERR_FORMAT, "%s: row %zu, feature %zu: value is not finite",
-                               path, i + 1, j + 1);
+                               path, first + i + 1, j + 1);
         for (size_t k = d * es; k < stride * es; k++)
             if (b[k] != 0)
                 return pt_fail(PT_ERR_FORMAT, "%s: row %zu: non-zero padding past feature %zu",
-                               path, i + 1, d);
+                               path, first + i + 1, d);
     }
-    if (ds->dtype == PT_DTYPE_U8) {
-        PT_TRY(check_section(path, h, base, SEC_DIVISORS));
-        const float *m = (const float *)(const void *)(base + h->off[SEC_DIVISORS]);
-        bool single = true;
-        for (size_t j = 0; j < stride; j++) {
-            /* 255 / m must be finite: every value q / m is then */
-            if (!(m[j] >= 255.0f / FLT_MAX && m[j] <= FLT_MAX) || (j >= d && m[j] != 1.0f))
-                return pt_fail(PT_ERR_FORMAT, "%s: u8 divisor %zu is %g (finite, at least "
-                               "255 / FLT_MAX, and 1 past the features)", path, j + 1,
-                               (double)m[j]);
-            single = single && (j >= d || m[j] == m[0]);
-        }
-        PT_TRY(pt_u8_alloc_divisors(ds));
-        pt_u8_set_divisors(ds, m, single);
+    return PT_OK;
+}
+
+/* A u8 file's divisors, checked (with their checksum) and set in ds. */
+static pt_status load_divisors(const char *path, const header *h, const unsigned char *base,
+                               pt_dataset *ds)
+{
+    size_t d = ds->d, stride = ds->stride;
+    PT_TRY(check_section(path, h, base, SEC_DIVISORS));
+    const float *m = (const float *)(const void *)(base + h->off[SEC_DIVISORS]);
+    bool single = true;
+    for (size_t j = 0; j < stride; j++) {
+        /* 255 / m must be finite: every value q / m is then */
+        if (!(m[j] >= 255.0f / FLT_MAX && m[j] <= FLT_MAX) || (j >= d && m[j] != 1.0f))
+            return pt_fail(PT_ERR_FORMAT, "%s: u8 divisor %zu is %g (finite, at least "
+                           "255 / FLT_MAX, and 1 past the features)", path, j + 1,
+                           (double)m[j]);
+        single = single && (j >= d || m[j] == m[0]);
     }
-    size_t nnz = pt_compact_nnz(ds);
+    PT_TRY(pt_u8_alloc_divisors(ds));
+    pt_u8_set_divisors(ds, m, single);
+    return PT_OK;
+}
+
+/* A compact matrix (bf16 or u8) and u8's divisors: checksums (a corrupted byte is a checksum
+ * mismatch even where it also breaks a value), then bf16 values finite (no exponent of all
+ * ones), the padding zero, the divisors finite and > 0 (copied, with their reciprocals), nnz.
+ * One pass block by block, as verify_matrix's; streamed, window by window, each dropped
+ * behind, so a streamed file's pages are never all resident at once. */
+static pt_status verify_compact(const char *path, const header *h, pt_dataset *ds)
+{
+    const size_t n = ds->n, row = ds->stride * pt_dtype_size(ds->dtype);
+    const size_t step = row >= BLOCK_BYTES ? 1 : BLOCK_BYTES / row;
+    XXH3_state_t *st = XXH3_createState();
+    if (!st) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a hash state", path);
+    XXH3_64bits_reset(st);
+    size_t nnz = 0;
+    pt_status bad = PT_OK; /* the first row refused, said after the checksum */
+    char why[512] = "";
+    pt_window_pos at = {0};
+    for (size_t i0 = 0, i1; i0 < n; i0 = i1) {
+        pt_window_at(ds, &at, i0);
+        i1 = n - i0 < step ? n : i0 + step;
+        if (ds->win && i1 > at.hi) i1 = at.hi;
+        pt_dataset blk = *ds; /* rows [i0, i1) */
+        blk.n = i1 - i0;
+        blk.Xc = (void *)pt_compact_row(ds, i0);
+        XXH3_64bits_update(st, blk.Xc, blk.n * row);
+        if (bad == PT_OK && (bad = check_compact_rows(path, &blk, i0)) != PT_OK)
+            snprintf(why, sizeof why, "%s", pt_last_error());
+        nnz += pt_compact_nnz(&blk);
+    }
+    pt_window_end(ds, &at);
+    uint64_t sum = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    if (sum != h->sum[SEC_MATRIX])
+        return pt_fail(PT_ERR_CHECKSUM,
+                       "%s: checksum mismatch in the matrix section (file corrupted)", path);
+    if (bad != PT_OK) return pt_fail(bad, "%s", why);
+    if (ds->dtype == PT_DTYPE_U8) PT_TRY(load_divisors(path, h, ds->map, ds));
     if (nnz != h->nnz)
         return pt_fail(PT_ERR_FORMAT,
                        "%s: inconsistent: the header says %" PRIu64
@@ -627,7 +668,17 @@ static pt_status read_share(const char *path, int fd, size_t map_len, const head
         if (ds->y) memmove(ds->y, ds->y + a, (b - a) * sizeof *ds->y);
     }
     ds->n = b - a;
-    if (s == PT_OK && !sparse) {
+    if (s == PT_OK && !sparse && h->dtype != PT_DTYPE_F32) {
+        /* compact rows: the share's, mapped as stored (and the divisors, whole) */
+        ds->dtype = (pt_dtype)h->dtype;
+        ds->Xc = base + h->off[SEC_MATRIX] + a * ds->stride * pt_dtype_size(ds->dtype);
+        size_t bytes = (b - a) * ds->stride * pt_dtype_size(ds->dtype);
+        size_t at = (size_t)((unsigned char *)ds->Xc - base), page = (size_t)sysconf(_SC_PAGESIZE);
+        madvise(base + at / page * page, bytes + at % page, MADV_WILLNEED);
+        s = check_compact_rows(path, ds, a);
+        if (s == PT_OK && ds->dtype == PT_DTYPE_U8) s = load_divisors(path, h, base, ds);
+        if (s == PT_OK) ds->nnz = pt_compact_nnz(ds);
+    } else if (s == PT_OK && !sparse) {
         ds->X = (float *)(void *)(base + h->off[SEC_MATRIX]) + a * ds->stride;
         size_t bytes = (b - a) * ds->stride * sizeof(float), at = (size_t)((unsigned char *)ds->X - base);
         size_t page = (size_t)sysconf(_SC_PAGESIZE);

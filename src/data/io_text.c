@@ -179,21 +179,31 @@ pt_status pt_text_write_rows(FILE *f, const pt_dataset *ds, pt_text_row_fn fn)
 {
     char(*labels)[32] = label_texts(ds);
     char *buf = malloc(PT_TEXT_WBUF);
-    if (!labels || !buf) {
+    const bool compact = ds->layout == PT_LAYOUT_DENSE && ds->dtype != PT_DTYPE_F32;
+    float *wide = compact ? pt_alloc(ds->stride * sizeof *wide, "a widened row") : NULL;
+    if (!labels || !buf || (compact && !wide)) {
+        /* (label_texts and pt_alloc say why themselves) */
+        pt_status s = labels && !buf ? pt_fail(PT_ERR_NOMEM, "cannot allocate a write buffer")
+                                     : PT_ERR_NOMEM;
         free(labels);
         free(buf);
-        return labels ? pt_fail(PT_ERR_NOMEM, "cannot allocate a write buffer") : PT_ERR_NOMEM;
+        pt_free(wide);
+        return s;
     }
     locale_t old = uselocale(pt_c_locale());
     pt_status s = PT_OK;
     size_t used = 0;
     for (size_t i = 0; i < ds->n && s == PT_OK; i++) {
         if (used > PT_TEXT_WBUF - PT_TEXT_WMAX_ITEM) s = pt_text_flush(f, buf, &used);
-        if (s == PT_OK) s = fn(f, ds, labels[ds->cls[i]], i, buf, &used);
+        const float *x = ds->layout == PT_LAYOUT_SPARSE ? NULL
+                         : compact ? pt_compact_widen_row(ds, i, wide)
+                                   : ds->X + i * ds->stride;
+        if (s == PT_OK) s = fn(f, ds, labels[ds->cls[i]], i, x, buf, &used);
     }
     if (s == PT_OK) s = pt_text_flush(f, buf, &used);
     uselocale(old);
     free(buf);
     free(labels);
+    pt_free(wide);
     return s;
 }

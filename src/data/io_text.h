@@ -38,13 +38,15 @@ void pt_text_unmap(const char *data, size_t len, bool mapped);
 #define PT_TEXT_WMAX_ITEM 64
 
 /* Row i of ds, its label's text given, appended to buf at *used (flushing with pt_text_flush
- * when it runs short). */
+ * when it runs short); x: a dense row's stride floats (a compact row widened), NULL for a
+ * sparse one. */
 typedef pt_status (*pt_text_row_fn)(FILE *f, const pt_dataset *ds, const char *label, size_t i,
-                                    char *buf, size_t *used);
+                                    const float *x, char *buf, size_t *used);
 /* Write the *used bytes of buf to f; *used = 0. */
 pt_status pt_text_flush(FILE *f, char *buf, size_t *used);
 /* Every row of ds by fn through one buffer, numbers in the C locale; each class's label as
- * the shortest %.17g-or-less text that reads back exactly. */
+ * the shortest %.17g-or-less text that reads back exactly. Compact rows are widened one at a
+ * time (the values of the float32 copy, which is not made). */
 pt_status pt_text_write_rows(FILE *f, const pt_dataset *ds, pt_text_row_fn fn);
 
 /* Decimal digits of u at p; returns the end. */

@@ -791,6 +791,11 @@ pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budg
         return poly_sparse(ds, e, budget, budget_field, out);
     }
     PT_TRY(check_dim(&e->p, ds->d, ds->n, budget, budget_field));
+    /* compact rows: each block widened into a buffer of its thread first (the rows of the
+     * float32 copy, which is never made), by the kernel table's widening */
+    const bool compact = !sparse && ds->dtype != PT_DTYPE_F32;
+    const pt_kernels *k = NULL;
+    if (compact) PT_TRY(pt_kernels_get(PT_ISA_AUTO, &k));
     pt_dataset *x = pt_dataset_alloc(ds->n, e->d_out);
     if (!x) return PT_ERR_NOMEM;
     pt_status ls = alloc_like(ds, x);
@@ -801,33 +806,46 @@ pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budg
 
     const size_t n = ds->n, B = block_rows(x->stride), nblocks = (n + B - 1) / B;
     size_t nnz = 0, bad_row = SIZE_MAX;
+    int failed = 0;
     /* Blocks in parallel (BLAS runs one thread inside a parallel region); the non-zero count
      * and the finiteness check read each block while it is still in cache. */
-#pragma omp parallel for schedule(dynamic) reduction(+ : nnz) reduction(min : bad_row)
-    for (size_t bi = 0; bi < nblocks; bi++) {
-        size_t i0 = bi * B, rows = n - i0 < B ? n - i0 : B;
-        float *o = x->X + i0 * x->stride;
-        if (sparse) {
+#pragma omp parallel reduction(+ : nnz) reduction(min : bad_row) reduction(| : failed)
+    {
+        float *wide = compact ? pt_alloc(B * ds->stride * sizeof(float), "widened rows") : NULL;
+        if (compact && !wide) failed = 1;
+#pragma omp for schedule(dynamic)
+        for (size_t bi = 0; bi < nblocks; bi++) {
+            if (failed) continue;
+            size_t i0 = bi * B, rows = n - i0 < B ? n - i0 : B;
+            float *o = x->X + i0 * x->stride;
+            if (sparse) {
+                for (size_t i = 0; i < rows; i++) {
+                    const uint32_t *col;
+                    const float *val;
+                    size_t m = pt_csr_row(ds, i0 + i, &col, &val);
+                    rff_sparse_row(e, col, val, m, o + i * x->stride);
+                }
+            } else {
+                pt_expander_block(e, pt_rows_f32(k, ds, i0, rows, wide), ds->stride, rows, o,
+                                  x->stride);
+            }
             for (size_t i = 0; i < rows; i++) {
-                const uint32_t *col;
-                const float *val;
-                size_t m = pt_csr_row(ds, i0 + i, &col, &val);
-                rff_sparse_row(e, col, val, m, o + i * x->stride);
+                const float *r = o + i * x->stride;
+                size_t c = 0;
+                int fin = 1;
+                for (size_t j = 0; j < e->d_out; j++) {
+                    c += r[j] != 0.0f;
+                    fin &= (r[j] - r[j]) == 0.0f; /* false for Inf and NaN; vectorises */
+                }
+                nnz += c;
+                if (!fin && i0 + i < bad_row) bad_row = i0 + i;
             }
-        } else {
-            pt_expander_block(e, ds->X + i0 * ds->stride, ds->stride, rows, o, x->stride);
         }
-        for (size_t i = 0; i < rows; i++) {
-            const float *r = o + i * x->stride;
-            size_t c = 0;
-            int fin = 1;
-            for (size_t j = 0; j < e->d_out; j++) {
-                c += r[j] != 0.0f;
-                fin &= (r[j] - r[j]) == 0.0f; /* false for Inf and NaN; vectorises */
-            }
-            nnz += c;
-            if (!fin && i0 + i < bad_row) bad_row = i0 + i;
-        }
+        pt_free(wide);
+    }
+    if (failed) {
+        pt_dataset_free(x);
+        return pt_fail(PT_ERR_NOMEM, "cannot allocate the blocks to widen rows in");
     }
     if (bad_row != SIZE_MAX) {
         pt_dataset_free(x);
@@ -842,16 +860,6 @@ pt_status pt_expand_with(const pt_dataset *ds, const pt_expander *e, size_t budg
 
 pt_status pt_expand(const pt_dataset *ds, const pt_expand_params *p, pt_dataset **out)
 {
-    if (ds->dtype != PT_DTYPE_F32) {
-        /* compact rows: the same on a float32 copy */
-        pt_dataset *wide;
-        const pt_dataset *use;
-        pt_clear_error();
-        PT_TRY(pt_dataset_as_f32(ds, 0, "the expansion", &wide, &use));
-        pt_status st = pt_expand(use, p, out);
-        pt_dataset_free(wide);
-        return st;
-    }
     pt_clear_error();
     *out = NULL;
     PT_TRY(PT_CHECK_STRUCT(p, pt_expand_params));

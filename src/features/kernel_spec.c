@@ -9,6 +9,22 @@
 
 #include "kernel_spec.h"
 
+#define PIECE 256
+
+/* Elements [k0, k0 + m) of dense row i as float32: in the matrix, or widened into piece. */
+static const float *row_piece(const pt_kernels *k, const pt_dataset *ds, size_t i, size_t k0,
+                              size_t m, float *piece)
+{
+    if (ds->dtype == PT_DTYPE_F32) return ds->X + i * ds->stride + k0;
+    const size_t at = i * ds->stride + k0;
+    if (ds->dtype == PT_DTYPE_BF16)
+        k->compact->widen_bf16((const uint16_t *)ds->Xc + at, piece, m);
+    else
+        k->compact->widen_u8((const uint8_t *)ds->Xc + at, ds->u8_rh + k0, ds->u8_rl + k0, piece,
+                             m);
+    return piece;
+}
+
 int pt_gamma_is_rule(float g) { return g == PT_GAMMA_SCALE || g == PT_GAMMA_AUTO; }
 
 double pt_dataset_variance(const pt_dataset *ds)
@@ -26,15 +42,24 @@ double pt_dataset_variance(const pt_dataset *ds)
         dev += (count - (double)nnz) * mean * mean; /* the zeros */
         return dev / count;
     }
-    for (size_t i = 0; i < n; i++) {
-        const float *x = ds->X + i * ds->stride;
-        for (size_t k = 0; k < d; k++) sum += x[k];
-    }
+    /* compact rows: PIECE elements at a time widened on the stack (the float32 copy's values,
+     * summed in the same order; no row buffer to allocate) */
+    const pt_kernels *kt = NULL;
+    if (ds->dtype != PT_DTYPE_F32 && pt_kernels_get(PT_ISA_AUTO, &kt) != PT_OK) return NAN;
+    float piece[PIECE];
+    for (size_t i = 0; i < n; i++)
+        for (size_t k0 = 0; k0 < d; k0 += PIECE) {
+            size_t m = d - k0 < PIECE ? d - k0 : PIECE;
+            const float *x = row_piece(kt, ds, i, k0, m, piece);
+            for (size_t k = 0; k < m; k++) sum += x[k];
+        }
     const double mean = sum / count;
-    for (size_t i = 0; i < n; i++) {
-        const float *x = ds->X + i * ds->stride;
-        for (size_t k = 0; k < d; k++) dev += ((double)x[k] - mean) * ((double)x[k] - mean);
-    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t k0 = 0; k0 < d; k0 += PIECE) {
+            size_t m = d - k0 < PIECE ? d - k0 : PIECE;
+            const float *x = row_piece(kt, ds, i, k0, m, piece);
+            for (size_t k = 0; k < m; k++) dev += ((double)x[k] - mean) * ((double)x[k] - mean);
+        }
     return dev / count;
 }
 

@@ -87,9 +87,10 @@ pt_scaling *pt_scaling_clone(const pt_scaling *s)
     return pt_scaling_make(s->kind, s->d, s->offset, s->factor, &c) == PT_OK ? c : NULL;
 }
 
-/* Feature j of row i, in either layout. */
-/* Row i as doubles (x: d of them); a streamed dataset's through the window at. */
-static void row_values(const pt_dataset *ds, pt_window_pos *at, size_t i, double *x)
+/* Row i as doubles (x: d of them), in either layout and any element type (wide: a row of
+ * stride floats for compact rows, widened there); a streamed dataset's through the window
+ * at. */
+static void row_values(const pt_dataset *ds, pt_window_pos *at, size_t i, float *wide, double *x)
 {
     pt_window_at(ds, at, i);
     if (ds->layout == PT_LAYOUT_SPARSE) {
@@ -100,22 +101,12 @@ static void row_values(const pt_dataset *ds, pt_window_pos *at, size_t i, double
         for (size_t e = 0; e < m; e++) x[col[e]] = val[e];
         return;
     }
-    const float *r = pt_window_row(ds, at, i);
+    const float *r = wide ? pt_compact_widen_row(ds, i, wide) : pt_window_row(ds, at, i);
     for (size_t j = 0; j < ds->d; j++) x[j] = r[j];
 }
 
 pt_status pt_scaling_fit(const pt_dataset *ds, pt_scale_kind kind, pt_scaling **out)
 {
-    if (ds->dtype != PT_DTYPE_F32) {
-        /* compact rows: the same on a float32 copy */
-        pt_dataset *wide;
-        const pt_dataset *use;
-        pt_clear_error();
-        PT_TRY(pt_dataset_as_f32(ds, 0, "scaling", &wide, &use));
-        pt_status st = pt_scaling_fit(use, kind, out);
-        pt_dataset_free(wide);
-        return st;
-    }
     pt_clear_error();
     *out = NULL;
     if (kind == PT_SCALE_NONE || (int)kind < 0 || kind > PT_SCALE_STANDARDIZE)
@@ -126,15 +117,18 @@ pt_status pt_scaling_fit(const pt_dataset *ds, pt_scale_kind kind, pt_scaling **
     double *x = malloc((d ? d : 1) * sizeof *x);
     double *off = malloc((d ? d : 1) * sizeof *off), *fac = malloc((d ? d : 1) * sizeof *fac);
     pt_window_pos at = {0}; /* a streamed dataset: window by window */
+    /* compact rows: each widened as it is read (the float32 copy's values, no copy) */
+    const bool compact = ds->layout == PT_LAYOUT_DENSE && ds->dtype != PT_DTYPE_F32;
+    float *wide = compact ? pt_alloc(ds->stride * sizeof *wide, "a widened row") : NULL;
     pt_status s = PT_OK;
-    if (!a || !b || !x || !off || !fac) {
+    if (!a || !b || !x || !off || !fac || (compact && !wide)) {
         s = pt_fail(PT_ERR_NOMEM, "cannot allocate the scaling of %zu features", d);
         goto out;
     }
     if (kind == PT_SCALE_STANDARDIZE) {
         /* a: the mean, b: the sum of squared deviations (Welford, in double) */
         for (size_t i = 0; i < n; i++) {
-            row_values(ds, &at, i, x);
+            row_values(ds, &at, i, wide, x);
             for (size_t j = 0; j < d; j++) {
                 double delta = x[j] - a[j];
                 a[j] += delta / (double)(i + 1);
@@ -150,7 +144,7 @@ pt_status pt_scaling_fit(const pt_dataset *ds, pt_scale_kind kind, pt_scaling **
         /* a: the minimum, b: the maximum */
         for (size_t j = 0; j < d; j++) a[j] = INFINITY, b[j] = -INFINITY;
         for (size_t i = 0; i < n; i++) {
-            row_values(ds, &at, i, x);
+            row_values(ds, &at, i, wide, x);
             for (size_t j = 0; j < d; j++) {
                 if (x[j] < a[j]) a[j] = x[j];
                 if (x[j] > b[j]) b[j] = x[j];
@@ -175,24 +169,26 @@ out:
     free(x);
     free(off);
     free(fac);
+    pt_free(wide);
     return s;
 }
 
 pt_status pt_scaling_apply(const pt_scaling *sc, const pt_dataset *ds, size_t mem_budget_bytes,
                            pt_dataset **out)
 {
-    if (ds->dtype != PT_DTYPE_F32) {
-        /* compact rows: the same on a float32 copy */
-        pt_dataset *wide;
-        const pt_dataset *use;
-        pt_clear_error();
-        PT_TRY(pt_dataset_as_f32(ds, 0, "scaling", &wide, &use));
-        pt_status st = pt_scaling_apply(sc, use, mem_budget_bytes, out);
-        pt_dataset_free(wide);
-        return st;
-    }
     pt_clear_error();
     *out = NULL;
+    /* the scaled rows are a float32 copy: within the budget (compact rows are widened into it
+     * row by row, so they make no other copy) */
+    const size_t budget = mem_budget_bytes ? mem_budget_bytes : pt_default_mem_budget();
+    const size_t need = pt_dense_bytes(ds->n, ds->d > sc->d ? ds->d : sc->d);
+    if (need > budget)
+        return pt_fail(PT_ERR_LIMIT, "scaling %zu rows x %zu features makes a float32 copy of "
+                       "%.1f MiB, over the memory budget of %.1f MiB (--mem-mb)", ds->n,
+                       ds->d > sc->d ? ds->d : sc->d, need / 1048576.0, budget / 1048576.0);
+    const pt_kernels *k = NULL;
+    if (ds->layout == PT_LAYOUT_DENSE && ds->dtype != PT_DTYPE_F32)
+        PT_TRY(pt_kernels_get(PT_ISA_AUTO, &k));
     const pt_dataset *src = ds;
     pt_dataset *dense = NULL;
     if (ds->layout == PT_LAYOUT_SPARSE) {
@@ -207,8 +203,10 @@ pt_status pt_scaling_apply(const pt_scaling *sc, const pt_dataset *ds, size_t me
         const size_t m = src->d < sc->d ? src->d : sc->d;
 #pragma omp parallel for schedule(static) if (n * d > 65536)
         for (size_t i = 0; i < n; i++) {
-            const float *x = src->X + i * src->stride;
             float *y = s->X + i * s->stride;
+            /* a compact row widened into its scaled row (src->stride <= s->stride floats),
+             * then scaled in place: each y[j] depends on x[j] alone */
+            const float *x = k ? pt_row_f32(k, src, i, y) : src->X + i * src->stride;
             for (size_t j = 0; j < m; j++)
                 y[j] = (float)(((double)x[j] - sc->offset[j]) * sc->factor[j]);
             /* features the data lacks are 0 before scaling */

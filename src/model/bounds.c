@@ -76,8 +76,11 @@ static pt_status linear_margins(const pt_dataset *ds, const pt_row_map *map, flo
         *R2_out = R2;
         return PT_OK;
     }
+    /* compact rows: each widened first (the float32 copy's values) */
+    float *wide = ds->dtype != PT_DTYPE_F32 ? pt_alloc(ds->stride * sizeof *wide, "a row") : NULL;
+    if (ds->dtype != PT_DTYPE_F32 && !wide) return PT_ERR_NOMEM;
     for (size_t i = 0; i < ds->n; i++) {
-        const float *x = ds->X + i * ds->stride;
+        const float *x = wide ? pt_compact_widen_row(ds, i, wide) : ds->X + i * ds->stride;
         if (map) {
             map->map(map->ctx, x, buf);
             x = buf;
@@ -90,6 +93,7 @@ static pt_status linear_margins(const pt_dataset *ds, const pt_row_map *map, flo
         m[i] = ds->y[i] * s / wn;
         if (r2 > R2) R2 = r2;
     }
+    pt_free(wide);
     *R2_out = R2;
     return PT_OK;
 }
@@ -137,16 +141,6 @@ static double min_of(const double *m, size_t n)
 pt_status pt_bounds_compute(const pt_dataset *ds, const float *wstar, float wbias, int bias,
                             pt_bounds *out)
 {
-    if (ds->dtype != PT_DTYPE_F32) {
-        /* compact rows: the same on a float32 copy */
-        pt_dataset *wide;
-        const pt_dataset *use;
-        pt_clear_error();
-        PT_TRY(pt_dataset_as_f32(ds, 0, "the bounds", &wide, &use));
-        pt_status st = pt_bounds_compute(use, wstar, wbias, bias, out);
-        pt_dataset_free(wide);
-        return st;
-    }
     pt_clear_error();
     memset(out, 0, sizeof *out);
     if (ds->nclass != 2) return pt_fail(PT_ERR_LABELS, "bounds need two classes (got %zu)", ds->nclass);
@@ -197,7 +191,10 @@ static pt_status kernel_margins(const pt_dataset *ds, const pt_model *ref, int b
     pt_dataset svs = {.n = nsv, .d = ref->d, .stride = pt_stride_for(ref->d), .X = ref->sv,
                       .layout = ref->sv_ptr ? PT_LAYOUT_SPARSE : PT_LAYOUT_DENSE,
                       .rowptr = ref->sv_ptr, .col = ref->sv_col, .val = ref->sv_val};
-    pt_status s = pt_model_kernel_scores(&in_run_space, &svs, f);
+    /* compact rows: each widened for K(x, x) (the kernel scores widen their own) */
+    float *wide = ds->dtype != PT_DTYPE_F32 ? pt_alloc(ds->stride * sizeof *wide, "a row") : NULL;
+    pt_status s = PT_ERR_NOMEM;
+    if (ds->dtype == PT_DTYPE_F32 || wide) s = pt_model_kernel_scores(&in_run_space, &svs, f);
     double wn2 = 0.0;
     for (size_t j = 0; s == PT_OK && j < nsv; j++) wn2 += (double)ref->coef[j] * f[j];
     if (s == PT_OK && !(wn2 > 0.0)) s = pt_fail(PT_ERR_INVALID, "the reference separator is zero");
@@ -208,7 +205,8 @@ static pt_status kernel_margins(const pt_dataset *ds, const pt_model *ref, int b
             /* K(x, x) of a sparse row from its values alone: the same sums (the zeros add
              * nothing, and x - x is 0 wherever x is) */
             const uint32_t *col;
-            const float *x = ds->X ? ds->X + i * ds->stride : NULL;
+            const float *x = wide ? pt_compact_widen_row(ds, i, wide)
+                             : ds->X ? ds->X + i * ds->stride : NULL;
             size_t len = ds->layout == PT_LAYOUT_SPARSE ? pt_csr_row(ds, i, &col, &x) : ds->d;
             double r2 = pt_kfun_ref(&kf, x, x, len) + (bias ? 1.0 : 0.0);
             if (r2 > R2) R2 = r2;
@@ -217,6 +215,7 @@ static pt_status kernel_margins(const pt_dataset *ds, const pt_model *ref, int b
         *R2_out = R2;
     }
     pt_free(f);
+    pt_free(wide);
     return s;
 }
 
@@ -253,16 +252,6 @@ static pt_status space_dim(const pt_dataset *ds, const pt_train_params *p, size_
 pt_status pt_bounds_check_reference(const pt_dataset *ds, const pt_train_params *p,
                                     const pt_model *reference)
 {
-    if (ds->dtype != PT_DTYPE_F32) {
-        /* compact rows: the same on a float32 copy */
-        pt_dataset *wide;
-        const pt_dataset *use;
-        pt_clear_error();
-        PT_TRY(pt_dataset_as_f32(ds, 0, "the bounds", &wide, &use));
-        pt_status st = pt_bounds_check_reference(use, p, reference);
-        pt_dataset_free(wide);
-        return st;
-    }
     pt_clear_error();
     size_t space_d;
     PT_TRY(space_dim(ds, p, &space_d));
@@ -289,16 +278,6 @@ pt_status pt_bounds_check_reference(const pt_dataset *ds, const pt_train_params 
 pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
                             const pt_model *reference, int passes, pt_run_bounds *out)
 {
-    if (ds->dtype != PT_DTYPE_F32) {
-        /* compact rows: the same on a float32 copy */
-        pt_dataset *wide;
-        const pt_dataset *use;
-        pt_clear_error();
-        PT_TRY(pt_dataset_as_f32(ds, 0, "the bounds", &wide, &use));
-        pt_status st = pt_bounds_for_run(use, p, reference, passes, out);
-        pt_dataset_free(wide);
-        return st;
-    }
     pt_clear_error();
     memset(out, 0, sizeof *out);
     PT_TRY(pt_bounds_check_reference(ds, p, reference));

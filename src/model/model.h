@@ -169,9 +169,9 @@ pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float 
 /* pt_model_class_scores without the feature-count warning (callers scoring in blocks warn
  * once themselves). */
 pt_status pt_class_scores(const pt_model *m, const pt_dataset *ds, float *out);
-/* The rows a model scores: ds itself, or a copy in *tmp (free it with pt_dataset_free; NULL
- * when there is none): float32 for compact rows, scaled for a model trained on scaled features
- * (m->scale). */
+/* The rows a model scores: ds itself (compact rows too: scoring widens them where it reads
+ * them), or for a model trained on scaled features (m->scale) their scaled float32 copy in
+ * *tmp (free it with pt_dataset_free; NULL when there is none). */
 pt_status pt_model_scaled(const pt_model *m, const pt_dataset *ds, const pt_dataset **use,
                           pt_dataset **tmp);
 /* pt_model_scores on rows already scaled (no scaling, no error cleared). */

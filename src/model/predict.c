@@ -49,8 +49,9 @@ static pt_status predict_raw(const pt_model *m, const pt_dataset *ds, int32_t *p
         pt_dataset block = *ds;
         block.n = rows < n - i0 ? rows : n - i0;
         pt_window_at(ds, &at, i0);
-        block.win = NULL; /* its rows are where block.X says */
+        block.win = NULL; /* its rows are where block.X (or block.Xc) says */
         if (ds->layout == PT_LAYOUT_SPARSE) block.rowptr = ds->rowptr + i0;
+        else if (ds->dtype != PT_DTYPE_F32) block.Xc = (void *)pt_compact_row(ds, i0);
         else block.X = (float *)pt_window_row(ds, &at, i0);
         block.cls = ds->cls ? ds->cls + i0 : NULL;
         block.y = ds->y ? ds->y + i0 : NULL;

@@ -4,7 +4,9 @@
  * kernels', a gather a row, O(nnz)), the voted perceptron a vote
  * of its vectors, a model trained on an expansion expands the rows block by block first
  * (features/expand), and a kernel model sums its support vectors' kernel values, block by
- * block (features/gram).
+ * block (features/gram). Compact rows (bf16, u8) are scored as they are stored: each row, or
+ * each block of rows, widened into a buffer of the thread first, exactly as their float32 copy
+ * holds them, so the scores are the copy's bit for bit with no copy of the data made.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -103,6 +105,8 @@ static pt_status expanded_scores(const pt_model *m, const pt_dataset *ds, float 
     /* rows narrower than the model's input, and sparse rows, are copied into zero-padded
      * staging rows (a sparse row's columns past the model's input left out) */
     const bool sparse = ds->layout == PT_LAYOUT_SPARSE, stage = ds->d < d_in || sparse;
+    /* compact rows: each block widened first (the float32 copy's rows, block by block) */
+    const bool compact = !sparse && ds->dtype != PT_DTYPE_F32;
     const size_t si = pt_stride_for(d_in);
     const float bias = m->bias ? 1.0f : 0.0f;
     int failed = 0;
@@ -110,12 +114,13 @@ static pt_status expanded_scores(const pt_model *m, const pt_dataset *ds, float 
     {
         float *buf = pt_calloc(B * so * sizeof(float), "expanded rows");
         float *in = stage ? pt_calloc(B * si * sizeof(float), "staged rows") : NULL;
-        if (!buf || (stage && !in)) failed = 1;
+        float *wide = compact ? pt_alloc(B * ds->stride * sizeof(float), "widened rows") : NULL;
+        if (!buf || (stage && !in) || (compact && !wide)) failed = 1;
 #pragma omp for schedule(dynamic)
         for (size_t bi = 0; bi < nblocks; bi++) {
             if (failed) continue;
             size_t i0 = bi * B, rows = n - i0 < B ? n - i0 : B;
-            const float *X = sparse ? NULL : ds->X + i0 * ds->stride;
+            const float *X = sparse ? NULL : pt_rows_f32(k, ds, i0, rows, wide);
             size_t ldx = ds->stride;
             if (stage && sparse) {
                 memset(in, 0, rows * si * sizeof(float));
@@ -146,6 +151,7 @@ static pt_status expanded_scores(const pt_model *m, const pt_dataset *ds, float 
         }
         pt_free(buf);
         pt_free(in);
+        pt_free(wide);
     }
     pt_expander_free(e);
     if (failed) return pt_fail(PT_ERR_NOMEM, "cannot allocate the blocks to expand rows in");
@@ -236,7 +242,9 @@ static pt_status sparse_kernel_scores(const pt_model *m, const pt_dataset *ds, c
         float *out = pt_alloc(npad * sizeof(float), "kernel values");
         uint32_t *gcol = sparse ? NULL : pt_alloc((dx ? dx : 1) * sizeof *gcol, "a row's columns");
         float *gval = sparse ? NULL : pt_alloc((dx ? dx : 1) * sizeof *gval, "a row's values");
-        if (!out || (!sparse && (!gcol || !gval))) failed = 1;
+        const bool compact = !sparse && ds->dtype != PT_DTYPE_F32; /* a row widened first */
+        float *wide = compact ? pt_alloc(ds->stride * sizeof *wide, "a widened row") : NULL;
+        if (!out || (!sparse && (!gcol || !gval)) || (compact && !wide)) failed = 1;
 #pragma omp for schedule(dynamic, 16)
         for (size_t i = 0; i < n; i++) {
             if (failed) continue;
@@ -247,7 +255,7 @@ static pt_status sparse_kernel_scores(const pt_model *m, const pt_dataset *ds, c
                 nz = pt_csr_row(ds, i, &col, &val);
                 while (nz > 0 && col[nz - 1] >= d) nz--; /* features past the model's */
             } else {
-                const float *row = ds->X + i * ds->stride;
+                const float *row = pt_row_f32(k, ds, i, wide);
                 nz = 0;
                 for (size_t j = 0; j < dx; j++)
                     if (row[j] != 0.0f) {
@@ -267,6 +275,7 @@ static pt_status sparse_kernel_scores(const pt_model *m, const pt_dataset *ds, c
         pt_free(out);
         pt_free(gcol);
         pt_free(gval);
+        pt_free(wide);
     }
     pt_free(zn);
     pt_gram_csc_free(&t);
@@ -299,7 +308,9 @@ pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float 
     size_t rows = (8u << 20) / ((dm ? dm : 1) * sizeof(float)) / 16 * 16;
     rows = rows < 16 ? 16 : rows > PRED_ROWS ? PRED_ROWS : rows;
     const size_t nblocks = (n + rows - 1) / rows;
-    const size_t per_thread = (rows * dm + rows + rows * PRED_SV) * sizeof(float);
+    /* compact rows: a block's rows widened before they are packed (the float32 copy's) */
+    const size_t wide = ds->dtype != PT_DTYPE_F32 ? rows * ds->stride : 0;
+    const size_t per_thread = (rows * dm + rows + rows * PRED_SV + wide) * sizeof(float);
     float *work = pt_alloc(per_thread * (size_t)threads, "prediction blocks");
     if (!work) {
         pt_gram_rows_free(&sv);
@@ -313,12 +324,13 @@ pt_status pt_model_kernel_scores(const pt_model *m, const pt_dataset *ds, float 
 #else
         float *w = work;
 #endif
-        float *P = w, *norm = P + rows * dm, *C = norm + rows;
+        float *P = w, *norm = P + rows * dm, *C = norm + rows, *W = C + rows * PRED_SV;
 #pragma omp for schedule(dynamic, 1)
         for (ptrdiff_t b = 0; b < nb; b++) {
             size_t i0 = (size_t)b * rows, ni = n - i0 < rows ? n - i0 : rows;
             pt_gram_rows tr;
-            pt_gram_rows_pack(&tr, ds->X + i0 * ds->stride, ni, dm, ds->stride, dm, kf.kind, k, P, norm);
+            pt_gram_rows_pack(&tr, pt_rows_f32(k, ds, i0, ni, W), ni, dm, ds->stride, dm, kf.kind,
+                              k, P, norm);
             double acc[PRED_ROWS] = {0};
             for (size_t j0 = 0; j0 < nsv; j0 += PRED_SV) {
                 size_t nj = nsv - j0 < PRED_SV ? nsv - j0 : PRED_SV;
@@ -340,20 +352,11 @@ pt_status pt_model_scaled(const pt_model *m, const pt_dataset *ds, const pt_data
 {
     *tmp = NULL;
     *use = ds;
-    /* compact rows: scored on a float32 copy (the scores are those of the widened rows) */
-    pt_dataset *wide;
-    PT_TRY(pt_dataset_as_f32(ds, 0, "scoring", &wide, use));
-    if (!m->scale) {
-        *tmp = wide;
-        return PT_OK;
-    }
-    pt_status s = pt_scaling_apply(m->scale, *use, 0, tmp);
-    pt_dataset_free(wide);
-    if (s != PT_OK) {
-        *use = ds;
-        *tmp = NULL;
-        return s;
-    }
+    /* compact rows are scored as they are (each row, or block of rows, widened where it is
+     * read); a scaling needs the scaled float32 copy, which pt_scaling_apply makes from compact
+     * rows directly: one copy */
+    if (!m->scale) return PT_OK;
+    PT_TRY(pt_scaling_apply(m->scale, ds, 0, tmp));
     *use = *tmp;
     return PT_OK;
 }
@@ -395,17 +398,25 @@ static pt_status binary_scores(const pt_model *m, const pt_dataset *ds, float *s
     size_t mstride = pt_stride_for(m->d);
     size_t len = mstride < ds->stride ? mstride : ds->stride;
     float bias = m->bias ? 1.0f : 0.0f;
-    if (m->n_votes) {
-#pragma omp parallel for schedule(static) if (ds->n * m->n_votes > 65536)
-        for (size_t i = 0; i < ds->n; i++)
-            scores[i] = pt_vote_score(k, m->votes, mstride, m->vote_b, m->vote_c, m->n_votes,
-                                      ds->X + i * ds->stride, len, bias);
-        return PT_OK;
+    /* compact rows: each widened into the thread's row buffer first */
+    const bool compact = ds->dtype != PT_DTYPE_F32;
+    const bool par = m->n_votes ? ds->n * m->n_votes > 65536 : ds->n > 4096;
+    int failed = 0;
+#pragma omp parallel if (par) reduction(| : failed)
+    {
+        float *wide = compact ? pt_alloc(ds->stride * sizeof *wide, "a widened row") : NULL;
+        if (compact && !wide) failed = 1;
+#pragma omp for schedule(static)
+        for (size_t i = 0; i < ds->n; i++) {
+            if (failed) continue;
+            const float *x = pt_row_f32(k, ds, i, wide);
+            scores[i] = m->n_votes ? pt_vote_score(k, m->votes, mstride, m->vote_b, m->vote_c,
+                                                   m->n_votes, x, len, bias)
+                                   : k->dot(m->w, x, len) + m->b * bias;
+        }
+        pt_free(wide);
     }
-#pragma omp parallel for schedule(static) if (ds->n > 4096)
-    for (size_t i = 0; i < ds->n; i++)
-        scores[i] = k->dot(m->w, ds->X + i * ds->stride, len) + m->b * bias;
-    return PT_OK;
+    return failed ? pt_fail(PT_ERR_NOMEM, "cannot allocate a row to widen") : PT_OK;
 }
 
 /* Kernel one-vs-rest on dense rows: is scoring through the classes' set of distinct support
@@ -444,7 +455,10 @@ static pt_status ovr_kernel_scores(const pt_model *m, const pt_dataset *ds, floa
     const size_t dm = d < ds->d ? d : ds->d; /* as pt_model_kernel_scores */
     size_t rows = (8u << 20) / ((dm ? dm : 1) * sizeof(float)) / 16 * 16;
     rows = rows < 16 ? 16 : rows > PRED_ROWS ? PRED_ROWS : rows;
-    const size_t per_thread = (rows * dm + rows + rows * PRED_SV) * sizeof(float) +
+    /* compact rows: a block's rows widened before they are packed (an even count of floats:
+     * the doubles after them stay aligned) */
+    const size_t wide = ds->dtype != PT_DTYPE_F32 ? rows * ds->stride : 0;
+    const size_t per_thread = (rows * dm + rows + rows * PRED_SV + wide) * sizeof(float) +
                               rows * K * sizeof(double);
     float *U = st == PT_OK ? pt_alloc(N * stride * sizeof(float), "support vector set") : NULL;
     float *coef = U ? pt_calloc(K * npad * sizeof(float), "class coefficients") : NULL;
@@ -474,14 +488,14 @@ static pt_status ovr_kernel_scores(const pt_model *m, const pt_dataset *ds, floa
 #else
         char *w = work;
 #endif
-        float *P = (float *)w, *norm = P + rows * dm, *C = norm + rows;
-        double *acc = (double *)(C + rows * PRED_SV);
+        float *P = (float *)w, *norm = P + rows * dm, *C = norm + rows, *W = C + rows * PRED_SV;
+        double *acc = (double *)(W + wide);
 #pragma omp for schedule(dynamic, 1)
         for (ptrdiff_t b = 0; b < nb; b++) {
             size_t i0 = (size_t)b * rows, ni = n - i0 < rows ? n - i0 : rows;
             pt_gram_rows tr;
-            pt_gram_rows_pack(&tr, ds->X + i0 * ds->stride, ni, dm, ds->stride, dm, kf.kind, k,
-                              P, norm);
+            pt_gram_rows_pack(&tr, pt_rows_f32(k, ds, i0, ni, W), ni, dm, ds->stride, dm,
+                              kf.kind, k, P, norm);
             memset(acc, 0, ni * K * sizeof *acc);
             for (size_t j0 = 0; j0 < N; j0 += PRED_SV) {
                 size_t nj = N - j0 < PRED_SV ? N - j0 : PRED_SV;
@@ -538,13 +552,23 @@ pt_status pt_class_scores(const pt_model *m, const pt_dataset *ds, float *out)
         }
         return PT_OK;
     }
-#pragma omp parallel for schedule(static) if (ds->n * K > 4096)
-    for (size_t i = 0; i < ds->n; i++) {
-        const float *x = ds->X + i * ds->stride;
-        k->dot_many(m->W, mstride, K, x, len, out + i * K);
-        for (size_t c = 0; c < K; c++) out[i * K + c] += m->Bk[c] * bias;
+    /* compact rows: each widened into the thread's row buffer first */
+    const bool compact = ds->dtype != PT_DTYPE_F32;
+    int failed = 0;
+#pragma omp parallel if (ds->n * K > 4096) reduction(| : failed)
+    {
+        float *wide = compact ? pt_alloc(ds->stride * sizeof *wide, "a widened row") : NULL;
+        if (compact && !wide) failed = 1;
+#pragma omp for schedule(static)
+        for (size_t i = 0; i < ds->n; i++) {
+            if (failed) continue;
+            const float *x = pt_row_f32(k, ds, i, wide);
+            k->dot_many(m->W, mstride, K, x, len, out + i * K);
+            for (size_t c = 0; c < K; c++) out[i * K + c] += m->Bk[c] * bias;
+        }
+        pt_free(wide);
     }
-    return PT_OK;
+    return failed ? pt_fail(PT_ERR_NOMEM, "cannot allocate a row to widen") : PT_OK;
 }
 
 pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *out)

@@ -123,19 +123,23 @@ static pt_status epoch_sparse(online *o, const pt_dataset *ds, const uint32_t *o
 }
 
 /* epoch_sequential on compact rows (bf16, u8): the plain pass by the compact step_rows, a chunk
- * of rows a call; otherwise each row widened into o->wide, then the float32 step, so the
- * decisions and w are those of the float32 copy of the rows. */
+ * of rows a call; otherwise each row widened into o->wide (then mapped, over an expansion),
+ * then the float32 step, so the decisions and w are those of the float32 copy of the rows.
+ * Streamed, the rows are read in the mapping window by window, as float32 rows are. */
 static pt_status epoch_compact(online *o, const pt_dataset *ds, const uint32_t *order,
+                               const pt_row_map *map, float *mapped, pt_window_pos *at,
                                size_t *t_io, size_t *mistakes, int epoch)
 {
     size_t count = *mistakes, t = *t_io;
     const float *Y = ds->y;
     const size_t es = pt_dtype_size(ds->dtype), row_bytes = ds->stride * es;
     pt_status s = PT_OK;
-    if (!order && !o->averaged && !o->voted && !o->cw) {
+    if (!order && !map && !o->averaged && !o->voted && !o->cw) {
         const size_t chunk = 8192;
         while (t < ds->n) {
             size_t rows = ds->n - t < chunk ? ds->n - t : chunk;
+            pt_window_at(ds, at, t);
+            if (ds->win && rows > at->hi - t) rows = at->hi - t;
             count += o->k->compact->step_rows(o->w, &o->b, pt_compact_row(ds, t), ds->stride,
                                               ds->dtype, ds->u8_rh, ds->u8_rl, Y + t, rows, o->len,
                                               o->tau, o->eta, o->bias, o->wide);
@@ -152,6 +156,8 @@ static pt_status epoch_compact(online *o, const pt_dataset *ds, const uint32_t *
     }
     for (; t < ds->n; t++) {
         size_t i = order ? order[t] : t;
+        if (order) pt_window_at_order(ds, at, order, t, ds->n);
+        else pt_window_at(ds, at, t);
         if (order && t + PREFETCH_AHEAD < ds->n) {
             const char *ahead = pt_compact_row(ds, order[t + PREFETCH_AHEAD]);
             for (size_t j = 0; j < row_bytes; j += 64) __builtin_prefetch(ahead + j, 0, 3);
@@ -159,6 +165,10 @@ static pt_status epoch_compact(online *o, const pt_dataset *ds, const uint32_t *
         const float *x = pt_row_f32(o->k, ds, i, o->wide);
         float y = Y[i];
         online_weigh(o, ds, i);
+        if (map) {
+            map->map(map->ctx, x, mapped);
+            x = mapped;
+        }
         if (!o->averaged && !o->voted) {
             float sc;
             count += (size_t)o->k->step(o->w, &o->b, x, o->len, y, o->tau, o->eta, o->bias, &sc);
@@ -184,7 +194,8 @@ static pt_status epoch_sequential(online *o, const pt_dataset *ds, const uint32_
 {
     if (ds->layout == PT_LAYOUT_SPARSE)
         return epoch_sparse(o, ds, order, at, t_io, mistakes, epoch);
-    if (ds->dtype != PT_DTYPE_F32) return epoch_compact(o, ds, order, t_io, mistakes, epoch);
+    if (ds->dtype != PT_DTYPE_F32)
+        return epoch_compact(o, ds, order, map, mapped, at, t_io, mistakes, epoch);
     size_t count = *mistakes, t = *t_io;
     const float *Y = ds->y;
     pt_status s = PT_OK;

@@ -22,6 +22,13 @@
  * them): a threaded sgemv splits its sums by the thread count, so its last bits would depend
  * on it.
  *
+ * Compact rows (bf16, u8; dense only) are read as they are stored: FUSED widens each row into
+ * a buffer of len floats (one per chunk, so L1-resident) and runs the same dot and axpy on it;
+ * GEMV widens each chunk into a buffer of its rows (one per thread) and runs the same two sgemv
+ * calls on it. The widening is exact (the kernel table's, the same floats on every ISA), so
+ * both give the iterates of the float32 copy bit for bit while reading 2 or 4 times fewer bytes
+ * of X; no float32 copy of the data is made.
+ *
  * Sparse (CSR) data has one implementation, whatever impl asks: the fused pass on sparse rows,
  * per row m_i = sparse dot(w, x_i) (a gather) and, if g_i != 0, acc += g_i x_i (a scatter into
  * the chunk's dense buffer), so X is read once and only its non-zeros are touched. Its chunks
@@ -43,6 +50,9 @@
 #include <string.h>
 
 #include <cblas.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "dist/dist.h"
 #include "paths.h"
@@ -71,7 +81,7 @@ typedef struct batch_run {
     pt_batch_impl impl;
     int threads;
     size_t d, len;
-    const float *X, *Y;
+    const float *X, *Y;   /* X: float32 rows (NULL for sparse or compact rows) */
     const pt_dataset *ds; /* the rows when sparse (X is then NULL) */
     const pt_dataset *rows; /* the dataset, either layout: a streamed one's windows follow the
                              * chunks (fetched as a chunk begins, dropped as it ends) */
@@ -82,6 +92,9 @@ typedef struct batch_run {
     float *part;          /* one X^T g accumulator of len floats per chunk */
     pt_batch_eval *cst;   /* per-chunk counts */
     float *mg;            /* gemv: the block's margins, then its g */
+    float *wide;          /* compact rows widened: fused, len floats per chunk; gemv,
+                           * wide_rows x len floats per thread */
+    size_t wide_rows;
     float *avg;           /* average_iterates: mean of the iterates */
     double avg_b;
     pt_crew *crew;        /* fused or sparse, threads > 1: its helper threads (crew.c) */
@@ -111,6 +124,18 @@ static size_t chunk_rows(size_t rows, size_t len)
     if (nch > cap) nch = cap;
     if (nch < 1) nch = 1;
     return (rows + nch - 1) / nch;
+}
+
+/* The most rows a chunk of any block of up to max_rows rows has (chunk_rows is not monotone in
+ * the block's rows: below max_chunks chunks, a chunk has at most CHUNK_MIN_BYTES of rows;
+ * at max_chunks, at most max_rows / max_chunks rounded up). */
+static size_t chunk_rows_max(size_t max_rows, size_t len)
+{
+    size_t min_rows = CHUNK_MIN_BYTES / (len * sizeof(float)), cap = max_chunks(len);
+    size_t most = (max_rows + cap - 1) / cap;
+    if (most < min_rows) most = min_rows;
+    if (most > max_rows) most = max_rows;
+    return most < 1 ? 1 : most;
 }
 
 /* Chunks of a sparse block: each at least CHUNK_MIN_BYTES of non-zeros and, since its buffer
@@ -167,31 +192,39 @@ static void add_eval(pt_batch_eval *to, const pt_batch_eval *e)
     to->gsum += e->gsum;
 }
 
-/* Fused pass over rows of one chunk (from row g0 on): acc = sum g_i x_i, in row order. */
-static void fused_chunk(const batch_run *run, size_t g0, const float *X, const float *Y,
-                        const int32_t *C, size_t rows, float *acc, pt_batch_eval *ev)
+/* Fused pass over rows [g0, g0 + rows) of one chunk: acc = sum g_i x_i, in row order. Compact
+ * rows are widened into wide (len floats) one at a time, then stepped on as float32 rows. */
+static void fused_chunk(const batch_run *run, size_t g0, size_t rows, float *wide, float *acc,
+                        pt_batch_eval *ev)
 {
     /* streamed: the chunk's rows window by window */
     pt_window_pos at = {.from = g0, .to = g0 + rows};
     const pt_kernels *k = run->k;
+    const pt_dataset *ds = run->rows;
     const size_t len = run->len;
     const float bb = run->p->bias ? run->b : 0.0f;
     const pt_loss loss = run->p->loss;
-    size_t ahead = PREFETCH_BYTES / (len * sizeof(float));
+    const float *Y = run->Y + g0;
+    const int32_t *C = run->C + g0;
+    /* the stored row's bytes: the prefetch runs as far ahead in bytes whatever the type */
+    const size_t row_bytes = len * pt_dtype_size(ds->dtype);
+    size_t ahead = PREFETCH_BYTES / row_bytes;
     if (ahead < 1) ahead = 1;
     pt_batch_eval e = {0};
     memset(acc, 0, len * sizeof *acc);
     for (size_t i = 0; i < rows; i++) {
-        pt_window_at(run->rows, &at, g0 + i);
-        const float *x = at.copy ? pt_window_row(run->rows, &at, g0 + i) : X + i * len;
-        if (i + ahead < rows && !at.copy) /* (a streamed window's copy is in cache) */
-            for (size_t j = 0; j < len; j += PT_ALIGN_FLOATS)
-                __builtin_prefetch(x + ahead * len + j, 0, 3);
+        pt_window_at(ds, &at, g0 + i);
+        const float *x = wide ? pt_row_f32(k, ds, g0 + i, wide) : pt_window_row(ds, &at, g0 + i);
+        if (i + ahead < rows && !at.copy) { /* (a streamed window's copy is in cache) */
+            const char *next = wide ? (const char *)pt_compact_row(ds, g0 + i + ahead)
+                                    : (const char *)(x + ahead * len);
+            for (size_t j = 0; j < row_bytes; j += 64) __builtin_prefetch(next + j, 0, 3);
+        }
         float g = subgradient(loss, k->dot(run->w, x, len) + bb, Y[i],
                               run->cw ? run->cw[C[i]] : 1.0f, &e);
         if (g != 0.0f) k->axpy(g, x, acc, len);
     }
-    pt_window_end(run->rows, &at);
+    pt_window_end(ds, &at);
     *ev = e;
 }
 
@@ -239,8 +272,8 @@ static void reduce_parts(const batch_run *run, size_t nch)
 static void fused_chunk_at(const batch_run *run, size_t r0, size_t rows, size_t cr, size_t c)
 {
     const size_t len = run->len, i0 = c * cr, m = rows - i0 < cr ? rows - i0 : cr;
-    fused_chunk(run, r0 + i0, run->X + (r0 + i0) * len, run->Y + r0 + i0, run->C + r0 + i0, m,
-                run->part + c * len, &run->cst[c]);
+    fused_chunk(run, r0 + i0, m, run->wide ? run->wide + c * len : NULL, run->part + c * len,
+                &run->cst[c]);
 }
 
 /* One chunk of the fused pass: the task k of a crew's job (pt_crew_run). */
@@ -324,10 +357,23 @@ static void gemv_chunk(const batch_run *run, const float *X, const float *Y, con
     *ev = e;
 }
 
+/* The float32 rows [g0, g0 + rows) of a chunk for sgemv: in the matrix, or, compact, widened
+ * into the calling thread's buffer (rows x len floats, rows <= run->wide_rows). */
+static const float *gemv_rows(const batch_run *run, size_t g0, size_t rows)
+{
+    if (!run->wide) return run->X + g0 * run->len;
+#ifdef _OPENMP
+    const size_t t = (size_t)omp_get_thread_num();
+#else
+    const size_t t = 0;
+#endif
+    return pt_rows_f32(run->k, run->rows, g0, rows, run->wide + t * run->wide_rows * run->len);
+}
+
 static const float *pass_gemv(batch_run *run, size_t r0, size_t rows, pt_batch_eval *ev)
 {
     const size_t len = run->len, cr = chunk_rows(rows, len), nch = (rows + cr - 1) / cr;
-    const float *X = run->X + r0 * len, *Y = run->Y + r0;
+    const float *Y = run->Y + r0;
     /* With two threads or more, every chunk runs inside the parallel region, even a lone one,
      * so OpenBLAS sees omp_in_parallel() and stays on the calling thread; one thread has set
      * OpenBLAS to one thread (pt_threads_enter). */
@@ -335,7 +381,7 @@ static const float *pass_gemv(batch_run *run, size_t r0, size_t rows, pt_batch_e
     for (long c = 0; c < (long)nch; c++) {
         size_t i0 = (size_t)c * cr, m = rows - i0 < cr ? rows - i0 : cr;
         pt_window_enter(run->rows, r0 + i0, m);
-        gemv_chunk(run, X + i0 * len, Y + i0, run->C + r0 + i0, m, run->mg + i0,
+        gemv_chunk(run, gemv_rows(run, r0 + i0, m), Y + i0, run->C + r0 + i0, m, run->mg + i0,
                    run->part + (size_t)c * len, &run->cst[c]);
         pt_window_leave(run->rows, r0 + i0, m);
     }
@@ -428,6 +474,18 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
     /* each chunk writes its whole buffer, on the thread that will use it */
     if (!(run->part = pt_alloc(nch * len * sizeof(float), "batch chunk gradients")))
         return PT_ERR_NOMEM;
+    if (ds->layout == PT_LAYOUT_DENSE && ds->dtype != PT_DTYPE_F32) {
+        /* compact rows, widened where they are read: fused, a row per chunk (the size of the
+         * chunk's gradient buffer); gemv, a chunk per thread: CHUNK_MIN_BYTES of rows, or the
+         * block over max_chunks (1/64 of it for rows up to 1 MiB), a small part of what a
+         * float32 copy of the data would take */
+        run->X = NULL;
+        run->wide_rows = run->impl == PT_BATCH_GEMV ? chunk_rows_max(max_rows, len) : 1;
+        size_t slots = run->impl == PT_BATCH_GEMV ? (size_t)run->threads : nch;
+        if (!(run->wide = pt_alloc(slots * run->wide_rows * len * sizeof(float),
+                                   "batch widened rows")))
+            return PT_ERR_NOMEM;
+    }
     if (!(run->cst = pt_calloc(nch * sizeof *run->cst, "batch chunk counts")))
         return PT_ERR_NOMEM;
     if (p->average_iterates && !(run->avg = pt_calloc(len * sizeof(float), "averaged iterate")))
@@ -445,6 +503,7 @@ static void run_free(batch_run *run)
     pt_free(run->cst);
     pt_free(run->mg);
     pt_free(run->part);
+    pt_free(run->wide);
     pt_free(run->avg);
 }
 

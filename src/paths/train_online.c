@@ -115,11 +115,11 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 rows (got %zu)", n);
     if (map && ds->layout == PT_LAYOUT_SPARSE)
         return pt_require_dense(ds, "the online path over an expansion");
-    /* every buffer once, before the first epoch */
-    if (map && ds->dtype != PT_DTYPE_F32)
-        return pt_fail(PT_ERR_UNSUPPORTED, "the online path over an expansion reads float32 rows "
-                       "(pt_train widens compact data first)");
-    if ((ds->dtype != PT_DTYPE_F32 && !(o.wide = pt_alloc(o.len * sizeof(float), "widened row"))) ||
+    /* every buffer once, before the first epoch; a compact row widens to its stride floats
+     * (mapped, into o.len: an expansion may be narrower than its input) */
+    const size_t wide_len = o.len > ds->stride ? o.len : ds->stride;
+    if ((ds->dtype != PT_DTYPE_F32 &&
+         !(o.wide = pt_alloc(wide_len * sizeof(float), "widened row"))) ||
         (o.averaged && !(o.u = pt_calloc(o.len * sizeof(float), "averaging buffer"))) ||
         (p->shuffle && !(order = pt_alloc((n ? n : 1) * sizeof *order, "sample order"))) ||
         (map && !(mapped = pt_calloc(o.len * sizeof(float), "mapped row"))) ||

@@ -2,7 +2,9 @@
 # Distributed training under mpirun (issue 20), on 1 to 4 ranks (--oversubscribe: more ranks
 # than cores):
 #   - np=1 writes the plain run's model byte for byte (online classic and averaged, batch full
-#     batch; .ptd dense and sparse, LIBSVM, CSV with a header);
+#     batch; .ptd dense, sparse and bf16, LIBSVM, CSV with a header);
+#   - shares of a bf16 or u8 file on np=2, 3 train the float32 copy's model byte for byte
+#     (online averaged, batch full batch);
 #   - online np=2..4 on separable data converges, within the bound of iterative parameter
 #     mixing: updates / P <= (R / gamma)^2 (McDonald, Hall and Mann 2010, Theorem 3);
 #   - batch np=2..4 equals np=1 within the README's bound, and a rerun on as many ranks gives
@@ -29,9 +31,15 @@ source "$(dirname "$(realpath "$0")")/lib.sh"
     cat plain.csv
 } >noisy.csv
 "$bin" gen sparse -o sparse.ptd --n 2000 --d 3000 --nnz 20 --seed 7 >/dev/null
+# compact storage: bf16 of the noisy rows, u8 of them scaled to [0, 1], and the float32 copies
+"$bin" convert noisy.ptd -o noisy16.ptd --dtype bf16
+"$bin" scale noisy.ptd -o noisy01.ptd --range 0,1 >/dev/null
+"$bin" convert noisy01.ptd -o noisy8.ptd --dtype u8
+"$bin" convert noisy16.ptd -o noisy16f.ptd --dtype f32
+"$bin" convert noisy8.ptd -o noisy8f.ptd --dtype f32
 
 # --- np=1: the plain run's bytes
-for data in noisy.ptd noisy.svm noisy.csv sparse.ptd; do
+for data in noisy.ptd noisy.svm noisy.csv sparse.ptd noisy16.ptd; do
     runs=("--epochs 5" "--path batch --batch-size 0 --epochs 8")
     [ "$data" = noisy.ptd ] && runs+=("--epochs 5 --averaged")
     for run in "${runs[@]}"; do
@@ -39,6 +47,19 @@ for data in noisy.ptd noisy.svm noisy.csv sparse.ptd; do
         "${mpirun[@]}" -np 1 "$bin" train "$data" -o np1.model $run -q
         if cmp -s plain.model np1.model; then ok "np=1 $data $run: same bytes"
         else fail "np=1 $data $run: the model differs from the plain run's"; fi
+    done
+done
+
+# --- compact shares (each rank's rows mapped as stored, widened as they are read): the model
+# of the float32 copy on as many ranks, byte for byte
+for c in noisy16 noisy8; do
+    for run in "--epochs 5 --averaged" "--path batch --batch-size 0 --epochs 8"; do
+        for P in 2 3; do
+            "${mpirun[@]}" -np "$P" "$bin" train "$c.ptd" -o c.model $run -q
+            "${mpirun[@]}" -np "$P" "$bin" train "${c}f.ptd" -o f.model $run -q
+            if cmp -s c.model f.model; then ok "np=$P $c.ptd $run: the float32 copy's bytes"
+            else fail "np=$P $c.ptd $run: the model differs from the float32 copy's"; fi
+        done
     done
 done
 
