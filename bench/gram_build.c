@@ -20,11 +20,15 @@
  * Kernel-perceptron epochs through pt_train.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cblas.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "bench.h"
 #include "features/gram.h"
@@ -161,6 +165,110 @@ static void bm_gram(bs_state *st, const void *arg)
     if (base > 0) bs_counter(st, "vs_sgemm", flops * it / el / 1e9 / base, BS_PLAIN);
 }
 
+/* ------------------------------------------------------- kernel-row blocks (the flush)
+ *
+ * What the kernel path's rows storage computes when it applies its held-back updates: the
+ * kernel rows of a block of 128 rows against all n training rows (pt_gram_block over column
+ * blocks of 480, as train_kernel.c's flush: the rows packed outside the timing), against
+ * OpenBLAS sgemm of the same 128 x n x d product (no kernel function), on n = 60,000 rows
+ * of d = 784 (the ten-class image set's shape; 20,000 and 2,000 in smoke mode) of values in
+ * [0, 1). GFLOP/s of the 2 128 n d FLOPs, vs_sgemm the ratio to sgemm's on the same shape and
+ * threads. */
+
+#define ROWS_BLOCK 128
+#define ROWS_COLS 480
+
+typedef struct rows_case {
+    int sgemm;
+    pt_kernel kernel;
+    int threads;
+} rows_case;
+
+static rows_case rcases[8];
+
+/* The n x d matrix (values in [0, 1), a fixed sequence), made once for every case. */
+static const float *rows_matrix(size_t n, size_t d)
+{
+    static float *X;
+    static size_t have;
+    if (X && have == n * d) return X;
+    free(X);
+    if (!(X = bt_alloc_touched(n * d * sizeof(float)))) return NULL;
+    uint32_t v = 12345;
+    for (size_t i = 0; i < n * d; i++) {
+        v = v * 1664525u + 1013904223u;
+        X[i] = (float)(v >> 8) / 16777216.0f;
+    }
+    have = n * d;
+    return X;
+}
+
+static void bm_gram_rows(bs_state *st, const void *arg)
+{
+    const rows_case *c = arg;
+    const size_t n = bt_scale((size_t)bs_range(st, 0), 30, 2000), d = (size_t)bs_range(st, 1);
+    const float *X = rows_matrix(n, d);
+    const pt_kernels *k = NULL;
+    float *C = X ? bt_alloc_touched((size_t)c->threads * ROWS_BLOCK * (c->sgemm ? n : ROWS_COLS) *
+                                    sizeof(float))
+                 : NULL;
+    if (!X || !C || pt_kernels_get(PT_ISA_AUTO, &k) != PT_OK) {
+        while (bs_keep_running(st)) {}
+        bs_skip_with_error(st, !X || !C ? "out of memory" : pt_last_error());
+        free(C);
+        return;
+    }
+    int old = bt_threads_set(c->threads);
+    pt_kfun kf = {.kind = c->kernel, .degree = 1, .gamma = 1.0f / (float)d, .add = 1.0f};
+    pt_gram_rows all, block;
+    memset(&all, 0, sizeof all);
+    memset(&block, 0, sizeof block);
+    pt_status s = pt_gram_rows_init(&all, X, n, d, d, d, c->kernel, k, c->threads);
+    if (s == PT_OK) s = pt_gram_rows_init(&block, X + (n / 2) * d, ROWS_BLOCK, d, d, d, c->kernel, k, 1);
+    if (s != PT_OK) {
+        while (bs_keep_running(st)) {}
+        bt_skip(st, s, "pt_gram_rows_init");
+    }
+    const ptrdiff_t nc = (ptrdiff_t)((n + ROWS_COLS - 1) / ROWS_COLS);
+    double t0 = bt_now();
+    while (s == PT_OK && bs_keep_running(st)) {
+        if (c->sgemm) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, ROWS_BLOCK, (blasint)n,
+                        (blasint)d, 1.0f, X + (n / 2) * d, (blasint)d, X, (blasint)d, 0.0f, C,
+                        (blasint)n);
+        } else {
+#pragma omp parallel num_threads(c->threads)
+            {
+#ifdef _OPENMP
+                float *Ct = C + (size_t)omp_get_thread_num() * ROWS_BLOCK * ROWS_COLS;
+#else
+                float *Ct = C;
+#endif
+#pragma omp for schedule(static)
+                for (ptrdiff_t q = 0; q < nc; q++) {
+                    size_t j0 = (size_t)q * ROWS_COLS;
+                    size_t nj = n - j0 < ROWS_COLS ? n - j0 : ROWS_COLS;
+                    pt_gram_block(&block, 0, ROWS_BLOCK, &all, j0, nj, &kf, k, Ct, ROWS_COLS);
+                }
+            }
+        }
+        bs_clobber_memory();
+    }
+    double el = bt_now() - t0;
+    pt_gram_rows_free(&all);
+    pt_gram_rows_free(&block);
+    bt_threads_restore(old);
+    free(C);
+    if (bs_error_occurred(st)) return;
+    const double flops = 2.0 * ROWS_BLOCK * (double)n * (double)d * (double)bs_iterations(st);
+    bs_counter(st, "GFLOP/s", flops / 1e9, BS_RATE);
+    char key[96];
+    snprintf(key, sizeof key, "rows-sgemm/%zu/%zu/t%d", n, d, c->threads);
+    if (c->sgemm) bt_baseline_put(key, flops / el / 1e9);
+    double base = bt_baseline(key);
+    if (base > 0) bs_counter(st, "vs_sgemm", flops / el / 1e9 / base, BS_PLAIN);
+}
+
 /* ------------------------------------------------------------ kernel-perceptron epoch */
 
 typedef struct kperc_case {
@@ -245,6 +353,26 @@ void bt_register_gram(void)
                     if (impl != IMPL_NAIVE || shapes[s][0] <= 2000) /* naive: seconds at 4,000 */
                         bs_args(b, 2, shapes[s]);
                 bs_arg_names(b, 2, arg_names);
+                bs_use_real_time(b);
+                bs_min_time(b, 0.1);
+                bs_time_unit(b, BS_MS);
+            }
+    static const char *const row_args[] = {"n", "d"};
+    static const int64_t row_shape[] = {60000, 784};
+    int nr = 0;
+    for (int impl = 0; impl < 2; impl++) /* sgemm first: the baseline */
+        for (int kern = 0; kern < 2; kern++)
+            for (int threads = 1; threads <= 2; threads++) {
+                if (impl == 0 && kern) continue;
+                rows_case *c = &rcases[nr++];
+                c->sgemm = impl == 0;
+                c->kernel = kern ? PT_KERNEL_RBF : PT_KERNEL_LINEAR;
+                c->threads = threads;
+                snprintf(name, sizeof name, "gram/rows/impl:%s/kernel:%s/threads:%d",
+                         c->sgemm ? "sgemm" : "tiled", pt_kernel_name(c->kernel), threads);
+                bs_bench *b = bs_register(name, bm_gram_rows, c);
+                bs_args(b, 2, row_shape);
+                bs_arg_names(b, 2, row_args);
                 bs_use_real_time(b);
                 bs_min_time(b, 0.1);
                 bs_time_unit(b, BS_MS);
