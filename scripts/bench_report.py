@@ -278,12 +278,37 @@ for kern in ("linear", "rbf"):
                     continue
                 sy = get(R, "gram", "build", impl="ssyrk", kernel=kern, threads=t, n=n, d=d)
                 sk = get(SKX, "gram", "build", impl="ssyrk", kernel=kern, threads=t, n=n, d=d)
+                # the SkylakeX process's own build of this impl against its sgemm (same run)
+                es = get(SKX, "gram", "build", impl=impl, kernel=kern, threads=t, n=n, d=d)
+                gs = get(SKX, "gram", "build", impl="sgemm", kernel="linear", threads=t, n=n, d=d)
                 rows.append([kern, impl, t, n, d, f(1e3 * e["seconds"]), f(val(e, "GFLOP/s")),
                              fr(ratio(val(e, "GFLOP/s"), val(sy, "GFLOP/s"))),
-                             f(val(sk, "GFLOP/s")), fr(ratio(val(e, "GFLOP/s"), val(sk, "GFLOP/s")))])
+                             f(val(sk, "GFLOP/s")), fr(ratio(val(e, "GFLOP/s"), val(sk, "GFLOP/s"))),
+                             f(val(gs, "GFLOP/s")), fr(ratio(val(es, "GFLOP/s"), val(gs, "GFLOP/s")))])
 table(["kernel", "impl", "threads", "n", "d", "ms", "GFLOP/s", "vs ssyrk", "ssyrk SKX GFLOP/s",
-       "vs ssyrk SKX"], rows)
+       "vs ssyrk SKX", "sgemm SKX GFLOP/s", "vs sgemm SKX"], rows)
+P("vs sgemm SKX: the build's GFLOP/s in the SkylakeX process against that process's sgemm of the "
+  "whole n x n product X X^T (2 n^2 d FLOPs, no kernel function) on the same shape and threads. At "
+  "d = 16 the RBF kernel function costs about what the 16 multiply-adds of an entry do, and sgemm "
+  "computes none.")
+P()
 P("![gram](plots/gram.png)")
+P()
+P("Kernel-row blocks (`gram/rows`): the rows storage's flush, the kernel rows of a block of 128 rows "
+  "against all n training rows (`pt_gram_block` by column blocks of 480, the kernel function in the "
+  "same pass), against OpenBLAS sgemm of the same 128 x n x d product in the SkylakeX process. "
+  "The kernel path's workers (one-vs-rest classes at once) each compute theirs on one thread.")
+P()
+rows = []
+for kern in ("linear", "rbf"):
+    for t in (1, 2):
+        e = get(SKX, "gram", "rows", impl="tiled", kernel=kern, threads=t, n=60000, d=784)
+        gs = get(SKX, "gram", "rows", impl="sgemm", kernel="linear", threads=t, n=60000, d=784)
+        if e is None:
+            continue
+        rows.append([kern, t, 60000, 784, f(1e3 * e["seconds"]), f(val(e, "GFLOP/s")),
+                     f(val(gs, "GFLOP/s")), fr(ratio(val(e, "GFLOP/s"), val(gs, "GFLOP/s")))])
+table(["kernel", "threads", "n", "d", "ms", "GFLOP/s", "sgemm SKX GFLOP/s", "vs sgemm SKX"], rows)
 P()
 
 P("## Kernel path: training")
