@@ -34,12 +34,21 @@
  *    0.1 s FMAs) switches after about one epoch of mistakes on two cores; many epochs of many
  *    mistakes end on the Gram.
  *
- * Where the time goes (ten classes, 60,000 x 784 RBF, averaged, 30 epochs, one-vs-rest on a
- * 2-core VM: 67.5 CPU-s, 5.4 GB peak): the ~21,000 distinct support vectors' rows, each
- * computed once (flush blocks, gram_tile) and kept in the LRU cache, whose first touch is
- * ~14 s of system time; the held rows' kernel values visit by visit (gram_row), which a
- * run over the classes in lockstep would share ten ways; the final training accuracy counted
- * from the cached rows (count_correct).
+ * Workers: one-vs-rest's classes are independent problems on the same storage of K, so with
+ * two threads or more they train at once, one a thread (a worker: its pending updates, dual
+ * state and labels), each flush then on its worker's thread. A row a worker computes is kept
+ * for all (shared: the cache keeps rows until it is full and never evicts, so a slot never
+ * changes under a reader; the sparse lazy Gram's rows are claimed atomically); one worker
+ * alone keeps the LRU. Not where AUTO may switch to the full Gram mid-run (one worker's
+ * decision). Each class comes out bit for bit as alone.
+ *
+ * Where the time goes (ten classes, 60,000 x 784 RBF, averaged, 30 epochs, one-vs-rest on the
+ * 2-core Zen 4 VM, quiet: 28.3 s wall, 53.9 CPU-s, 5.4 GB peak; 49.2 s wall, 62 CPU-s, with
+ * the classes in turn): the ~21,000 distinct support vectors' rows, each computed once
+ * (flush blocks, gram_tile: 49% of the CPU, ~100 GFLOP/s a thread) and kept in the cache,
+ * whose first touch is 14% (system time); the held rows' kernel values visit by visit
+ * (gram_row, 23%); the final training accuracy counted from the cached rows (count_correct,
+ * 4%); applying rows to the margins (axpy, 3%).
  *
  * Sparse (CSR) data: kernel values from sparse dots by columns (features/gram.h's
  * pt_gram_csc: the rows transposed once, a kernel row the sum of the columns of the row's
