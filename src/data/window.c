@@ -90,6 +90,7 @@ struct pt_window {
      * walker dropped some of them meanwhile (they are dropped again once brought in) */
     size_t running_lo, running_hi;
     bool running_dropped;
+    size_t left_lo, left_hi; /* rows walkers left, not yet handed on to be dropped (drop_later) */
     /* map jobs, in order (a ring): drop rows [drop_lo, drop_hi), then bring [lo, hi) in */
     struct map_job {
         size_t drop_lo, drop_hi, lo, hi;
@@ -597,6 +598,11 @@ void pt_window_settle(const pt_dataset *ds)
     pt_window *w = ds->win;
     if (!w) return;
     pthread_mutex_lock(&w->lock);
+    const size_t lo = w->left_lo, hi = w->left_hi;
+    w->left_lo = w->left_hi = 0;
+    pthread_mutex_unlock(&w->lock);
+    if (hi > lo && !queue_job(ds, lo, hi, 0, 0)) drop_now(ds, lo, hi);
+    pthread_mutex_lock(&w->lock);
     while (w->reader_started && (!w->idle || w->jobs_queued))
         pthread_cond_wait(&w->cv, &w->lock);
     pthread_mutex_unlock(&w->lock);
@@ -697,14 +703,47 @@ static void map_in(const pt_dataset *ds, pt_window_pos *at, size_t next_lo)
 }
 
 /* Release at's window (its buffer, or its pages); the read-ahead stays. */
+/* Rows [lo, hi) a walker left, dropped once the rows left next to them reach a window
+ * (w->left_lo, left_hi: the batch path's chunks are a few hundred rows, and each job wakes the
+ * reader thread, an interprocessor interrupt on these virtual machines); at most a window
+ * and a walk's rows stay mapped so. Then by the reader thread, in order, or by the walker
+ * when it has too many waiting. */
+static void drop_later(const pt_dataset *ds, size_t lo, size_t hi)
+{
+    pt_window *w = ds->win;
+    size_t flo = 0, fhi = 0;
+    pthread_mutex_lock(&w->lock);
+    if (w->left_hi > w->left_lo && (lo == w->left_hi || hi == w->left_lo)) {
+        if (lo < w->left_lo) w->left_lo = lo;
+        if (hi > w->left_hi) w->left_hi = hi;
+    } else {
+        flo = w->left_lo;
+        fhi = w->left_hi;
+        w->left_lo = lo;
+        w->left_hi = hi;
+    }
+    if (w->left_hi - w->left_lo >= w->rows) {
+        if (fhi > flo) { /* (two to go: the older one now) */
+            pthread_mutex_unlock(&w->lock);
+            if (!queue_job(ds, flo, fhi, 0, 0)) drop_now(ds, flo, fhi);
+            pthread_mutex_lock(&w->lock);
+        }
+        flo = w->left_lo;
+        fhi = w->left_hi;
+        w->left_lo = w->left_hi = 0;
+    }
+    pthread_mutex_unlock(&w->lock);
+    if (fhi > flo && !queue_job(ds, flo, fhi, 0, 0)) drop_now(ds, flo, fhi);
+}
+
 static void window_release(const pt_dataset *ds, pt_window_pos *at)
 {
     if (at->buf) {
         pthread_mutex_lock(&ds->win->lock);
         ds->win->state[at->buf - 1] = B_FREE;
         pthread_mutex_unlock(&ds->win->lock);
-    } else if (at->hi > at->lo && !queue_job(ds, at->lo, at->hi, 0, 0)) {
-        drop_now(ds, at->lo, at->hi); /* (else dropped by the reader thread, in order) */
+    } else if (at->hi > at->lo) {
+        drop_later(ds, at->lo, at->hi);
     }
     at->buf = 0;
     at->copy = NULL;
