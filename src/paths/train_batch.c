@@ -45,6 +45,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,11 +66,12 @@
 #define PART_BUDGET ((size_t)64 << 20)
 /* Columns per task when the chunk buffers are summed (a multiple of 16: no tails). */
 #define REDUCE_SEG 4096
-/* The fused pass prefetches this far ahead of the row it works on (into all cache levels:
- * the non-temporal hint made an Intel Xeon 2.5x slower). Each row's dot decides a branch, and
- * with the hardware prefetcher alone the pass read X at ~70% of a plain streaming read on
- * one core; prefetching brought it to 85-100% (200,000 x 256, on a Zen 5 and on a Xeon;
- * 4 to 32 KiB ahead were within the noise of each other, measured). */
+/* The fused pass prefetches this far ahead of the row it works on, where that pays
+ * (fused_prefetch; into all cache levels: the non-temporal hint made an Intel Xeon 2.5x
+ * slower). Each row's dot decides a branch, and with the hardware prefetcher alone the pass
+ * read X at ~70% of a plain streaming read on one core of a Zen 5 and a Xeon; prefetching
+ * brought it to 85-100% (200,000 x 256; 4 to 32 KiB ahead were within the noise of each
+ * other, measured). */
 #define PREFETCH_BYTES 8192
 /* Rows wider than this (floats) go to gemv under AUTO: w, the chunk's accumulator and the row
  * no longer fit in L2 together, and fused fell below the two sgemv passes at d = 65,536. */
@@ -98,6 +100,10 @@ typedef struct batch_run {
     float *avg;           /* average_iterates: mean of the iterates */
     double avg_b;
     pt_crew *crew;        /* fused or sparse, threads > 1: its helper threads (crew.c) */
+    /* fused: whether this pass prefetches ahead of its rows (fused_prefetch), and the passes
+     * so far */
+    bool prefetch;
+    size_t passes;
 } batch_run;
 
 pt_batch_impl pt_batch_impl_resolve(pt_batch_impl impl, const pt_kernels *k, size_t len)
@@ -192,16 +198,31 @@ static void add_eval(pt_batch_eval *to, const pt_batch_eval *e)
     to->gsum += e->gsum;
 }
 
+/* The fused pass takes a chunk's rows a block at a time: the block's margins by one dot_rows
+ * call, their subgradients, then the axpys, while the block (FUSED_BLOCK_BYTES of rows) is in
+ * L1. The same operations in the same order as a row at a time (dot_rows computes each margin
+ * as dot does), so the same bits; but the calls and the loop a row cost as much as the dot at
+ * d = 256 on the 2-core Zen 4 VM (perf: 28% of a pass outside the dot, a pass 13.4 ms). */
+#define FUSED_BLOCK_BYTES ((size_t)16 << 10)
+#define FUSED_BLOCK_MAX 64
+
+static size_t fused_block_rows(size_t len)
+{
+    size_t r = FUSED_BLOCK_BYTES / (len * sizeof(float));
+    return r < 1 ? 1 : r > FUSED_BLOCK_MAX ? FUSED_BLOCK_MAX : r;
+}
+
 /* Fused pass over rows [g0, g0 + rows) of one chunk: acc = sum g_i x_i, in row order. Compact
- * rows are widened into wide (len floats) one at a time, then stepped on as float32 rows. */
+ * rows are widened into wide (a block of rows, fused_block_rows(len) x len floats), then
+ * stepped on as float32 rows. */
 static void fused_chunk(const batch_run *run, size_t g0, size_t rows, float *wide, float *acc,
                         pt_batch_eval *ev)
 {
-    /* streamed: the chunk's rows window by window */
+    /* streamed: the chunk's rows window by window (a block never crosses a window's end) */
     pt_window_pos at = {.from = g0, .to = g0 + rows};
     const pt_kernels *k = run->k;
     const pt_dataset *ds = run->rows;
-    const size_t len = run->len;
+    const size_t len = run->len, B = fused_block_rows(len);
     const float bb = run->p->bias ? run->b : 0.0f;
     const pt_loss loss = run->p->loss;
     const float *Y = run->Y + g0;
@@ -210,19 +231,30 @@ static void fused_chunk(const batch_run *run, size_t g0, size_t rows, float *wid
     const size_t row_bytes = len * pt_dtype_size(ds->dtype);
     size_t ahead = PREFETCH_BYTES / row_bytes;
     if (ahead < 1) ahead = 1;
+    float m[FUSED_BLOCK_MAX];
     pt_batch_eval e = {0};
     memset(acc, 0, len * sizeof *acc);
-    for (size_t i = 0; i < rows; i++) {
+    for (size_t i = 0; i < rows;) {
         pt_window_at(ds, &at, g0 + i);
-        const float *x = wide ? pt_row_f32(k, ds, g0 + i, wide) : pt_window_row(ds, &at, g0 + i);
-        if (i + ahead < rows && !at.copy) { /* (a streamed window's copy is in cache) */
+        size_t nb = rows - i < B ? rows - i : B;
+        if (ds->win && nb > at.hi - (g0 + i)) nb = at.hi - (g0 + i);
+        /* (a streamed window's copy is in cache) */
+        if (run->prefetch && i + ahead < rows && !at.copy) {
+            size_t pf = rows - (i + ahead) < nb ? rows - (i + ahead) : nb;
             const char *next = wide ? (const char *)pt_compact_row(ds, g0 + i + ahead)
-                                    : (const char *)(x + ahead * len);
-            for (size_t j = 0; j < row_bytes; j += 64) __builtin_prefetch(next + j, 0, 3);
+                                    : (const char *)pt_window_row(ds, &at, g0 + i) +
+                                          ahead * row_bytes;
+            for (size_t j = 0; j < pf * row_bytes; j += 64) __builtin_prefetch(next + j, 0, 3);
         }
-        float g = subgradient(loss, k->dot(run->w, x, len) + bb, Y[i],
-                              run->cw ? run->cw[C[i]] : 1.0f, &e);
-        if (g != 0.0f) k->axpy(g, x, acc, len);
+        const float *x = wide ? pt_rows_f32(k, ds, g0 + i, nb, wide)
+                              : pt_window_row(ds, &at, g0 + i);
+        k->dot_rows(run->w, x, len, nb, len, m);
+        for (size_t r = 0; r < nb; r++) {
+            float g = subgradient(loss, m[r] + bb, Y[i + r], run->cw ? run->cw[C[i + r]] : 1.0f,
+                                  &e);
+            if (g != 0.0f) k->axpy(g, x + r * len, acc, len);
+        }
+        i += nb;
     }
     pt_window_end(ds, &at);
     *ev = e;
@@ -272,8 +304,8 @@ static void reduce_parts(const batch_run *run, size_t nch)
 static void fused_chunk_at(const batch_run *run, size_t r0, size_t rows, size_t cr, size_t c)
 {
     const size_t len = run->len, i0 = c * cr, m = rows - i0 < cr ? rows - i0 : cr;
-    fused_chunk(run, r0 + i0, m, run->wide ? run->wide + c * len : NULL, run->part + c * len,
-                &run->cst[c]);
+    fused_chunk(run, r0 + i0, m, run->wide ? run->wide + c * run->wide_rows * len : NULL,
+                run->part + c * len, &run->cst[c]);
 }
 
 /* One chunk of the fused pass: the task k of a crew's job (pt_crew_run). */
@@ -288,11 +320,39 @@ static void fused_task(void *arg, size_t k)
     fused_chunk_at(j->run, j->r0, j->rows, j->cr, k);
 }
 
+/* Prefetch ahead of the rows, or leave it to the hardware? It depends on the CPU, and it
+ * does not change a result: on an Intel Xeon and a Zen 5 the fused pass read X at ~70% of a
+ * streaming read without it and 85-100% with it; on the Zen 4 VM it made the pass 1.45x
+ * slower (200,000 x 256, 1 thread: 14.9 ms against 10.2; perf: the prefetches stalled). So
+ * both are timed, the first passes of the process alternating, then one pass in 16 the other
+ * way, and the faster a row kept (seconds a row without [0] and with [1], for the process:
+ * a property of the machine, which short runs need not measure again). */
+static _Atomic double fused_rate[2];
+
+static bool fused_prefetch(batch_run *run)
+{
+    const size_t q = run->passes++;
+    const double r0 = atomic_load(&fused_rate[0]), r1 = atomic_load(&fused_rate[1]);
+    if (r0 == 0.0 || r1 == 0.0) return r1 == 0.0;
+    const bool pf = r1 <= r0;
+    return q % 16 == 15 ? !pf : pf;
+}
+
+static void fused_timed(bool prefetch, double seconds_a_row)
+{
+    _Atomic double *e = &fused_rate[prefetch ? 1 : 0];
+    const double old = atomic_load(e);
+    atomic_store(e, old > 0.0 ? 0.75 * old + 0.25 * seconds_a_row : seconds_a_row);
+}
+
 static const float *pass_fused(batch_run *run, size_t r0, size_t rows, pt_batch_eval *ev)
 {
     const size_t cr = chunk_rows(rows, run->len), nch = (rows + cr - 1) / cr;
     fused_job job = {run, r0, rows, cr};
+    run->prefetch = fused_prefetch(run);
+    const double t0 = pt_now();
     pt_crew_run(run->crew, fused_task, &job, nch);
+    if (rows) fused_timed(run->prefetch, (pt_now() - t0) / (double)rows);
     reduce_parts(run, nch);
     memset(ev, 0, sizeof *ev);
     for (size_t c = 0; c < nch; c++) add_eval(ev, &run->cst[c]);
@@ -475,12 +535,13 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
     if (!(run->part = pt_alloc(nch * len * sizeof(float), "batch chunk gradients")))
         return PT_ERR_NOMEM;
     if (ds->layout == PT_LAYOUT_DENSE && ds->dtype != PT_DTYPE_F32) {
-        /* compact rows, widened where they are read: fused, a row per chunk (the size of the
-         * chunk's gradient buffer); gemv, a chunk per thread: CHUNK_MIN_BYTES of rows, or the
+        /* compact rows, widened where they are read: fused, a block of rows per chunk (16 KiB,
+         * or one row); gemv, a chunk per thread: CHUNK_MIN_BYTES of rows, or the
          * block over max_chunks (1/64 of it for rows up to 1 MiB), a small part of what a
          * float32 copy of the data would take */
         run->X = NULL;
-        run->wide_rows = run->impl == PT_BATCH_GEMV ? chunk_rows_max(max_rows, len) : 1;
+        run->wide_rows = run->impl == PT_BATCH_GEMV ? chunk_rows_max(max_rows, len)
+                                                    : fused_block_rows(len);
         size_t slots = run->impl == PT_BATCH_GEMV ? (size_t)run->threads : nch;
         if (!(run->wide = pt_alloc(slots * run->wide_rows * len * sizeof(float),
                                    "batch widened rows")))
