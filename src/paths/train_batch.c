@@ -198,31 +198,16 @@ static void add_eval(pt_batch_eval *to, const pt_batch_eval *e)
     to->gsum += e->gsum;
 }
 
-/* The fused pass takes a chunk's rows a block at a time: the block's margins by one dot_rows
- * call, their subgradients, then the axpys, while the block (FUSED_BLOCK_BYTES of rows) is in
- * L1. The same operations in the same order as a row at a time (dot_rows computes each margin
- * as dot does), so the same bits; but the calls and the loop a row cost as much as the dot at
- * d = 256 on the 2-core Zen 4 VM (perf: 28% of a pass outside the dot, a pass 13.4 ms). */
-#define FUSED_BLOCK_BYTES ((size_t)16 << 10)
-#define FUSED_BLOCK_MAX 64
-
-static size_t fused_block_rows(size_t len)
-{
-    size_t r = FUSED_BLOCK_BYTES / (len * sizeof(float));
-    return r < 1 ? 1 : r > FUSED_BLOCK_MAX ? FUSED_BLOCK_MAX : r;
-}
-
 /* Fused pass over rows [g0, g0 + rows) of one chunk: acc = sum g_i x_i, in row order. Compact
- * rows are widened into wide (a block of rows, fused_block_rows(len) x len floats), then
- * stepped on as float32 rows. */
+ * rows are widened into wide (len floats) one at a time, then stepped on as float32 rows. */
 static void fused_chunk(const batch_run *run, size_t g0, size_t rows, float *wide, float *acc,
                         pt_batch_eval *ev)
 {
-    /* streamed: the chunk's rows window by window (a block never crosses a window's end) */
+    /* streamed: the chunk's rows window by window */
     pt_window_pos at = {.from = g0, .to = g0 + rows};
     const pt_kernels *k = run->k;
     const pt_dataset *ds = run->rows;
-    const size_t len = run->len, B = fused_block_rows(len);
+    const size_t len = run->len;
     const float bb = run->p->bias ? run->b : 0.0f;
     const pt_loss loss = run->p->loss;
     const float *Y = run->Y + g0;
@@ -231,30 +216,20 @@ static void fused_chunk(const batch_run *run, size_t g0, size_t rows, float *wid
     const size_t row_bytes = len * pt_dtype_size(ds->dtype);
     size_t ahead = PREFETCH_BYTES / row_bytes;
     if (ahead < 1) ahead = 1;
-    float m[FUSED_BLOCK_MAX];
     pt_batch_eval e = {0};
     memset(acc, 0, len * sizeof *acc);
-    for (size_t i = 0; i < rows;) {
+    for (size_t i = 0; i < rows; i++) {
         pt_window_at(ds, &at, g0 + i);
-        size_t nb = rows - i < B ? rows - i : B;
-        if (ds->win && nb > at.hi - (g0 + i)) nb = at.hi - (g0 + i);
+        const float *x = wide ? pt_row_f32(k, ds, g0 + i, wide) : pt_window_row(ds, &at, g0 + i);
         /* (a streamed window's copy is in cache) */
         if (run->prefetch && i + ahead < rows && !at.copy) {
-            size_t pf = rows - (i + ahead) < nb ? rows - (i + ahead) : nb;
             const char *next = wide ? (const char *)pt_compact_row(ds, g0 + i + ahead)
-                                    : (const char *)pt_window_row(ds, &at, g0 + i) +
-                                          ahead * row_bytes;
-            for (size_t j = 0; j < pf * row_bytes; j += 64) __builtin_prefetch(next + j, 0, 3);
+                                    : (const char *)(x + ahead * len);
+            for (size_t j = 0; j < row_bytes; j += 64) __builtin_prefetch(next + j, 0, 3);
         }
-        const float *x = wide ? pt_rows_f32(k, ds, g0 + i, nb, wide)
-                              : pt_window_row(ds, &at, g0 + i);
-        k->dot_rows(run->w, x, len, nb, len, m);
-        for (size_t r = 0; r < nb; r++) {
-            float g = subgradient(loss, m[r] + bb, Y[i + r], run->cw ? run->cw[C[i + r]] : 1.0f,
-                                  &e);
-            if (g != 0.0f) k->axpy(g, x + r * len, acc, len);
-        }
-        i += nb;
+        float g = subgradient(loss, k->dot(run->w, x, len) + bb, Y[i],
+                              run->cw ? run->cw[C[i]] : 1.0f, &e);
+        if (g != 0.0f) k->axpy(g, x, acc, len);
     }
     pt_window_end(ds, &at);
     *ev = e;
@@ -304,8 +279,8 @@ static void reduce_parts(const batch_run *run, size_t nch)
 static void fused_chunk_at(const batch_run *run, size_t r0, size_t rows, size_t cr, size_t c)
 {
     const size_t len = run->len, i0 = c * cr, m = rows - i0 < cr ? rows - i0 : cr;
-    fused_chunk(run, r0 + i0, m, run->wide ? run->wide + c * run->wide_rows * len : NULL,
-                run->part + c * len, &run->cst[c]);
+    fused_chunk(run, r0 + i0, m, run->wide ? run->wide + c * len : NULL, run->part + c * len,
+                &run->cst[c]);
 }
 
 /* One chunk of the fused pass: the task k of a crew's job (pt_crew_run). */
@@ -535,13 +510,12 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
     if (!(run->part = pt_alloc(nch * len * sizeof(float), "batch chunk gradients")))
         return PT_ERR_NOMEM;
     if (ds->layout == PT_LAYOUT_DENSE && ds->dtype != PT_DTYPE_F32) {
-        /* compact rows, widened where they are read: fused, a block of rows per chunk (16 KiB,
-         * or one row); gemv, a chunk per thread: CHUNK_MIN_BYTES of rows, or the
+        /* compact rows, widened where they are read: fused, a row per chunk (the size of the
+         * chunk's gradient buffer); gemv, a chunk per thread: CHUNK_MIN_BYTES of rows, or the
          * block over max_chunks (1/64 of it for rows up to 1 MiB), a small part of what a
          * float32 copy of the data would take */
         run->X = NULL;
-        run->wide_rows = run->impl == PT_BATCH_GEMV ? chunk_rows_max(max_rows, len)
-                                                    : fused_block_rows(len);
+        run->wide_rows = run->impl == PT_BATCH_GEMV ? chunk_rows_max(max_rows, len) : 1;
         size_t slots = run->impl == PT_BATCH_GEMV ? (size_t)run->threads : nch;
         if (!(run->wide = pt_alloc(slots * run->wide_rows * len * sizeof(float),
                                    "batch widened rows")))
