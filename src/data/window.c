@@ -85,7 +85,7 @@ struct pt_window {
     pthread_t reader; /* reads the queued buffers (the next windows, while walkers compute),
                        * and runs the map jobs */
     bool reader_started, quit;
-    bool idle; /* the reader thread waits with nothing queued and no drop waiting */
+    bool idle; /* the reader thread waits with nothing queued */
     /* the rows the reader thread is bringing in now (running_hi > running_lo), and whether a
      * walker dropped some of them meanwhile (they are dropped again once brought in) */
     size_t running_lo, running_hi;
@@ -285,23 +285,12 @@ static void populate_pages(const pt_dataset *ds, const void *p, size_t bytes)
     (void)madvise(a, len, MADV_WILLNEED);
 }
 
-/* The reader thread's drops wait in *lo, *hi while the next ones continue them, up to a
- * window's rows: each drop call flushes the TLB of every CPU of the process (an
- * interprocessor interrupt), and the batch path's chunks are smaller than windows. */
-static void flush_drops(const pt_dataset *ds, size_t *lo, size_t *hi)
+/* A map job: the rows to drop (a window's worth or more of rows walkers left together:
+ * drop_later), then the rows to bring in. */
+static void run_map_job(const pt_dataset *ds, const struct map_job *j)
 {
-    if (*hi > *lo) each_range(ds, *lo, *hi - *lo, pt_window_drop);
-    *lo = *hi = 0;
-}
-
-static void run_map_job(const pt_dataset *ds, const struct map_job *j, size_t *dlo, size_t *dhi)
-{
-    if (j->drop_hi > j->drop_lo) {
-        if (*dhi > *dlo && (j->drop_lo != *dhi || *dhi - *dlo >= ds->win->rows))
-            flush_drops(ds, dlo, dhi);
-        if (*dhi == *dlo) *dlo = j->drop_lo;
-        *dhi = j->drop_hi;
-    }
+    if (j->drop_hi > j->drop_lo)
+        each_range(ds, j->drop_lo, j->drop_hi - j->drop_lo, pt_window_drop);
     if (j->hi > j->lo)
         each_range(ds, j->lo, j->hi - j->lo,
                    atomic_load(&ds->win->arrive) == ARRIVE_FAULT ? touch_pages : populate_pages);
@@ -356,7 +345,6 @@ static bool queue_job(const pt_dataset *ds, size_t drop_lo, size_t drop_hi, size
 static void *reader_main(void *arg)
 {
     pt_window *w = arg;
-    size_t dlo = 0, dhi = 0; /* drops waiting (flush_drops) */
     pthread_mutex_lock(&w->lock);
     while (!w->quit) {
         int b = -1;
@@ -370,7 +358,7 @@ static void *reader_main(void *arg)
             w->running_lo = j.lo;
             w->running_hi = j.hi;
             pthread_mutex_unlock(&w->lock);
-            run_map_job(&w->matrix, &j, &dlo, &dhi);
+            run_map_job(&w->matrix, &j);
             pthread_mutex_lock(&w->lock);
             const bool again = w->running_dropped;
             w->running_lo = w->running_hi = 0;
@@ -380,12 +368,6 @@ static void *reader_main(void *arg)
                 each_range(&w->matrix, j.lo, j.hi - j.lo, pt_window_drop);
                 pthread_mutex_lock(&w->lock);
             }
-            continue;
-        }
-        if (b < 0 && dhi > dlo) { /* nothing queued: the drops waiting go now */
-            pthread_mutex_unlock(&w->lock);
-            flush_drops(&w->matrix, &dlo, &dhi);
-            pthread_mutex_lock(&w->lock);
             continue;
         }
         if (b < 0) {
