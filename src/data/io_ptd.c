@@ -383,6 +383,28 @@ static pt_status load_small(const char *path, const header *h, const unsigned ch
     return PT_OK;
 }
 
+/* The end of a matrix's verification pass: its hash (st, freed) against the header's. */
+static pt_status matrix_sum_ok(const char *path, const header *h, XXH3_state_t *st)
+{
+    uint64_t sum = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    if (sum != h->sum[SEC_MATRIX])
+        return pt_fail(PT_ERR_CHECKSUM,
+                       "%s: checksum mismatch in the matrix section (file corrupted)", path);
+    return PT_OK;
+}
+
+/* The non-zeros a pass counted against the header's. */
+static pt_status nnz_ok(const char *path, const header *h, size_t nnz)
+{
+    if (nnz != h->nnz)
+        return pt_fail(PT_ERR_FORMAT,
+                       "%s: inconsistent: the header says %" PRIu64
+                       " non-zeros, the matrix has %zu",
+                       path, h->nnz, nnz);
+    return PT_OK;
+}
+
 /* One pass over the mapped matrix: checksum, finiteness, zero padding, nnz. The pass reads
  * block by block, hashing a block and then scanning it while it sits in cache. A corrupted
  * byte is reported as a checksum mismatch even if it also made a NaN. */
@@ -409,22 +431,14 @@ static pt_status verify_matrix(const char *path, const header *h, pt_dataset *ds
         }
     }
     pt_window_end(ds, &at);
-    uint64_t sum = XXH3_64bits_digest(st);
-    XXH3_freeState(st);
-    if (sum != h->sum[SEC_MATRIX])
-        return pt_fail(PT_ERR_CHECKSUM,
-                       "%s: checksum mismatch in the matrix section (file corrupted)", path);
+    PT_TRY(matrix_sum_ok(path, h, st));
     if (bad_row != SIZE_MAX)
         return pt_fail(PT_ERR_FORMAT, "%s: row %zu, feature %zu: value is not finite", path,
                        bad_row + 1, first_bad(ds->X + bad_row * stride, d) + 1);
     if (pad_row != SIZE_MAX)
         return pt_fail(PT_ERR_FORMAT, "%s: row %zu: non-zero padding past feature %zu", path,
                        pad_row + 1, d);
-    if (nnz != h->nnz)
-        return pt_fail(PT_ERR_FORMAT,
-                       "%s: inconsistent: the header says %" PRIu64
-                       " non-zeros, the matrix has %zu",
-                       path, h->nnz, nnz);
+    PT_TRY(nnz_ok(path, h, nnz));
     ds->nnz = nnz;
     return PT_OK;
 }
@@ -498,18 +512,10 @@ static pt_status verify_compact(const char *path, const header *h, pt_dataset *d
         nnz += pt_compact_nnz(&blk);
     }
     pt_window_end(ds, &at);
-    uint64_t sum = XXH3_64bits_digest(st);
-    XXH3_freeState(st);
-    if (sum != h->sum[SEC_MATRIX])
-        return pt_fail(PT_ERR_CHECKSUM,
-                       "%s: checksum mismatch in the matrix section (file corrupted)", path);
+    PT_TRY(matrix_sum_ok(path, h, st));
     if (bad != PT_OK) return pt_fail(bad, "%s", why);
     if (ds->dtype == PT_DTYPE_U8) PT_TRY(load_divisors(path, h, ds->map, ds));
-    if (nnz != h->nnz)
-        return pt_fail(PT_ERR_FORMAT,
-                       "%s: inconsistent: the header says %" PRIu64
-                       " non-zeros, the matrix has %zu",
-                       path, h->nnz, nnz);
+    PT_TRY(nnz_ok(path, h, nnz));
     ds->nnz = nnz;
     return PT_OK;
 }
