@@ -15,6 +15,9 @@
  *  - step_rows on compact rows equals the same ISA's float32 step_rows on the widened rows
  *    (w, b and the count, bit for bit), for row lengths 1 to 67 and ldx past the row; u8
  *    with a divisor per feature and with one for every feature (255, 3.5, 4 and 1).
+ *  - dot and axpy on one compact row (the batch path's) equal the float32 dot and axpy of the
+ *    same ISA on the widened row, bit for bit, for n from 0 to 257 at 16 offsets, bf16 and u8
+ *    as above; the axpy leaves the canaries after n.
  *
  * Include after kernel_test_util.h and a CHECK(cond, ...) that reports a failure and leaves
  * the check (returns, or aborts the test).
@@ -165,10 +168,50 @@ static void compact_step_rows_match(const pt_kernels *k)
         }
 }
 
+/* The batch path's compact dot and axpy are the same ISA's float32 dot and axpy on the widened
+ * row, bit for bit, for every n from 0 to 257 at 16 offsets of the row; the axpy writes nothing
+ * past n. */
+static void compact_dot_axpy_match(const pt_kernels *k)
+{
+    static _Alignas(64) float w[MAXN + 16], y1[MAXN + 16], y2[MAXN + 16], buf[MAXN + 16];
+    static const float one[5] = {0.0f, 255.0f, 3.5f, 4.0f, 1.0f};
+    const pt_compact_kernels *c = k->compact;
+    for (size_t n = 0; n <= MAXN; n++)
+        for (size_t off = 0; off < MAXOFF; off += n < 40 ? 1 : 5)
+            for (int t = 0; t < 2; t++) {
+                const pt_dtype dt = t ? PT_DTYPE_U8 : PT_DTYPE_BF16;
+                /* u8: a divisor per feature, or one for all (each broadcast form) */
+                const float m1 = t ? one[(n + off) % 5] : 0.0f;
+                ck_divisors(n + 1, m1);
+                const bool single = t && m1 > 0.0f;
+                for (size_t i = 0; i < n; i++) {
+                    ck_h[off + i] = (uint16_t)(0x3c00u + (rng_next() >> 57)) |
+                                    (rng_next() & 1 ? 0x8000u : 0);
+                    ck_q[off + i] = (uint8_t)(rng_next() >> 56);
+                    w[i] = urand();
+                    y1[i] = y2[i] = urand();
+                }
+                for (size_t i = n; i < n + 16; i++) y1[i] = y2[i] = CANARY;
+                const void *x = t ? (const void *)(ck_q + off) : (const void *)(ck_h + off);
+                if (t) c->widen_u8(ck_q + off, ck_m, ck_r, ck_ref, n);
+                else c->widen_bf16(ck_h + off, ck_ref, n);
+                const float d1 = c->dot(w, x, dt, ck_m, ck_r, single, n, buf);
+                const float d2 = k->dot(w, ck_ref, n);
+                CHECK(same_float(d1, d2), "%s compact dot %s n=%zu off=%zu: %.9g, float32 %.9g",
+                      k->name, t ? "u8" : "bf16", n, off, (double)d1, (double)d2);
+                const float a = urand();
+                c->axpy(a, x, dt, ck_m, ck_r, single, y1, n, buf);
+                k->axpy(a, ck_ref, y2, n);
+                CHECK(same_bits(y1, y2, n + 16), "%s compact axpy %s n=%zu off=%zu differs from "
+                      "float32's or wrote past n", k->name, t ? "u8" : "bf16", n, off);
+            }
+}
+
 static void compact_table_complete(const pt_kernels *k)
 {
     const pt_compact_kernels *c = k->compact;
-    CHECK(c && c->widen_bf16 && c->widen_u8 && c->step_rows, "%s: NULL compact entry", k->name);
+    CHECK(c && c->widen_bf16 && c->widen_u8 && c->step_rows && c->dot && c->axpy,
+          "%s: NULL compact entry", k->name);
 }
 
 #endif /* PT_COMPACT_KERNEL_CHECKS_H */

@@ -432,6 +432,7 @@ int main(void)
         {"compact_widen", compact_widen_all},
         {"compact_no_read_past_n", compact_no_read_past_n},
         {"compact_step_rows", compact_step_rows_match},
+        {"compact_dot_axpy", compact_dot_axpy_match},
         {"gram_tile_matches_scalar", gram_tile_matches_scalar},
         {"gram_row_matches_scalar", gram_row_matches_scalar},
         {"gram_norms_match_scalar", gram_norms_match_scalar},

@@ -482,6 +482,13 @@ START_TEST(compact_step_rows)
 }
 END_TEST
 
+START_TEST(compact_dot_axpy)
+{
+    FOR_ISA(isa);
+    compact_dot_axpy_match(k);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ expansion kernels */
 
 #include "expand_kernel_checks.h"
@@ -900,6 +907,7 @@ static Suite *kernels_suite(void)
     tcase_add_loop_test(tc, compact_widen, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, compact_no_read_past, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, compact_step_rows, PT_ISA_SCALAR, PT_ISA_NEON + 1);
+    tcase_add_loop_test(tc, compact_dot_axpy, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, expand_poly, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, expand_rff, PT_ISA_SCALAR, PT_ISA_NEON + 1);
     tcase_add_loop_test(tc, expand_cos, PT_ISA_SCALAR, PT_ISA_NEON + 1);

@@ -264,8 +264,40 @@ static size_t avx2_compact_step_rows(float *w, float *b, const void *X, size_t l
     return step_rows_u8(w, b, X, ldx, rh, rl, Y, rows, n, tau, eta, bias);
 }
 
+/* The batch path's dot and axpy on one row: the row's type and divisors chosen a call (a
+ * few compares; the row's 8-element vectors are widened as they load). */
+static float avx2_compact_dot(const float *w, const void *x, pt_dtype t, const float *rh,
+                               const float *rl, bool one, size_t n, float *buf)
+{
+    (void)buf; /* fused: no buffer */
+    if (t == PT_DTYPE_BF16) return dot_bf16(w, x, n);
+    if (!one) return dot_u8(w, x, rh, rl, n);
+    const __m256 h = _mm256_set1_ps(rh[0]), l = _mm256_set1_ps(rl[0]);
+    if (rl[0] != 0.0f) return dot_u8_1(w, x, h, l, n, ONE_ANY);
+    if (rh[0] != 1.0f) return dot_u8_1(w, x, h, l, n, ONE_MUL);
+    return dot_u8_1(w, x, h, l, n, ONE_UNIT);
+}
+
+static void avx2_compact_axpy(float a, const void *x, pt_dtype t, const float *rh,
+                               const float *rl, bool one, float *y, size_t n, float *buf)
+{
+    (void)buf;
+    if (t == PT_DTYPE_BF16) {
+        axpy_bf16(a, x, y, n);
+    } else if (!one) {
+        axpy_u8(a, x, rh, rl, y, n);
+    } else {
+        const __m256 h = _mm256_set1_ps(rh[0]), l = _mm256_set1_ps(rl[0]);
+        if (rl[0] != 0.0f) axpy_u8_1(a, x, h, l, y, n, ONE_ANY);
+        else if (rh[0] != 1.0f) axpy_u8_1(a, x, h, l, y, n, ONE_MUL);
+        else axpy_u8_1(a, x, h, l, y, n, ONE_UNIT);
+    }
+}
+
 const pt_compact_kernels pt_compact_kernels_avx2 = {
     .widen_bf16 = pt_widen_bf16_avx2,
     .widen_u8 = pt_widen_u8_avx2,
     .step_rows = avx2_compact_step_rows,
+    .dot = avx2_compact_dot,
+    .axpy = avx2_compact_axpy,
 };

@@ -294,6 +294,16 @@ typedef struct pt_compact_kernels {
     size_t (*step_rows)(float *w, float *b, const void *X, size_t ldx, pt_dtype t, const float *m,
                         const float *r, const float *Y, size_t rows, size_t n, float tau,
                         float eta, float bias, float *buf);
+    /* The batch path's two reads of one compact row x (n elements of type t; m, r as above, and
+     * one = pt_one_divisor(m, r, n), which the caller finds once for the matrix): dot returns
+     * w . x and axpy does y += a x, each exactly the float32 dot and axpy (pt_kernels) of the
+     * widened row. Where the ISA does not widen in registers, each widens into buf (n floats)
+     * first; AVX2 and AVX-512 widen as they load, so the row is read at its stored size and no
+     * widened copy is written. */
+    float (*dot)(const float *w, const void *x, pt_dtype t, const float *m, const float *r,
+                 bool one, size_t n, float *buf);
+    void (*axpy)(float a, const void *x, pt_dtype t, const float *m, const float *r, bool one,
+                 float *y, size_t n, float *buf);
 } pt_compact_kernels;
 
 typedef struct pt_kernels {
