@@ -94,9 +94,10 @@ typedef struct batch_run {
     float *part;          /* one X^T g accumulator of len floats per chunk */
     pt_batch_eval *cst;   /* per-chunk counts */
     float *mg;            /* gemv: the block's margins, then its g */
-    float *wide;          /* compact rows widened: fused, len floats per chunk; gemv,
-                           * wide_rows x len floats per thread */
+    float *wide;          /* compact rows: fused, the compact dot and axpy's buffer (len
+                           * floats per chunk); gemv, wide_rows x len floats per thread */
     size_t wide_rows;
+    bool u8_one;          /* u8 rows of one divisor (pt_one_divisor, found once) */
     float *avg;           /* average_iterates: mean of the iterates */
     double avg_b;
     pt_crew *crew;        /* fused or sparse, threads > 1: its helper threads (crew.c) */
@@ -199,7 +200,8 @@ static void add_eval(pt_batch_eval *to, const pt_batch_eval *e)
 }
 
 /* Fused pass over rows [g0, g0 + rows) of one chunk: acc = sum g_i x_i, in row order. Compact
- * rows are widened into wide (len floats) one at a time, then stepped on as float32 rows. */
+ * rows are read as stored by the compact dot and axpy (widened in registers on AVX2 and
+ * AVX-512, into wide, len floats, elsewhere): the float32 dot and axpy of the widened row. */
 static void fused_chunk(const batch_run *run, size_t g0, size_t rows, float *wide, float *acc,
                         pt_batch_eval *ev)
 {
@@ -218,18 +220,27 @@ static void fused_chunk(const batch_run *run, size_t g0, size_t rows, float *wid
     if (ahead < 1) ahead = 1;
     pt_batch_eval e = {0};
     memset(acc, 0, len * sizeof *acc);
+    const pt_compact_kernels *ck = k->compact;
+    const pt_dtype t = ds->dtype;
     for (size_t i = 0; i < rows; i++) {
         pt_window_at(ds, &at, g0 + i);
-        const float *x = wide ? pt_row_f32(k, ds, g0 + i, wide) : pt_window_row(ds, &at, g0 + i);
         /* (a streamed window's copy is in cache) */
         if (run->prefetch && i + ahead < rows && !at.copy) {
             const char *next = wide ? (const char *)pt_compact_row(ds, g0 + i + ahead)
-                                    : (const char *)(x + ahead * len);
+                                    : (const char *)pt_window_row(ds, &at, g0 + i + ahead);
             for (size_t j = 0; j < row_bytes; j += 64) __builtin_prefetch(next + j, 0, 3);
         }
-        float g = subgradient(loss, k->dot(run->w, x, len) + bb, Y[i],
-                              run->cw ? run->cw[C[i]] : 1.0f, &e);
-        if (g != 0.0f) k->axpy(g, x, acc, len);
+        const float cw = run->cw ? run->cw[C[i]] : 1.0f;
+        if (wide) {
+            const void *x = pt_compact_row(ds, g0 + i);
+            const float s = ck->dot(run->w, x, t, ds->u8_rh, ds->u8_rl, run->u8_one, len, wide);
+            const float g = subgradient(loss, s + bb, Y[i], cw, &e);
+            if (g != 0.0f) ck->axpy(g, x, t, ds->u8_rh, ds->u8_rl, run->u8_one, acc, len, wide);
+        } else {
+            const float *x = pt_window_row(ds, &at, g0 + i);
+            const float g = subgradient(loss, k->dot(run->w, x, len) + bb, Y[i], cw, &e);
+            if (g != 0.0f) k->axpy(g, x, acc, len);
+        }
     }
     pt_window_end(ds, &at);
     *ev = e;
@@ -295,29 +306,38 @@ static void fused_task(void *arg, size_t k)
     fused_chunk_at(j->run, j->r0, j->rows, j->cr, k);
 }
 
-/* Prefetch ahead of the rows, or leave it to the hardware? It depends on the CPU, and it
- * does not change a result: on an Intel Xeon and a Zen 5 the fused pass read X at ~70% of a
- * streaming read without it and 85-100% with it; on the Zen 4 VM it made the pass 1.45x
- * slower (200,000 x 256, 1 thread: 14.9 ms against 10.2; perf: the prefetches stalled). So
- * both are timed, the first passes of the process alternating, then one pass in 16 the other
- * way, and the faster a row kept (seconds a row without [0] and with [1], for the process:
- * a property of the machine, which short runs need not measure again). */
-static _Atomic double fused_rate[2];
+/* Prefetch ahead of the rows, or leave it to the hardware? It depends on the CPU and on the
+ * rows' type, and it does not change a result: on an Intel Xeon and a Zen 5 the fused pass
+ * read float32 X at ~70% of a streaming read without it and 85-100% with it; on a Zen 4 VM it
+ * made that pass 1.45x slower (200,000 x 256, 1 thread: 14.9 ms against 10.2; perf: the
+ * prefetches stalled), and on a Xeon VM 1.5x slower, while the same VM's u8 and bf16 passes,
+ * which do more work a byte, ran 1.7x and 1.3x faster with it. So both are timed, the first
+ * passes of the process alternating, then one pass in 16 the other way, and the faster kept:
+ * seconds a stored byte without [0] and with [1], for each type and for one thread or more (a
+ * property of the machine, which short runs need not measure again). */
+static _Atomic double fused_rate[3][2][2];
+
+static _Atomic double *fused_rates(const batch_run *run)
+{
+    return fused_rate[run->rows->dtype][run->threads > 1];
+}
 
 static bool fused_prefetch(batch_run *run)
 {
     const size_t q = run->passes++;
-    const double r0 = atomic_load(&fused_rate[0]), r1 = atomic_load(&fused_rate[1]);
+    _Atomic double *rate = fused_rates(run);
+    const double r0 = atomic_load(&rate[0]), r1 = atomic_load(&rate[1]);
     if (r0 == 0.0 || r1 == 0.0) return r1 == 0.0;
     const bool pf = r1 <= r0;
     return q % 16 == 15 ? !pf : pf;
 }
 
-static void fused_timed(bool prefetch, double seconds_a_row)
+static void fused_timed(const batch_run *run, double seconds, size_t rows)
 {
-    _Atomic double *e = &fused_rate[prefetch ? 1 : 0];
+    _Atomic double *e = &fused_rates(run)[run->prefetch];
+    const double a_byte = seconds / ((double)rows * run->len * pt_dtype_size(run->rows->dtype));
     const double old = atomic_load(e);
-    atomic_store(e, old > 0.0 ? 0.75 * old + 0.25 * seconds_a_row : seconds_a_row);
+    atomic_store(e, old > 0.0 ? 0.75 * old + 0.25 * a_byte : a_byte);
 }
 
 static const float *pass_fused(batch_run *run, size_t r0, size_t rows, pt_batch_eval *ev)
@@ -327,7 +347,7 @@ static const float *pass_fused(batch_run *run, size_t r0, size_t rows, pt_batch_
     run->prefetch = fused_prefetch(run);
     const double t0 = pt_now();
     pt_crew_run(run->crew, fused_task, &job, nch);
-    if (rows) fused_timed(run->prefetch, (pt_now() - t0) / (double)rows);
+    if (rows) fused_timed(run, pt_now() - t0, rows);
     reduce_parts(run, nch);
     memset(ev, 0, sizeof *ev);
     for (size_t c = 0; c < nch; c++) add_eval(ev, &run->cst[c]);
@@ -520,6 +540,7 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
         if (!(run->wide = pt_alloc(slots * run->wide_rows * len * sizeof(float),
                                    "batch widened rows")))
             return PT_ERR_NOMEM;
+        run->u8_one = ds->dtype == PT_DTYPE_U8 && pt_one_divisor(ds->u8_rh, ds->u8_rl, len);
     }
     if (!(run->cst = pt_calloc(nch * sizeof *run->cst, "batch chunk counts")))
         return PT_ERR_NOMEM;
