@@ -10,14 +10,17 @@
  *
  * Each call trains EPOCHS epochs; the time is the mean of epochs 2.. (as bench/online.c).
  * Figures: GB/s of the stored matrix (2 or 1 bytes an element for the compact types),
- * samples/s, vs_f32 = the float32 epoch of the same data over this one (the float32 case runs
- * first in the same run: its median is the baseline), and the held-out accuracy (the last
- * 10% of the rows, the model trained on the first 90%) in accuracy_pct, which must match the
- * float32 one within 0.1 point (u8 holding the values exactly gives the same model).
+ * samples/s, vs_f32 = the float32 epoch of the same data over this one (the mean of the float32
+ * case's last repetition in this process; 0 before it has run, which random interleaving can
+ * make happen: scripts/bench-report takes the ratio of the two medians), and the held-out
+ * accuracy (the last 10% of the rows, the model trained on the first 90%) in accuracy_pct,
+ * which must match the float32 one within 0.1 point (u8 holding the values exactly gives the
+ * same model).
  *
  * Batch iterations on the same rows (batch/compact/...): full batch, hinge loss (as
  * bench/batch.c), fused on 1 and 2 threads and gemv on 1, each type beside float32 in the same
- * run; the compact rows are widened where the pass reads them (the same model as float32).
+ * run; the compact rows are widened where the pass reads them (fused: in registers by the
+ * compact dot and axpy; gemv: a chunk into a buffer for sgemv), the same model as float32.
  * Each call trains BATCH_EPOCHS iterations, timed as the mean of iterations 2..; GB/s of the
  * stored matrix, samples/s, vs_f32 (the float32 iteration of the same data, impl and threads
  * over this one).

@@ -258,6 +258,77 @@ table(["impl", "threads", "iteration ms", "GB/s", "vs read", "vs sgemv N+T", "fi
 P("![paths](plots/paths.png)")
 P()
 
+# ----------------------------------------------------------------------------- compact
+P("## Compact storage: bf16 and u8 rows")
+P()
+P("`bench/compact.c`: the same 200,000 x 256 rows stored as float32 and as a compact type, "
+  "trained in the same run. sep: the separable set, float32 and bf16; pixels: 8-bit images "
+  "k / 255 (u8 with the one divisor 255: the same values); pixels-raw: the same images as the "
+  "integers k (u8 with divisor 1). GB/s: of the stored matrix (2 or 1 bytes an element); vs read: "
+  "that over the streaming read on as many threads (the bus's share the pass uses); vs f32: the "
+  "median float32 epoch or iteration of the same data, impl and threads over this one's (the "
+  "speed-up from moving fewer bytes); held out: accuracy on the last 10% of the rows, trained on the "
+  "first 90%.")
+P()
+rows = []
+for data, dts in (("sep", ("f32", "bf16")), ("pixels", ("f32", "u8")), ("pixels-raw", ("f32", "u8"))):
+    for dt in dts:
+        e = get(R, "online", "compact", dtype=dt, data=data, threads=1)
+        if e is None:
+            continue
+        base = get(R, "online", "compact", dtype="f32", data=data, threads=1)
+        rows.append(["online epoch", data, dt, 1, f(1e3 * e["seconds"]), f(val(e, "GB/s")),
+                     fr(ratio(val(e, "GB/s"), read_bw("big", 1))),
+                     fr(ratio(val(base, "seconds"), e["seconds"])),
+                     f(val(e, "accuracy_pct"), 4, "%")])
+for data, dts in (("sep", ("f32", "bf16")), ("pixels", ("f32", "u8"))):
+    for impl, threads in (("fused", (1, 2)), ("gemv", (1,))):
+        for t in threads:
+            for dt in dts:
+                e = get(R, "batch", "compact", dtype=dt, data=data, impl=impl, threads=t)
+                if e is None:
+                    continue
+                base = get(R, "batch", "compact", dtype="f32", data=data, impl=impl, threads=t)
+                rows.append([f"batch {impl}", data, dt, t, f(1e3 * e["seconds"]), f(val(e, "GB/s")),
+                             fr(ratio(val(e, "GB/s"), read_bw("big", t))),
+                             fr(ratio(val(base, "seconds"), e["seconds"])), ""])
+table(["pass", "data", "type", "threads", "ms", "GB/s", "vs read", "vs f32", "held out"], rows)
+
+# ----------------------------------------------------------------------------- sparse
+P("## Sparse rows (CSR)")
+P()
+P("`bench/sparse_online.c`: an rcv1-like set, 200,000 x 47,236, about 50 non-zeros a row (10.5 "
+  "million; 80 MB of CSR). GB/s: the CSR arrays an epoch reads over its time; vs read: over the "
+  "streaming read of the same arrays, one thread (the weights the rows gather stay in cache and "
+  "are not counted). scores: every row's dot against a fixed w, no updates (the gathers' cost); "
+  "gathers: one flat pass of 16-lane AVX-512 gathers over every non-zero, no rows at all (the "
+  "floor under any exact epoch). batch: a full-batch iteration, squared loss (every non-zero "
+  "gathered and scattered).")
+P()
+rows = []
+rrd = read_bw("rcv1like", 1)
+for isa in ISAS:
+    for variant in ("classic", "averaged", "classic_shuffled"):
+        e = get(R, "online", "sparse_epoch", isa=isa, variant=variant, data="rcv1like", threads=1)
+        if e is not None:
+            rows.append([f"online {variant.replace('_', ', ')}", isa, f(1e3 * e["seconds"]),
+                         f(val(e, "GB/s")), fr(ratio(val(e, "GB/s"), rrd)),
+                         f(val(e, "samples/s") and val(e, "samples/s") / 1e6)])
+    e = get(R, "online", "sparse_scores", isa=isa, data="rcv1like", threads=1)
+    if e is not None:
+        rows.append(["scores", isa, f(1e3 * e["seconds"]), f(val(e, "GB/s")),
+                     fr(ratio(val(e, "GB/s"), rrd)), f(val(e, "samples/s") and val(e, "samples/s") / 1e6)])
+    e = get(R, "batch", "sparse_iteration", isa=isa, loss="squared", data="rcv1like", threads=1)
+    if e is not None:
+        rows.append(["batch, squared", isa, f(1e3 * e["seconds"]), f(val(e, "GB/s")),
+                     fr(ratio(val(e, "GB/s"), rrd)), f(val(e, "samples/s") and val(e, "samples/s") / 1e6)])
+e = get(R, "online", "sparse_gathers", data="rcv1like", threads=1)
+if e is not None:
+    rows.append(["gathers", "avx512", f(1e3 * e["seconds"]), "", "", ""])
+table(["pass", "isa", "ms", "GB/s", "vs read", "Msamples/s"], rows)
+P(f"The streaming read of the CSR arrays: {f(rrd)} GB/s on one core.")
+P()
+
 # ----------------------------------------------------------------------------- gram
 P("## Kernel path: Gram builds")
 P()
