@@ -566,8 +566,10 @@ typedef enum pt_batch_impl {
     PT_BATCH_FUSED = 2  /* one streaming pass over X: margins and X^T g together */
 } pt_batch_impl;        /* sparse (CSR) data has one pass whatever this says: fused, by the
                            sparse-row kernels (gather for X w, scatter for X^T g). Compact rows
-                           (pt_dtype): fused widens each row, gemv each chunk of rows into a
-                           buffer of its thread, then the same arithmetic as float32 */
+                           (pt_dtype): fused reads each row as stored (the compact dot and
+                           axpy widen it in registers where the ISA can), gemv widens each
+                           chunk of rows into a buffer of its thread; the same arithmetic as
+                           float32 */
 typedef enum pt_gram_storage {
     PT_GRAM_AUTO = 0, /* choose by n, d and --cache-mb */
     PT_GRAM_FULL = 1, /* n x n float32 Gram computed once (tiled, OpenMP) */

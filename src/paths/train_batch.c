@@ -22,10 +22,11 @@
  * them): a threaded sgemv splits its sums by the thread count, so its last bits would depend
  * on it.
  *
- * Compact rows (bf16, u8; dense only) are read as they are stored: FUSED widens each row into
- * a buffer of len floats (one per chunk, so L1-resident) and runs the same dot and axpy on it;
- * GEMV widens each chunk into a buffer of its rows (one per thread) and runs the same two sgemv
- * calls on it. The widening is exact (the kernel table's, the same floats on every ISA), so
+ * Compact rows (bf16, u8; dense only) are read as they are stored: FUSED calls the compact
+ * dot and axpy on each row (AVX2 and AVX-512 widen it in registers as they load it, the other
+ * ISAs into a buffer of len floats per chunk), each the float32 dot and axpy of the widened
+ * row; GEMV widens each chunk into a buffer of its rows (one per thread) and runs the same two
+ * sgemv calls on it. The widening is exact (the kernel table's, the same floats on every ISA), so
  * both give the iterates of the float32 copy bit for bit while reading 2 or 4 times fewer bytes
  * of X; no float32 copy of the data is made.
  *
