@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "compact_x86.h"
 #include "kernels.h"
 
 #define INLINE static inline __attribute__((always_inline))
@@ -319,78 +320,4 @@ INLINE size_t step_rows_u8_1(float *w, float *b, const void *X, size_t ldx, floa
     return updates;
 }
 
-/* The three widenings of one divisor, each its own loop. */
-static size_t step_rows_u8_any(float *w, float *b, const void *X, size_t ldx, float rh, float rl,
-                               const float *Y, size_t rows, size_t n, float tau, float eta,
-                               float bias)
-{
-    return step_rows_u8_1(w, b, X, ldx, rh, rl, Y, rows, n, tau, eta, bias, ONE_ANY);
-}
-
-static size_t step_rows_u8_mul(float *w, float *b, const void *X, size_t ldx, float rh,
-                               const float *Y, size_t rows, size_t n, float tau, float eta,
-                               float bias)
-{
-    return step_rows_u8_1(w, b, X, ldx, rh, 0.0f, Y, rows, n, tau, eta, bias, ONE_MUL);
-}
-
-static size_t step_rows_u8_unit(float *w, float *b, const void *X, size_t ldx, const float *Y,
-                                size_t rows, size_t n, float tau, float eta, float bias)
-{
-    return step_rows_u8_1(w, b, X, ldx, 1.0f, 0.0f, Y, rows, n, tau, eta, bias, ONE_UNIT);
-}
-
-static size_t avx512_compact_step_rows(float *w, float *b, const void *X, size_t ldx, pt_dtype t,
-                                       const float *rh, const float *rl, const float *Y,
-                                       size_t rows, size_t n, float tau, float eta, float bias,
-                                       float *buf)
-{
-    (void)buf; /* fused: no buffer */
-    if (t == PT_DTYPE_BF16) return step_rows_bf16(w, b, X, ldx, Y, rows, n, tau, eta, bias);
-    if (pt_one_divisor(rh, rl, n)) {
-        if (rl[0] != 0.0f)
-            return step_rows_u8_any(w, b, X, ldx, rh[0], rl[0], Y, rows, n, tau, eta, bias);
-        if (rh[0] != 1.0f)
-            return step_rows_u8_mul(w, b, X, ldx, rh[0], Y, rows, n, tau, eta, bias);
-        return step_rows_u8_unit(w, b, X, ldx, Y, rows, n, tau, eta, bias);
-    }
-    return step_rows_u8(w, b, X, ldx, rh, rl, Y, rows, n, tau, eta, bias);
-}
-
-/* The batch path's dot and axpy on one row: the row's type and divisors chosen a call (a
- * few compares; the row's 16-element vectors are widened as they load). */
-static float avx512_compact_dot(const float *w, const void *x, pt_dtype t, const float *rh,
-                               const float *rl, bool one, size_t n, float *buf)
-{
-    (void)buf; /* fused: no buffer */
-    if (t == PT_DTYPE_BF16) return dot_bf16(w, x, n);
-    if (!one) return dot_u8(w, x, rh, rl, n);
-    const __m512 h = _mm512_set1_ps(rh[0]), l = _mm512_set1_ps(rl[0]);
-    if (rl[0] != 0.0f) return dot_u8_1(w, x, h, l, n, ONE_ANY);
-    if (rh[0] != 1.0f) return dot_u8_1(w, x, h, l, n, ONE_MUL);
-    return dot_u8_1(w, x, h, l, n, ONE_UNIT);
-}
-
-static void avx512_compact_axpy(float a, const void *x, pt_dtype t, const float *rh,
-                               const float *rl, bool one, float *y, size_t n, float *buf)
-{
-    (void)buf;
-    if (t == PT_DTYPE_BF16) {
-        axpy_bf16(a, x, y, n);
-    } else if (!one) {
-        axpy_u8(a, x, rh, rl, y, n);
-    } else {
-        const __m512 h = _mm512_set1_ps(rh[0]), l = _mm512_set1_ps(rl[0]);
-        if (rl[0] != 0.0f) axpy_u8_1(a, x, h, l, y, n, ONE_ANY);
-        else if (rh[0] != 1.0f) axpy_u8_1(a, x, h, l, y, n, ONE_MUL);
-        else axpy_u8_1(a, x, h, l, y, n, ONE_UNIT);
-    }
-}
-
-const pt_compact_kernels pt_compact_kernels_avx512 = {
-    .widen_bf16 = pt_widen_bf16_avx512,
-    .widen_u8 = pt_widen_u8_avx512,
-    .step_rows = avx512_compact_step_rows,
-    .dot = avx512_compact_dot,
-    .axpy = avx512_compact_axpy,
-};
+PT_COMPACT_X86_KERNELS(avx512, __m512, _mm512_set1_ps)
