@@ -10,15 +10,15 @@
 #define PT_KERNELS_COMPACT_X86_H
 
 #define PT_COMPACT_X86_KERNELS(isa, VEC, SET1)                                                     \
-    /* step_rows: the divisors compared once a call of many rows; each widening of one divisor \
-     * its own loop */                                                                         \
+    /* step_rows: the divisors compared once a call of many rows; each widening of one divisor     \
+     * its own loop */                                                                             \
     static size_t isa##_compact_step_rows(float *w, float *b, const void *X, size_t ldx,           \
                                           pt_dtype t, const float *rh, const float *rl,            \
                                           const float *Y, size_t rows, size_t n, float tau,        \
                                           float eta, float bias, float *buf)                       \
     {                                                                                              \
         (void)buf; /* fused: no buffer */                                                          \
-        if (t == PT_DTYPE_BF16) return step_rows_bf16(w, b, X, ldx, Y, rows, n, tau, eta, bias);  \
+        if (t == PT_DTYPE_BF16) return step_rows_bf16(w, b, X, ldx, Y, rows, n, tau, eta, bias);   \
         if (!pt_one_divisor(rh, rl, n))                                                            \
             return step_rows_u8(w, b, X, ldx, rh, rl, Y, rows, n, tau, eta, bias);                 \
         if (rl[0] != 0.0f)                                                                         \
@@ -29,8 +29,8 @@
         return step_rows_u8_1(w, b, X, ldx, 1.0f, 0.0f, Y, rows, n, tau, eta, bias, ONE_UNIT);     \
     }                                                                                              \
                                                                                                    \
-    /* The batch path's dot and axpy on one row: the type and divisors chosen a call (a few    \
-     * compares; the row's vectors are widened as they load). */                               \
+    /* The batch path's dot and axpy on one row: the type and divisors chosen a call (a few        \
+     * compares; the row's vectors are widened as they load). */                                   \
     static float isa##_compact_dot(const float *w, const void *x, pt_dtype t, const float *rh,     \
                                    const float *rl, bool one, size_t n, float *buf)                \
     {                                                                                              \

@@ -37,7 +37,7 @@
 
 /* The compact step_rows (kernels.h) and the table of an ISA's compact kernels: each row widened
  * into buf by the ISA's widen, then the same dot and axpy as step_rows. */
-#define PT_COMPACT_KERNELS(prefix, dotf, axpyf, wbf16, wu8)                                        \
+#define PT_COMPACT_KERNELS(prefix, dotf, axpyf, wbf16, wu8)                                      \
     static size_t prefix##_compact_step_rows(float *w, float *b, const void *X, size_t ldx,      \
                                              pt_dtype t, const float *m, const float *r,         \
                                              const float *Y, size_t rows, size_t n, float tau,   \
@@ -49,10 +49,10 @@
             if (t == PT_DTYPE_BF16) wbf16((const uint16_t *)X + i * ldx, buf, n);                \
             else wu8((const uint8_t *)X + i * ldx, m, r, buf, n);                                \
             const float y = Y[i];                                                                \
-            float s = dotf(w, buf, n) + bv * bias;                                                \
+            float s = dotf(w, buf, n) + bv * bias;                                               \
             if (y * s > tau) continue;                                                           \
             float a = eta * y;                                                                   \
-            axpyf(a, buf, w, n);                                                                  \
+            axpyf(a, buf, w, n);                                                                 \
             bv += a * bias;                                                                      \
             updates++;                                                                           \
         }                                                                                        \
@@ -60,7 +60,7 @@
         return updates;                                                                          \
     }                                                                                            \
                                                                                                  \
-    static const float *prefix##_compact_widen(const void *x, pt_dtype t, const float *m,         \
+    static const float *prefix##_compact_widen(const void *x, pt_dtype t, const float *m,        \
                                                const float *r, size_t n, float *buf)             \
     {                                                                                            \
         if (t == PT_DTYPE_BF16) wbf16((const uint16_t *)x, buf, n);                              \
@@ -72,14 +72,14 @@
                                       const float *r, bool one, size_t n, float *buf)            \
     {                                                                                            \
         (void)one;                                                                               \
-        return dotf(w, prefix##_compact_widen(x, t, m, r, n, buf), n);                            \
+        return dotf(w, prefix##_compact_widen(x, t, m, r, n, buf), n);                           \
     }                                                                                            \
                                                                                                  \
     static void prefix##_compact_axpy(float a, const void *x, pt_dtype t, const float *m,        \
                                       const float *r, bool one, float *y, size_t n, float *buf)  \
     {                                                                                            \
         (void)one;                                                                               \
-        axpyf(a, prefix##_compact_widen(x, t, m, r, n, buf), y, n);                               \
+        axpyf(a, prefix##_compact_widen(x, t, m, r, n, buf), y, n);                              \
     }                                                                                            \
                                                                                                  \
     static const pt_compact_kernels prefix##_compact = {                                         \
