@@ -38,16 +38,25 @@
 /* The compact step_rows (kernels.h) and the table of an ISA's compact kernels: each row widened
  * into buf by the ISA's widen, then the same dot and axpy as step_rows. */
 #define PT_COMPACT_KERNELS(prefix, dotf, axpyf, wbf16, wu8)                                      \
+    /* row x of type t widened into buf (n floats) by the ISA's widen */                         \
+    static const float *prefix##_compact_widen(const void *x, pt_dtype t, const float *m,        \
+                                               const float *r, size_t n, float *buf)             \
+    {                                                                                            \
+        if (t == PT_DTYPE_BF16) wbf16((const uint16_t *)x, buf, n);                              \
+        else wu8((const uint8_t *)x, m, r, buf, n);                                              \
+        return buf;                                                                              \
+    }                                                                                            \
+                                                                                                 \
     static size_t prefix##_compact_step_rows(float *w, float *b, const void *X, size_t ldx,      \
                                              pt_dtype t, const float *m, const float *r,         \
                                              const float *Y, size_t rows, size_t n, float tau,   \
                                              float eta, float bias, float *buf)                  \
     {                                                                                            \
+        const size_t es = t == PT_DTYPE_BF16 ? 2 : 1;                                            \
         float bv = *b;                                                                           \
         size_t updates = 0;                                                                      \
         for (size_t i = 0; i < rows; i++) {                                                      \
-            if (t == PT_DTYPE_BF16) wbf16((const uint16_t *)X + i * ldx, buf, n);                \
-            else wu8((const uint8_t *)X + i * ldx, m, r, buf, n);                                \
+            prefix##_compact_widen((const char *)X + i * ldx * es, t, m, r, n, buf);             \
             const float y = Y[i];                                                                \
             float s = dotf(w, buf, n) + bv * bias;                                               \
             if (y * s > tau) continue;                                                           \
@@ -58,14 +67,6 @@
         }                                                                                        \
         *b = bv;                                                                                 \
         return updates;                                                                          \
-    }                                                                                            \
-                                                                                                 \
-    static const float *prefix##_compact_widen(const void *x, pt_dtype t, const float *m,        \
-                                               const float *r, size_t n, float *buf)             \
-    {                                                                                            \
-        if (t == PT_DTYPE_BF16) wbf16((const uint16_t *)x, buf, n);                              \
-        else wu8((const uint8_t *)x, m, r, buf, n);                                              \
-        return buf;                                                                              \
     }                                                                                            \
                                                                                                  \
     static float prefix##_compact_dot(const float *w, const void *x, pt_dtype t, const float *m, \
