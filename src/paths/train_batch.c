@@ -323,9 +323,25 @@ static _Atomic double *fused_rates(const batch_run *run)
     return fused_rate[run->rows->dtype][run->threads > 1];
 }
 
+/* PTRON_BATCH_PREFETCH=1 or 0 in the environment forces the choice (to measure the pass both
+ * ways); unset, or anything else, leaves it timed. Read once per process. */
+static int prefetch_forced(void)
+{
+    static _Atomic int forced = -2;
+    int f = atomic_load(&forced);
+    if (f == -2) {
+        const char *e = getenv("PTRON_BATCH_PREFETCH");
+        f = e && (e[0] == '0' || e[0] == '1') && !e[1] ? e[0] - '0' : -1;
+        atomic_store(&forced, f);
+    }
+    return f;
+}
+
 static bool fused_prefetch(batch_run *run)
 {
     const size_t q = run->passes++;
+    const int forced = prefetch_forced();
+    if (forced >= 0) return forced;
     _Atomic double *rate = fused_rates(run);
     const double r0 = atomic_load(&rate[0]), r1 = atomic_load(&rate[1]);
     if (r0 == 0.0 || r1 == 0.0) return r1 == 0.0;
