@@ -21,11 +21,11 @@ void cli_set_threads(int threads)
     openblas_set_num_threads(threads);
 }
 
-/* OpenBLAS 0.3.21 (Debian) takes AVX-512 CPUs such as Zen 4/5 for Haswell and runs its AVX2
- * kernels; OPENBLAS_CORETYPE=SkylakeX doubles ssyrk/sgemm and speeds sgemv up by ~1.5x on this
- * hardware (bench/RESULTS.md). The variable is read when the library loads, so when it is
- * unset and the CPU has AVX-512, the commands that use BLAS start again with it set. A value
- * the user set is respected. */
+/* OpenBLAS 0.3.21 (Debian) takes some AVX-512 CPUs for an AVX2 core and runs its AVX2
+ * kernels there; OPENBLAS_CORETYPE=SkylakeX gives its AVX-512 ones, much faster in ssyrk,
+ * sgemm and sgemv (bench gram/build and baseline/sgemv, the report's columns marked SKX). The
+ * variable is read when the library loads, so when it is unset and the CPU has AVX-512, the
+ * commands that use BLAS start again with it set. A value the user set is respected. */
 static void prefer_skylakex_blas(char **argv)
 {
 #if defined(__x86_64__)

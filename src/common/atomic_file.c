@@ -90,13 +90,13 @@ static pt_status resolve_links(const char *path, char **out)
 }
 
 /* A file's stream buffer (the caller's, freed after fclose): glibc ignores setvbuf's size
- * unless it is given the buffer, and wrote a 205 MB .ptd as alternating 4 KiB and 252 KiB
+ * unless it is given the buffer, and wrote a large .ptd as alternating 4 KiB and 252 KiB
  * writes; the page cache then held the file in small folios, which a streamed read (window.c)
- * copied out at half the speed of a file written in 1 MiB writes (pread of 256 KiB pieces,
- * 2-core VM at load 8: 23-45 ms a pass against 13-19 ms). Writes of 8 MiB at offsets that are
- * multiples of it leave the file in 2 MiB folios on Linux 6.18's ext4 (1 MiB writes: none),
- * which the kernel maps whole: a streamed epoch then faults 100 times fewer pages and drops
- * as many fewer (window.c), and a mapped read into memory populates faster. */
+ * copied out far slower than a file written in 1 MiB writes (docs/design.md, "Streaming").
+ * Writes of 8 MiB at offsets that are multiples of it leave the file in 2 MiB folios on an
+ * ext4 with large folios (1 MiB writes: none), which the kernel maps whole: a streamed epoch
+ * then faults and drops far fewer pages (window.c), and a mapped read into memory populates
+ * faster. */
 #define WRITE_BUFFER ((size_t)8 << 20)
 
 /* fn's output into f (through buf, WRITE_BUFFER bytes, where not NULL), then flushed and

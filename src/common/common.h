@@ -38,7 +38,7 @@ void pt_log(pt_log_level level, const char *fmt, ...) __attribute__((format(prin
 /* ------------------------------------------------------------------- memory (mem.c) */
 
 /* 64-byte aligned allocation; large ones ask for transparent huge pages, because the first
- * touch of a fresh 4 KiB page can cost ~10 us under virtualisation (DESIGN.md). what names the
+ * touch of a fresh 4 KiB page is expensive under virtualisation (docs/design.md). what names the
  * buffer in the failure message ("feature matrix"). Returns NULL and sets pt_last_error on
  * failure. */
 void *pt_alloc(size_t bytes, const char *what);

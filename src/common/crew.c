@@ -4,10 +4,11 @@
  * Not an OpenMP team: libgomp's threads spin before they sleep (300,000 rounds, milliseconds)
  * at a region's end and between regions, and on a machine shared with other work a spinning
  * thread holds the core that the thread with the last task waits for: two threads then took
- * 1.5-2x one thread's time on the fused batch pass (bench/RESULTS.md, Notes). A helper here
- * sleeps at once and leaves its core to the others. A job's tasks are taken in turn (a dynamic
- * schedule: a thread that loses its core leaves its tasks to the others), and the caller goes
- * on once every task is done, whether or not a helper has woken up meanwhile. */
+ * longer than one on the fused batch pass (bench batch/iteration/impl:fused/threads:2 on a
+ * loaded machine; docs/design.md, "The batch path"). A helper here sleeps at once and leaves
+ * its core to the others. A job's tasks are taken in turn (a dynamic schedule: a thread that
+ * loses its core leaves its tasks to the others), and the caller goes on once every task is
+ * done, whether or not a helper has woken up meanwhile. */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>

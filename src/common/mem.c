@@ -38,8 +38,8 @@ void *pt_alloc(size_t bytes, const char *what)
         return NULL;
     }
 #ifdef MADV_HUGEPAGE
-    /* The first touch of fresh 4 KiB pages is slow under virtualisation (about 3.5 s/GB
-     * measured on a 2-core VM); 2 MiB pages cut it about 4x. */
+    /* The first touch of fresh 4 KiB pages is slow under virtualisation; 2 MiB pages cut it
+     * several times over (docs/design.md, "Memory"). */
     if (align == HUGE_PAGE) madvise(p, pt_round_up(bytes, align), MADV_HUGEPAGE);
 #endif
     return p;

@@ -22,9 +22,9 @@
 
 #include "io_text.h"
 
-/* The LIBSVM reader reads regular files with pread in blocks rather than mapping them: on
- * these virtual machines a pass over a 4 KiB-page file mapping costs several times a
- * pread copy into a small reused buffer (TLB misses under nested paging). */
+/* The LIBSVM reader reads regular files with pread in blocks rather than mapping them: under
+ * virtualisation a pass over a 4 KiB-page file mapping can cost several times a pread copy
+ * into a small reused buffer (TLB misses under nested paging; bench load/format:libsvm). */
 typedef struct source {
     const char *path;
     int fd;           /* pread from here, or */

@@ -786,8 +786,8 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     }
 
     /* MADV_HUGEPAGE: what the page cache does not hold yet is read in 2 MiB folios, which
-     * the kernel maps whole (a cold 205 MB file read through the mapping in 130 ms instead of
-     * 278 on the 2-core VM; window.c's streamed walks fault a hundredth as often). Then
+     * the kernel maps whole (a cold file is read through the mapping much faster,
+     * bench load/format:ptd/data:big; window.c's streamed walks fault far less often). Then
      * populated in one call (MAP_POPULATE's work, after the advice): the verification pass
      * touches every page anyway, and one call is much cheaper than a fault per 64 KiB. A
      * streamed file's pages come in a window at a time (window.c). */

@@ -8,9 +8,9 @@
  * depends on the kernel more than on the hardware:
  *  - faults: the walker reads the mapping and the kernel maps the page cache's pages as it
  *    faults (MADV_WILLNEED as a window begins starts the read-ahead of a file not in the page
- *    cache), MADV_DONTNEED as it ends. On Linux 6.18 with ext4's large folios a fault maps a
- *    whole folio: 205 MB of page cache walked so took 1.05-1.15x the in-memory walk on the
- *    2-core VM, where a copy took 2-2.9x.
+ *    cache), MADV_DONTNEED as it ends. On kernels where ext4 has large folios a fault maps a
+ *    whole folio, and a walk of the page cache so runs close to the in-memory walk, well ahead
+ *    of a copy (docs/design.md, "Streaming").
  *  - copied (dense float32 only): a window's rows are read (pread) into a buffer of the
  *    walker's, and pt_window_row points there; a reader thread reads the next window (the rows
  *    after, or the one the walker names) into a second buffer while the walker works on this
@@ -19,9 +19,8 @@
  *    machine, or copies slower than the walker computes), it reads pieces of PIECE_BYTES in
  *    place for the rest of the walk, each into the same buffer, which stays in the core's L2; a
  *    walk of a range of rows (the batch path's chunks, shorter than a window or two) reads in
- *    place from the start. On an earlier kernel of these virtual machines mapping the page
- *    cache's pages cost about 1 us a 4 KiB page (faults or MADV_POPULATE_READ alike), four to
- *    ten times what the copy cost, and this was the way.
+ *    place from the start. Where the kernel maps the page cache a 4 KiB page at a time (faults
+ *    or MADV_POPULATE_READ alike), mapping costs several times the copy, and this is the way.
  *  - populated: the walker reads the mapping, MADV_POPULATE_READ (WILLNEED where the kernel
  *    lacks it) as a window begins, MADV_DONTNEED as it ends: where faults cost more than one
  *    populate call and no copy can be made (sparse and compact rows).
@@ -199,8 +198,8 @@ void pt_window_fetch(const pt_dataset *ds, const void *p, size_t bytes)
 
 /* Drops are rounded outward to whole huge pages: a drop that ends inside a page mapped whole
  * (a 2 MiB folio of the page cache) would split its mapping first, a TLB flush on every CPU
- * of the process each time (on the 2-core VM that split, its interprocessor interrupts and
- * the faults waiting on it took a third of a streamed batch pass). A neighbouring window
+ * of the process each time (that split, its interprocessor interrupts and the faults waiting
+ * on it took a large share of a streamed batch pass, docs/design.md). A neighbouring window
  * that loses a page this way faults it back in. */
 void pt_window_drop(const pt_dataset *ds, const void *p, size_t bytes)
 {
@@ -687,7 +686,7 @@ static void map_in(const pt_dataset *ds, pt_window_pos *at, size_t next_lo)
 /* Release at's window (its buffer, or its pages); the read-ahead stays. */
 /* Rows [lo, hi) a walker left, dropped once the rows left next to them reach a window
  * (w->left_lo, left_hi: the batch path's chunks are a few hundred rows, and each job wakes the
- * reader thread, an interprocessor interrupt on these virtual machines); at most a window
+ * reader thread, an interprocessor interrupt under virtualisation); at most a window
  * and a walk's rows stay mapped so. Then by the reader thread, in order, or by the walker
  * when it has too many waiting. */
 static void drop_later(const pt_dataset *ds, size_t lo, size_t hi)

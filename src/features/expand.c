@@ -555,7 +555,7 @@ typedef struct hashed_entry {
  * formed in the order hashed_row forms it. LSD radix sort, 8 bits of the column a pass (bits
  * of them in all), a pass skipped where every entry has the same digit; short rows by
  * insertion. tmp holds n entries; the result is in h or in tmp. Linear in n where qsort (glibc's
- * merge sort through a comparator) took ~60% of `ptron expand --degree 2 --hash-bits 20`. */
+ * merge sort through a comparator) took most of `ptron expand --degree 2 --hash-bits 20`. */
 #define HASHED_INSERTION_MAX 32
 static hashed_entry *hashed_sort(hashed_entry *h, hashed_entry *tmp, size_t n, int bits)
 {

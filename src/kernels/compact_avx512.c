@@ -271,13 +271,13 @@ static size_t step_rows_u8(float *w, float *b, const void *X, size_t ldx, const 
     STEP_ROWS(uint8_t, dot_u8(w, x, rh, rl, n), axpy_u8(a, x, rh, rl, w, n));
 }
 
-/* step_rows_u8 when every feature has the divisor of the first: 2 loads a vector, not 4 (on
- * Zen 5, 17.8 against 19.5 cycles a 256-element row from L2). The rows are scored two at a
- * time (COMPACT_DOT2) against the same w, the second's score kept only if the first made no
- * update (else it is scored again, after the update): so every decision sees the w the
- * rows in turn would, bit for bit, while the lane sums at each row's end, on whose result its
- * decision waits, overlap the next row's loads (on the Zen 4 VM the sums and the test took a
- * third of an epoch of 8-bit pixels, which makes few mistakes). */
+/* step_rows_u8 when every feature has the divisor of the first: 2 loads a vector, not 4
+ * (fewer cycles a row from L2). The rows are scored two at a time (COMPACT_DOT2) against the
+ * same w, the second's score kept only if the first made no update (else it is scored again,
+ * after the update): so every decision sees the w the rows in turn would, bit for bit, while
+ * the lane sums at each row's end, on whose result its decision waits, overlap the next row's
+ * loads (the sums and the test took a large share of an epoch of 8-bit pixels, which makes
+ * few mistakes: bench online/compact/dtype:u8/data:pixels-raw). */
 #define LU1R(r, i) load_u8_1(r, rh, rl, i, mode)
 #define TU1R(r, i, k) tail_u8_1(r, rh, rl, i, k, mode)
 INLINE size_t step_rows_u8_1(float *w, float *b, const void *X, size_t ldx, float rh1, float rl1,

@@ -9,8 +9,8 @@
  * - x86-64: CPUID says what the CPU has, XGETBV whether the OS saves the wide registers
  *   (XCR0 bits 1-2 for YMM; bits 5-7 too for ZMM and the opmask registers), after checking
  *   OSXSAVE. avx2 needs AVX, AVX2 and FMA. avx512 needs AVX-512F, and VL and DQ because
- *   avx512.c is compiled with -mavx512vl -mavx512dq (every AVX-512 CPU since Skylake-SP has
- *   them; only Xeon Phi lacks them) and AVX2+FMA for its 256-bit code.
+ *   avx512.c is compiled with -mavx512vl -mavx512dq (every AVX-512 CPU but the first
+ *   many-core accelerators has them) and AVX2+FMA for its 256-bit code.
  * - aarch64: getauxval(AT_HWCAP) & HWCAP_ASIMD.
  * - PTRON_ISA=auto|scalar|avx2|avx512|neon forces the default; PTRON_ISA_DEBUG=1 logs the
  *   choice (PT_LOG_INFO). Both are read once, at the first call.

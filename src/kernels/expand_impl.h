@@ -8,8 +8,8 @@
  * ranges (features/expand.c explains the layout), and the coefficients are applied by one
  * vector multiply, fused into the copies of the top degree (the largest block).
  * RFF: W x in chunks of PT_RFF_CHUNK outputs held in registers over the d inputs, then the
- * cosine as a polynomial in a loop the compiler vectorises, about 13 times faster than libm's
- * cosf (1024 values, bench/study/expand_throughput.c).
+ * cosine as a polynomial in a loop the compiler vectorises, many times faster than libm's
+ * cosf (bench/study/expand_throughput.c).
  */
 #ifndef PT_EXPAND_TABLE
 #error "define PT_EXPAND_TABLE before including expand_impl.h"

@@ -325,9 +325,8 @@ typedef struct pt_kernels {
      * step on each, with w and b carried from row to row. Same results as calling step row by
      * row; returns the number of updates. Exists so that the hot loop has no call and no
      * memory traffic of its own per row: driven one step call a row (a counter kept in
-     * memory, a score stored each row), the AVX-512 epoch ran 20-25% slower than AVX2 on a
-     * Zen 5 CPU; in here both ran at 0.91-0.98 of the streaming read of the same rows (bench
-     * online/epoch, 200,000 x 256). */
+     * memory, a score stored each row), the AVX-512 epoch ran slower than AVX2's; in here
+     * both run close to the streaming read of the same rows (bench online/epoch, vs_read). */
     size_t (*step_rows)(float *w, float *b, const float *X, size_t ldx, const float *Y, size_t rows,
                         size_t n, float tau, float eta, float bias);
 

@@ -3,7 +3,7 @@
  * baseline, so this file needs no target flags; dispatch.c still checks HWCAP_ASIMD.
  *
  * - dot: eight independent FMA chains over 32 floats an iteration: cores with four 128-bit
- *   FMA pipes of 4-cycle latency (Neoverse V1/V2) need that many to stay busy from L1.
+ *   FMA pipes of 4-cycle latency (recent Arm server cores) need that many to stay busy from L1.
  * - NEON has no masked loads, so tails of 1..3 floats run a short scalar loop.
  * - Element-wise kernels (axpy, axpy2, scale_add) multiply and add separately, as scalar.c
  *   does. arm_neon.h writes vmulq/vaddq as plain C operators, so this relies on the

@@ -3,12 +3,13 @@
  * sparse_avx2.c and sparse_avx512.c, each compiled with its ISA's flags (kernels.h states
  * the contracts and summation orders).
  *
- * Why no vgatherdps and no vscatterdps: on the Zen 5 these were measured on, loading the 8
- * entries of w one by one into the lanes of a vector ran 1.4-1.6x faster than the hardware
- * gather (AVX2 or AVX-512) on rows of 50-300 non-zeros, and the AVX-512 scatter slower than
- * plain stores. What limits these kernels there is the number of loads a non-zero costs (its
- * index, its value, its entry of w): the forms below spend about 1.6 instead of 3. CPUs with
- * faster gathers may rank them otherwise: bench sparse/dot and sparse/axpy measure the table.
+ * Why no vgatherdps and no vscatterdps: on the CPUs these were measured on, loading the 8
+ * entries of w one by one into the lanes of a vector ran faster than the hardware gather
+ * (AVX2 or AVX-512) on rows of 50-300 non-zeros, and the AVX-512 scatter slower than plain
+ * stores (bench sparse/dot/form:vgatherdps-ymm and -zmm, sparse/axpy/form:vscatterdps-zmm).
+ * What limits these kernels there is the number of loads a non-zero costs (its index, its
+ * value, its entry of w): the forms below spend about 1.6 instead of 3. CPUs with faster
+ * gathers may rank them otherwise: bench sparse/dot and sparse/axpy measure the table.
  *
  * - dot: rows of at least PT_SPARSE_VEC_MIN non-zeros gather 8 entries at a time (the indices
  *   read two at a time as 64-bit words) into two accumulators of 8 lanes, fused with the
@@ -17,8 +18,8 @@
  *   more than it saves, and the result is sparse_scalar.c's, bit for bit. Nor does the scalar
  *   loop's chain of dependent adds limit the online epoch: one order for every row on every
  *   ISA (16 lanes, k mod 16, zero-padded tail, a fixed lane tree; scalar emulating it) gave
- *   rcv1like's classic epoch (200,000 x 47,236, ~50 non-zeros a row) no speedup, 0.84-1.0x
- *   in paired runs on this Zen 5 (perf: the time is in the loads and lane inserts and the
+ *   rcv1like's classic epoch (200,000 x 47,236, ~50 non-zeros a row) no speedup in paired
+ *   runs (bench online/sparse_epoch; perf: the time is in the loads and lane inserts and the
  *   lane sum before each row's test, not in the adds).
  * - axpy, axpy2: a val, for 8 non-zeros, is one vector multiply; each entry of w is then one
  *   scalar add and store (rounded as scalar: the product, then the sum).

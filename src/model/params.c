@@ -144,8 +144,8 @@ pt_status pt_train_params_check(const pt_train_params *p)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.budget (support vectors) applies to the "
                        "kernel path (pt_train_params.path PT_PATH_KERNEL)");
     /* The average of the iterates is a sum over every vector ever used; dropping the removed
-     * vectors' part leaves an average of nothing in particular (measured: 50% on circle data
-     * where the budgeted last iterate reaches 87%) */
+     * vectors' part leaves an average of nothing in particular (chance level on circle data,
+     * where the budgeted last iterate does well) */
     if (p->budget && p->variant == PT_VARIANT_AVERAGED)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.budget keeps the last iterate within "
                        "the budget; the averaged variant (PT_VARIANT_AVERAGED) averages every "

@@ -223,10 +223,10 @@ static pt_status ovr_class(ovr *o, size_t c, const pt_train_params *inner)
 }
 
 /* Rounds of less work than this (floats of X times classes, an epoch each) run their classes
- * on the calling thread: an epoch of a small problem takes microseconds, and waking a team of
- * threads for it, once an epoch, cost milliseconds on a busy machine (a 48-row, 3-class run of
- * 3,000 epochs: 0.07 s on one thread, 0.9 to 4.9 s on two). The classes are independent: the
- * same models either way. */
+ * on the calling thread: an epoch of a small problem is tiny work, and waking a team of
+ * threads for it, once an epoch, costs far more on a busy machine (a 48-row, 3-class run of
+ * 3,000 epochs was many times slower on two threads than on one; docs/design.md). The
+ * classes are independent: the same models either way. */
 #define OVR_PARALLEL_MIN ((size_t)1 << 20)
 
 /* Every class up to epoch E: lockstep groups, or one class a task. */

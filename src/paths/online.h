@@ -173,7 +173,8 @@ static inline void prefetch_sparse_row(const pt_dataset *ds, size_t i)
 
 /* Shuffled sparse rows, at sample t: the pairs of sample t + PREFETCH_AHEAD, and the offsets
  * and labels of sample t + 2 PREFETCH_AHEAD, whose loads the pairs' addresses wait on (without
- * them, a shuffled epoch of the rcv1-like set took 1.5x the CPU time). */
+ * them, a shuffled epoch of the rcv1-like set took much more CPU time: bench
+ * online/sparse_epoch/variant:classic_shuffled). */
 static inline void prefetch_sparse_ahead(const pt_dataset *ds, const uint32_t *order, size_t t)
 {
     if (t + PREFETCH_AHEAD < ds->n) prefetch_sparse_row(ds, order[t + PREFETCH_AHEAD]);

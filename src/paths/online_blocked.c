@@ -33,11 +33,12 @@
 #include "online.h"
 
 /* Chunk sizes: large chunks cost less to hand over (64 KB chunks ran the late epochs of the
- * 200,000 x 256 set about 25% slower than 512 KB to 1 MB ones on 2 threads), small ones waste
+ * 200,000 x 256 set clearly slower than 512 KB to 1 MB ones on 2 threads), small ones waste
  * less after a mistake (the chunks scored ahead with the old w are scored again). So a chunk
  * holds about a quarter of the samples expected between two mistakes (from the last epoch),
- * within these bounds (512 KB ran those late epochs 3% faster than 1 MB, medians of 10 runs
- * each); the smallest is also the piece another thread scores under one hold of the lock. */
+ * within these bounds (512 KB ran those late epochs a little faster than 1 MB; bench
+ * online/epoch/pass:blocked, late_epoch_ms); the smallest is also the piece another thread
+ * scores under one hold of the lock. */
 #define CHUNK_MIN_BYTES ((size_t)64 << 10)
 #define CHUNK_MAX_BYTES ((size_t)512 << 10)
 #define CHUNK_MIN_ROWS 16

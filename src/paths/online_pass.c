@@ -63,8 +63,8 @@ static bool choose_blocked(const online_pass *ps, int epoch, size_t last)
 /* epoch_sequential on a sparse dataset: every step O(nnz) (a gather, and on an update a
  * scatter), the plain pass, classic or averaged, a chunk of rows a kernel call as on dense
  * data (the averaged kernel is visit_sparse on each row: the same model, bit for bit). The
- * per-row calls it replaces cost little: 3-6% of an averaged epoch of the rcv1-like set; the
- * gathers are the epoch (a pass of dot_rows alone is 80-90% of a classic one). */
+ * per-row calls it replaces cost little next to the gathers, which are the epoch (bench
+ * online/sparse_epoch against online/sparse_scores, a pass of dot_rows alone). */
 static pt_status epoch_sparse(online *o, const pt_dataset *ds, const uint32_t *order,
                               pt_window_pos *at, size_t *t_io, size_t *mistakes, int epoch)
 {

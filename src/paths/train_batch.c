@@ -68,11 +68,11 @@
 /* Columns per task when the chunk buffers are summed (a multiple of 16: no tails). */
 #define REDUCE_SEG 4096
 /* The fused pass prefetches this far ahead of the row it works on, where that pays
- * (fused_prefetch; into all cache levels: the non-temporal hint made an Intel Xeon 2.5x
- * slower). Each row's dot decides a branch, and with the hardware prefetcher alone the pass
- * read X at ~70% of a plain streaming read on one core of a Zen 5 and a Xeon; prefetching
- * brought it to 85-100% (200,000 x 256; 4 to 32 KiB ahead were within the noise of each
- * other, measured). */
+ * (fused_prefetch; into all cache levels: the non-temporal hint was much slower on some
+ * CPUs). Each row's dot decides a branch, and with the hardware prefetcher alone the pass can
+ * fall well short of a plain streaming read of X; prefetching brings it close (bench
+ * batch/iteration/impl:fused against baseline/read; any distance from 4 to 32 KiB ahead
+ * measured the same within the noise). */
 #define PREFETCH_BYTES 8192
 /* Rows wider than this (floats) go to gemv under AUTO: w, the chunk's accumulator and the row
  * no longer fit in L2 together, and fused fell below the two sgemv passes at d = 65,536. */
@@ -111,9 +111,10 @@ typedef struct batch_run {
 pt_batch_impl pt_batch_impl_resolve(pt_batch_impl impl, const pt_kernels *k, size_t len)
 {
     if (impl != PT_BATCH_AUTO) return impl;
-    /* Fused reads X once, near the streaming rate with a SIMD table: 2-3x faster than gemv on
-     * 200,000 x 256. The scalar dot is one serial accumulator, slower than memory (fused
-     * scalar ran at ~1.2x the gemv time), and very wide rows spill L2 (FUSED_MAX_LEN). */
+    /* Fused reads X once, near the streaming rate with a SIMD table, where gemv reads it twice
+     * (bench batch/iteration: fused against gemv). The scalar dot is one serial accumulator,
+     * slower than memory (fused scalar is slower than gemv), and very wide rows spill L2
+     * (FUSED_MAX_LEN). */
     return k->isa == PT_ISA_SCALAR || len > FUSED_MAX_LEN ? PT_BATCH_GEMV : PT_BATCH_FUSED;
 }
 
@@ -308,12 +309,12 @@ static void fused_task(void *arg, size_t k)
 }
 
 /* Prefetch ahead of the rows, or leave it to the hardware? It depends on the CPU and on the
- * rows' type, and it does not change a result: on an Intel Xeon and a Zen 5 the fused pass
- * read float32 X at ~70% of a streaming read without it and 85-100% with it; on a Zen 4 VM it
- * made that pass 1.45x slower (200,000 x 256, 1 thread: 14.9 ms against 10.2; perf: the
- * prefetches stalled), and on a Xeon VM 1.5x slower, while the same VM's u8 and bf16 passes,
- * which do more work a byte, ran 1.7x and 1.3x faster with it. So both are timed, the first
- * passes of the process alternating, then one pass in 16 the other way, and the faster kept:
+ * rows' type, and it does not change a result: on some CPUs it brings the float32 pass close
+ * to a streaming read, on others it stalls that pass, and on one CPU it can slow the float32
+ * pass while it speeds up the u8 and bf16 passes, which do more work a byte (bench
+ * batch/iteration and batch/compact, with PTRON_BATCH_PREFETCH=0 and 1; the figures:
+ * docs/design.md, "The batch path"). So both are timed, the first passes of the process
+ * alternating, then one pass in 16 the other way, and the faster kept:
  * seconds a stored byte without [0] and with [1], for each type and for one thread or more (a
  * property of the machine, which short runs need not measure again). */
 static _Atomic double fused_rate[3][2][2];

@@ -24,15 +24,14 @@
  *  - AUTO: if the Gram does not fit under --cache-mb, ROWS with its LRU cache, and a warning
  *    that says what it needs. Otherwise the choice depends on the mistakes to come, which are
  *    unknown: start with rows computed on demand (cached when d >= 300, where a row costs
- *    at least half its first touch; else not: fresh memory can cost ~1-3.5 s/GB to touch
- *    under virtualisation, more than recomputing a row of small d) and switch to the
- *    full Gram once the time spent on rows reaches the Gram's estimated cost (ski rental: at
- *    most twice the better of the two in hindsight). The estimate: n^2 d / 2 multiply-adds at
- *    60 G/s a thread plus 4 n^2 bytes of first touch at 2.5 s/GB. Measured on a 2-core Zen 5
- *    virtual machine: n = 20,000, d = 16 stays on rows (~13 us a row on one core, the Gram
- *    1.6 GB: ~4 s of first touch); n = 8,192, d = 256 (rows ~30 us, Gram 0.75 s of which
- *    0.1 s FMAs) switches after about one epoch of mistakes on two cores; many epochs of many
- *    mistakes end on the Gram.
+ *    at least half its first touch; else not: the first touch of fresh memory can cost more
+ *    than recomputing a row of small d) and switch to the full Gram once the time spent on
+ *    rows reaches the Gram's estimated cost (ski rental: at most twice the better of the two
+ *    in hindsight). The estimate: n^2 d / 2 multiply-adds at GRAM_FMA_PER_S_THREAD a thread
+ *    plus 4 n^2 bytes of first touch at TOUCH_S_PER_BYTE. So small d stays on rows (a row is
+ *    cheap, the Gram's first touch is not), d in the hundreds switches after about one epoch
+ *    of mistakes, and many epochs of many mistakes end on the Gram (bench
+ *    kernel/train/kernel:rbf/gram:*; the measurements behind the model: docs/design.md).
  *
  * Workers: one-vs-rest's classes are independent problems on the same storage of K, so with
  * two threads or more they train at once, one a thread (a worker: its pending updates, dual
@@ -42,13 +41,12 @@
  * alone keeps the LRU. Not where AUTO may switch to the full Gram mid-run (one worker's
  * decision). Each class comes out bit for bit as alone.
  *
- * Where the time goes (ten classes, 60,000 x 784 RBF, averaged, 30 epochs, one-vs-rest on the
- * 2-core Zen 4 VM, quiet: 28.3 s wall, 53.9 CPU-s, 5.4 GB peak; 49.2 s wall, 62 CPU-s, with
- * the classes in turn): the ~21,000 distinct support vectors' rows, each computed once
- * (flush blocks, gram_tile: 49% of the CPU, ~100 GFLOP/s a thread) and kept in the cache,
- * whose first touch is 14% (system time); the held rows' kernel values visit by visit
- * (gram_row, 23%); the final training accuracy counted from the cached rows (count_correct,
- * 4%); applying rows to the margins (axpy, 3%).
+ * Where the time goes in a large one-vs-rest run (ten classes, image-like rows, RBF, averaged,
+ * the classes at once): first the distinct support vectors' rows, each computed once (flush
+ * blocks, gram_tile) and kept in the cache, and that cache's first touch; then the held rows'
+ * kernel values visit by visit (gram_row); last the final training accuracy counted from the
+ * cached rows (count_correct) and applying rows to the margins (axpy). The profile and its
+ * command: docs/design.md, "The kernel path".
  *
  * Sparse (CSR) data: kernel values from sparse dots by columns (features/gram.h's
  * pt_gram_csc: the rows transposed once, a kernel row the sum of the columns of the row's
@@ -79,14 +77,14 @@
 #include "paths.h"
 
 #define MIB (1024.0 * 1024.0)
-/* cost model of AUTO (measured on a 2-core Zen 5 virtual machine; the order of magnitude is
- * what matters) */
-#define GRAM_FMA_PER_S_THREAD 60e9 /* the tiled build: ~150 GFLOP/s a core, counted in FMAs */
-#define TOUCH_S_PER_BYTE 2.5e-9     /* first touch: 2.3-2.7 s/GB measured for the Gram here */
+/* cost model of AUTO (the order of magnitude is what matters; where the values come from:
+ * docs/design.md, "The kernel path") */
+#define GRAM_FMA_PER_S_THREAD 60e9 /* the tiled build (bench gram/build), counted in FMAs */
+#define TOUCH_S_PER_BYTE 2.5e-9     /* the first touch of the Gram's fresh pages */
 
 /* Updates held back on rows storage, then applied in one block. A flush streams the n x d
  * packed rows once for its block: at d = 784 a block of 32 was bound by that stream; 128 cut
- * the user CPU of a ten-class 20,000 x 784 run by ~20%, 256 no further. A visit's kernel
+ * the user CPU of a ten-class run at d = 784 clearly, 256 no further. A visit's kernel
  * values against up to 128 held rows cost what 16 do (independent chains, latency-bound). */
 #define PEND 128
 #define FLUSH_COLS 480  /* columns a block of the flush (a multiple of 48) */
@@ -307,7 +305,7 @@ static size_t plan_rows(kstate *s, kworker *w, int *comp, int32_t *slot)
     return nu;
 }
 
-/* All threads, or one? A flush is ~0.1-1 ms of work, and its join waits for the slowest
+/* All threads, or one? A flush is short work, and its join waits for the slowest
  * thread: on a loaded machine a thread that lost its core costs a scheduler slice, more than
  * the flush. So both are timed (the first flushes, then one in 16 the other way) and the
  * faster per row is used. nu rows to compute, nc column blocks. */
