@@ -767,6 +767,24 @@ typedef struct pt_train_params {
      * mixing (McDonald, Hall and Mann 2010). PT_MIX_UNIFORM (default): their mean;
      * PT_MIX_MISTAKES: each rank's weighted by its share of the epoch's mistakes. */
     pt_mix mix;
+    /* The voted variant (PT_VARIANT_VOTED) keeps at most this many vectors (per class for
+     * one-vs-rest); 0: every vector (the default), one per update within mem_budget_bytes. Its
+     * vote costs one dot per vector per row scored (see pt_model_score_cost), so an uncapped
+     * run over many epochs of noisy data scores slowly. The rule keeps the current vector and,
+     * of the closed ones, the K - 1 of largest survival counts: when a vector closes with the
+     * store full, the one of smallest count is dropped (of equal counts, the one that closed
+     * first; the new one itself when its count is the smallest), its count dropped with it.
+     * The vote is a sum weighted by survival, so the vectors of small count are those it misses
+     * least. Freund and Schapire (1999) weigh each vector by the samples it survived; removing
+     * the coefficient of smallest size is the removal rule of the budgeted SGD of Wang, Crammer
+     * and Vucetic (2012), here with the survival count as the coefficient (removing the oldest
+     * instead, as the Forgetron of Dekel, Shalev-Shwartz and Singer (2008) does, kept less of
+     * the full vote's accuracy on noisy data, and so did merging a dropped count into a
+     * neighbour). K = 1 keeps the last iterate (the classic variant's predictions). A run
+     * resumed or checkpointed keeps the same vectors as an uninterrupted one; a model file
+     * keeps K (a line 'voted_max_vectors K'). Any other variant refuses a cap (PT_ERR_INVALID).
+     * ptron train --voted-max-vectors K. */
+    size_t voted_max_vectors;
 } pt_train_params;
 
 /* Every field to its default (struct_size included): the only way to start a params struct. */
@@ -954,6 +972,17 @@ PT_API int pt_model_epochs_run(const pt_model *m);
  * (logged once as a warning); missing ones count as zero. The voted perceptron's score is its
  * vote sum_k c_k sigma(w_k.x + b_k) (sigma below). */
 PT_API pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores);
+/* The multiply-adds scoring ds with m takes, an estimate of its time: one dot of each of its
+ * vectors with each row, a row's dot costing its features (the model's, at most the data's;
+ * an expansion's, for a model trained on one) or, on sparse rows, its non-zeros. The vectors:
+ * one for a linear model, one a class for more classes, the voted perceptron's stored vectors
+ * (each votes on every row: a run's updates, unless pt_train_params.voted_max_vectors caps
+ * them), a kernel model's support vectors (a kernel value costing about a dot). Every call that
+ * scores a voted model (scores, predictions, evaluations) first logs this cost with its terms
+ * (PT_LOG_INFO; a warning, PT_LOG_WARN, from PT_SCORE_COST_WARN multiply-adds up, seconds of
+ * work or more). */
+#define PT_SCORE_COST_WARN 1e10
+PT_API double pt_model_score_cost(const pt_model *m, const pt_dataset *ds);
 /* Models of more than two classes: the score of every class for every row (n x nclass floats,
  * row-major; the prediction is the first class of highest score). PT_ERR_UNSUPPORTED for a
  * binary model (use pt_model_scores). */

@@ -75,6 +75,7 @@ static pt_status check_resume(const pt_dataset *ds, const pt_train_params *p)
                         : run_gamma(ds, p) != q->gamma ? "gamma"
                         : p->coef0 != q->coef0 ? "coef0"
                         : p->budget != q->budget ? "budget"
+                        : p->voted_max_vectors != q->voted_max_vectors ? "voted_max_vectors"
                         : strcmp(expr, p->kernel == PT_KERNEL_EXPR ? q->kernel_expr : "") != 0
                             ? "kernel expression"
                         : p->expand.kind != PT_EXPAND_NONE && (p->expand.degree != q->expand.degree ||

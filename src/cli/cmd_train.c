@@ -25,6 +25,7 @@ typedef struct train_opts {
     long early_stop, checkpoint_every;
     bool epochs_given, batch_size_given, last_iterate, search, proba;
     bool json, quiet, bounds;
+    bool train_accuracy; /* --train-accuracy: even where it would cost more than training */
 } train_opts;
 
 /* Held-out evaluation after each epoch (--test), and early stopping (--early-stop N): stop
@@ -123,6 +124,8 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         } else if (IS("--margin")) cli_float(&a, arg, 0.0, 1e30, &p->margin);
         else if (IS("--averaged")) p->variant = PT_VARIANT_AVERAGED;
         else if (IS("--voted")) p->variant = PT_VARIANT_VOTED;
+        else if (IS("--voted-max-vectors")) cli_size(&a, arg, 1, SIZE_MAX, &p->voted_max_vectors);
+        else if (IS("--train-accuracy")) o->train_accuracy = true;
         else if (IS("--shuffle")) p->shuffle = 1;
         else if (IS("--shuffle-chunk")) cli_size(&a, arg, 1, SIZE_MAX >> 1, &p->shuffle_chunk);
         else if (IS("--multiclass")) {
@@ -421,6 +424,7 @@ typedef struct train_result {
     double load_s;
     double eval_s, write_s; /* the training accuracy's pass; the model's save */
     const pt_eval *ev;     /* on the training data */
+    const char *ev_skipped; /* why the training accuracy was not computed, or NULL */
     const heldout *held;   /* --test */
     bool interrupted, stopped_early;
     const pt_run_bounds *b; /* --bounds, or NULL */
@@ -522,7 +526,8 @@ static void print_json(const train_result *t)
     json_num(&j, "write_seconds", t->write_s);
     json_num(&j, "samples_per_second",
              rep->train_seconds > 0 ? samples / rep->train_seconds : 0.0);
-    json_num(&j, "train_accuracy", ev->accuracy);
+    json_num(&j, "train_accuracy", t->ev_skipped ? NAN : ev->accuracy); /* NAN: null */
+    if (t->ev_skipped) json_str(&j, "train_accuracy_skipped", t->ev_skipped);
     json_str(&j, "model", o->model);
     if (b) {
         /* a bound's keys only where it covers the run: mistake_bound is the separable one
@@ -605,7 +610,8 @@ static void print_text(const train_result *t)
     else printf("mistakes per epoch:");
     for (int e = 0; e < ran && e < 20; e++) printf(" %zu", rep->mistakes_per_epoch[e]);
     printf(ran > 20 ? " ...\n" : "\n");
-    printf("train accuracy = %.4g%% (%zu/%zu)\n", 100.0 * ev->accuracy, ev->correct, ev->n);
+    if (t->ev_skipped) printf("train accuracy: skipped (%s)\n", t->ev_skipped);
+    else printf("train accuracy = %.4g%% (%zu/%zu)\n", 100.0 * ev->accuracy, ev->correct, ev->n);
     if (held->at_end) {
         printf("held-out accuracy = %.4g%% (after training)\n", 100.0 * held->best);
     } else if (held->epochs) {
@@ -625,6 +631,38 @@ static void print_text(const train_result *t)
 
 /* The exit status of a run stopped by a signal. */
 static int signal_status(void);
+
+/* A voted model's vote costs one dot per stored vector per row, so after many updates the
+ * training accuracy's pass can cost far more than the training did: it is skipped (false,
+ * with the reason in why) when it would cost PT_SCORE_COST_WARN multiply-adds or more and more
+ * than the training's (a dot and, per update, an axpy and a copy of the vector, of a row's
+ * cost each), unless --train-accuracy asks for it (a warning then says what it costs). */
+static bool accuracy_worth_it(const train_opts *o, const pt_model *m, const pt_dataset *ds,
+                              const pt_train_report *rep, char *why, size_t cap)
+{
+    pt_model_info mi;
+    pt_model_get_info(m, &mi);
+    if (mi.variant != PT_VARIANT_VOTED || mi.path != PT_PATH_ONLINE) return true;
+    size_t n = pt_dataset_n(ds), d = pt_dataset_d(ds);
+    double row = pt_dataset_layout(ds) != PT_LAYOUT_SPARSE ? (double)d
+                 : n ? (double)pt_dataset_nnz(ds) / (double)n : 0.0;
+    double samples = (double)n * (rep->epochs_run - rep->epochs_before);
+    double train = (samples + 3.0 * (double)rep->updates) * row;
+    double eval = pt_model_score_cost(m, ds);
+    if (eval < PT_SCORE_COST_WARN || eval <= train) return true;
+    if (o->train_accuracy) {
+        if (pt_dist_rank() == 0)
+            fprintf(stderr, "ptron: warning: the train accuracy (--train-accuracy) costs %.3g "
+                            "multiply-adds, %.3g times the training's %.3g\n", eval,
+                    eval / (train > 0 ? train : 1.0), train);
+        return true;
+    }
+    snprintf(why, cap, "scoring the %zu training rows by the vote of the model's vectors would "
+             "cost %.3g multiply-adds, %.3g times the training's %.3g; --train-accuracy computes "
+             "it, --voted-max-vectors K caps the vectors", n, eval,
+             eval / (train > 0 ? train : 1.0), train);
+    return false;
+}
 
 /* --search: K-fold cross-validation (--cv K, default 5) at each point of the path's grid, a
  * table and the best point; no model. */
@@ -972,7 +1010,10 @@ int cmd_train(int argc, char **argv)
     const char *late = getenv("PTRON_TEST_SIGNAL_AFTER_TRAINING");
     if (late) raise(strcmp(late, "TERM") == 0 ? SIGTERM : SIGINT);
 
-    pt_eval ev;
+    pt_eval ev = {0};
+    char skipped[512];
+    const bool skip = !accuracy_worth_it(&o, m, ds, &rep, skipped, sizeof skipped);
+    if (skip && lead) fprintf(stderr, "ptron: warning: train accuracy skipped: %s\n", skipped);
     double eval_t0 = cli_now();
     /* the kernel path counted the final model's right predictions on these rows from the
      * kernel rows it kept (as evaluating the model would, without computing them again) */
@@ -984,7 +1025,7 @@ int cmd_train(int argc, char **argv)
         s = PT_OK;
         rep.train_seconds -= rep.score_seconds; /* reported as the evaluation's */
         eval_t0 -= rep.score_seconds;
-    } else {
+    } else if (!skip) {
         s = pt_model_evaluate(m, ds, &ev);
     }
     double eval_s = cli_now() - eval_t0;
@@ -1032,7 +1073,8 @@ int cmd_train(int argc, char **argv)
                         .rep = &rep,
                         .n = pt_dataset_n_total(ds),
                         .d = pt_dataset_d(ds), .load_s = load_s, .eval_s = eval_s,
-                        .write_s = write_s, .ev = &ev, .held = &held,
+                        .write_s = write_s, .ev = &ev, .ev_skipped = skip ? skipped : NULL,
+                        .held = &held,
                         .interrupted = interrupted, .stopped_early = stopped_early,
                         .b = want_bounds ? &b : NULL, .m = m};
     if (o.json) pt_dataset_get_info(ds, &res.data); /* a pass over the data (for R) */

@@ -367,6 +367,7 @@ pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores
     const pt_dataset *use;
     pt_dataset *tmp;
     PT_TRY(pt_model_scaled(m, ds, &use, &tmp));
+    pt_vote_cost_log(m, use);
     pt_status s = pt_model_scores_raw(m, use, scores);
     pt_dataset_free(tmp);
     return s;
@@ -578,6 +579,7 @@ pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *
     pt_dataset *tmp;
     PT_TRY(pt_model_scaled(m, ds, &use, &tmp));
     pt_warn_extra_features(m->d, use->d);
+    pt_vote_cost_log(m, use);
     pt_status s = pt_class_scores(m, use, out);
     pt_dataset_free(tmp);
     return s;
