@@ -749,6 +749,43 @@ START_TEST(test_voted_cap)
 }
 END_TEST
 
+/* The vote of dense rows is scored a block of rows against a block of vectors at a time: the
+ * scores are pt_vote_score's row by row, bit for bit, on float32 rows and on compact ones
+ * (bf16, widened as read), with more vectors than a block holds and rows that do not fill the
+ * last block. */
+START_TEST(test_vote_blocks_exact)
+{
+    pt_dataset *ds = generated(PT_GEN_NOISY, 701, 150, 2, 6), *bf = NULL;
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.variant = PT_VARIANT_VOTED;
+    p.epochs = 2;
+    pt_model *m = train(ds, &p, NULL);
+    const size_t len = pt_stride_for(150), n = pt_dataset_n(ds);
+    ck_assert_uint_gt(m->n_votes, ((size_t)128 << 10) / (len * sizeof(float))); /* > a block */
+    ck_assert_int_eq(pt_dataset_to_dtype(ds, PT_DTYPE_BF16, 0, &bf), PT_OK);
+    const pt_kernels *k;
+    ck_assert_int_eq(pt_kernels_get(PT_ISA_AUTO, &k), PT_OK);
+    float *got = malloc(n * sizeof *got), *row = malloc(len * sizeof *row);
+    const pt_dataset *sets[2] = {ds, bf};
+    for (int t = 0; t < 2; t++) {
+        ck_assert_int_eq(pt_model_scores(m, sets[t], got), PT_OK);
+        for (size_t i = 0; i < n; i++) {
+            const float *x = pt_row_f32(k, sets[t], i, row);
+            float want = pt_vote_score(k, m->votes, len, m->vote_b, m->vote_c, m->n_votes, x,
+                                       len, 1.0f);
+            ck_assert_msg(memcmp(&got[i], &want, sizeof want) == 0, "row %zu: %g, %g", i,
+                          (double)got[i], (double)want);
+        }
+    }
+    free(got);
+    free(row);
+    pt_model_free(m);
+    pt_dataset_free(bf);
+    pt_dataset_free(ds);
+}
+END_TEST
+
 /* The notes' sigma(z) = +1 for z >= 0: a score of exactly 0 predicts the +1 label (the
  * larger one), for the last iterate and inside the voted perceptron's vote; a multiclass tie
  * goes to the lowest class. The worked example (no bias) gives w = (1, -1): the row (1, 1)
@@ -1400,6 +1437,7 @@ int main(void)
     tcase_add_test(tc, test_resume_after_interrupt);
     tcase_add_test(tc, test_voted);
     tcase_add_test(tc, test_voted_cap);
+    tcase_add_test(tc, test_vote_blocks_exact);
     tcase_add_test(tc, test_resume_from_checkpoint);
     tcase_add_test(tc, test_blocked_float_identical);
     tcase_add_test(tc, test_sign_of_zero_is_positive);
