@@ -13,7 +13,9 @@
 #     binary kernel perceptron on np=2 and 3 (with one process's mistakes per epoch);
 #   - a stop on one rank stops every rank, and rank 0 writes the last model they share;
 #   - a rank killed mid-run, a share that does not parse, and a rank with no row each fail
-#     the run on every rank, with no model file written.
+#     the run on every rank, with no model file written;
+#   - ranks given other files or other options fail, every one, exit 2, with a message that
+#     names the rank and what differs.
 # More than two classes, checkpoints and --resume: tests/mpi/resume.sh.
 #   tests/mpi/mpi.sh PTRON_BIN TMP_DIR
 source "$(dirname "$(realpath "$0")")/lib.sh"
@@ -173,6 +175,49 @@ if [ "$rc" -ne 0 ] && [ ! -e tiny.model ] && grep -q "rank 0 of 4" tiny.out &&
     grep -q "no data rows" tiny.out
 then ok "a rank with no row: exit $rc, message names it, no model"
 else fail "a rank with no row: exit $rc, output: $(cat tiny.out)"; fi
+
+# --- the ranks agree on the file and the options before they train: given others (mpirun's
+# MPMD form, one program a rank), every rank fails, exit 2, rank 0 names the rank and what
+# differs, and no model is written; a copy of the file, or other threads, may differ
+"$bin" gen noisy -o other.ptd --n 3000 --d 24 --seed 6 >/dev/null # noisy.ptd's size
+cp noisy.ptd copy.ptd
+mpmd() { # mpmd "ARGS OF RANK 0" "ARGS OF RANK 1" ...: exit status into rc, output mpmd.out
+    local cmd=("${mpirun[@]}") a
+    for a in "$@"; do cmd+=(-np 1 "$bin" train $a -o mpmd.model -q :); done
+    rm -f mpmd.model
+    rc=0
+    "${cmd[@]::${#cmd[@]}-1}" >mpmd.out 2>&1 || rc=$?
+}
+refused() { # refused WHAT PATTERN...: exit 2, no model, each pattern in the output
+    local what=$1 pat good=1
+    shift
+    for pat in "$@"; do grep -qF -- "$pat" mpmd.out || good=0; done
+    if [ "$rc" -eq 2 ] && [ ! -e mpmd.model ] && [ "$good" = 1 ] &&
+        ! grep -q MPI_ERR mpmd.out; then ok "$what: refused, exit 2, names it"
+    else fail "$what: exit $rc, model $([ -e mpmd.model ] && echo written || echo none)," \
+        "output: $(head -c 600 mpmd.out)"; fi
+}
+mpmd "noisy.ptd" "sep.ptd"
+refused "other files (other n, d)" "rank 1 of 2 reads sep.ptd" "rank 0 noisy.ptd"
+mpmd "noisy.ptd" "noisy.ptd" "other.ptd"
+refused "other files (the same size)" "rank 2 of 3 reads other.ptd" "other contents"
+mpmd "noisy.svm --path batch --batch-size 0" "noisy.csv --path batch --batch-size 0"
+refused "other files (LIBSVM and CSV)" "rank 1 of 2 reads noisy.csv"
+mpmd "blobs.ptd --path kernel" "noisy.ptd --path kernel"
+refused "other files (kernel path, read whole)" "rank 1 of 2 reads noisy.ptd"
+mpmd "noisy.ptd" "noisy.ptd --eta 0.5"
+refused "other --eta" "rank 1 of 2 has eta=0.5, rank 0 eta=1"
+mpmd "noisy.ptd" "noisy.ptd" "noisy.ptd --averaged"
+refused "other --averaged" "rank 2 of 3 has variant=averaged, rank 0 variant=classic"
+mpmd "noisy.ptd" "noisy.ptd --layout sparse"
+refused "other --layout" "rank 1 of 2 has --layout=sparse"
+mpmd "noisy.ptd" "noisy.ptd --epochs"
+refused "a command line refused on rank 1" "rank 1 of 2 has the command line=refused"
+"${mpirun[@]}" -np 2 "$bin" train noisy.ptd -o agreed.model -q
+mpmd "noisy.ptd" "copy.ptd --threads 2"
+if [ "$rc" -eq 0 ] && cmp -s mpmd.model agreed.model; then
+    ok "a copy of the file and other --threads: the same model"
+else fail "a copy of the file and other --threads: exit $rc, $(head -c 600 mpmd.out)"; fi
 
 [ "$fails" -eq 0 ] || { echo "$fails failed" >&2; exit 1; }
 echo "all passed"
