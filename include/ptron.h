@@ -663,7 +663,16 @@ typedef struct pt_train_params {
     /* batch path */
     pt_loss loss;
     float lambda;
-    size_t batch_size;   /* 0: full batch */
+    /* 0: full batch. A distributed run (pt_dataset_read_shard on P > 1 ranks) takes each
+     * mini-batch of about batch_size rows from every rank: block q of ceil(n_total /
+     * batch_size) is each rank's q-th contiguous part of its share, cut as evenly, and the
+     * step's gradient is summed over the ranks, so the model is one process's on the rows in
+     * the order of those blocks up to the order of the float sums, and converges by epoch as
+     * one process with batch_size does. (Local steps averaged every epoch were not kept:
+     * their small local batches went faster on sparse sets but ended at a worse objective on
+     * noisy dense data, and one process with those small batches beat them;
+     * scripts/compare-mpi-minibatch measures both.) batch_size below P is refused. */
+    size_t batch_size;
     pt_schedule schedule;
     double tol;          /* stop when the relative change of the objective is below (0: off) */
     pt_batch_impl batch_impl;
