@@ -663,7 +663,16 @@ typedef struct pt_train_params {
     /* batch path */
     pt_loss loss;
     float lambda;
-    size_t batch_size;   /* 0: full batch */
+    /* 0: full batch. A distributed run (pt_dataset_read_shard on P > 1 ranks) takes each
+     * mini-batch of about batch_size rows from every rank: block q of ceil(n_total /
+     * batch_size) is each rank's q-th contiguous part of its share, cut as evenly, and the
+     * step's gradient is summed over the ranks, so the model is one process's on the rows in
+     * the order of those blocks up to the order of the float sums, and converges by epoch as
+     * one process with batch_size does. (Local steps averaged every epoch were not kept:
+     * their small local batches went faster on sparse sets but ended at a worse objective on
+     * noisy dense data, and one process with those small batches beat them;
+     * scripts/compare-mpi-minibatch measures both.) batch_size below P is refused. */
+    size_t batch_size;
     pt_schedule schedule;
     double tol;          /* stop when the relative change of the objective is below (0: off) */
     pt_batch_impl batch_impl;
@@ -1190,11 +1199,14 @@ PT_API void pt_dist_abort(int status);
  * holds rows of the same space and classes. The dataset remembers that it is a share: pt_train
  * and pt_model_evaluate on it are collective too. A rank that cannot read its share, or has
  * no row, fails the call on every rank: that rank's message names it, the others' name it
- * ("rank 2 of 4 failed to read its share of FILE"). On one rank: the whole file. */
+ * ("rank 2 of 4 failed to read its share of FILE"). The ranks first check that they read
+ * one file, whatever its path on each (its size and a checksum of its first and last 64 KiB):
+ * else PT_ERR_FORMAT on every rank, naming the rank that differs and both files. On one
+ * rank: the whole file. */
 PT_API pt_status pt_dataset_read_shard(const char *path, const pt_read_options *o,
                                        pt_dataset **out);
 /* Read the whole dataset on every rank (collective; a rank that fails fails the call on every
- * rank, as above): pt_train on it splits one-vs-rest's classes on the kernel path across the
+ * rank, as above; one file, checked as above): pt_train on it splits one-vs-rest's classes on the kernel path across the
  * ranks (rank r trains the classes c with c mod P = r; the model, assembled on every rank, is
  * the one process's byte for byte); on the other paths every rank trains the whole problem. */
 PT_API pt_status pt_dataset_read_replicated(const char *path, const pt_read_options *o,
@@ -1204,6 +1216,13 @@ PT_API pt_status pt_dataset_read_replicated(const char *path, const pt_read_opti
 PT_API size_t pt_dataset_n_total(const pt_dataset *ds);
 /* Seconds this rank has spent in the run's collective communication since it began. */
 PT_API double pt_dist_comm_seconds(void);
+/* Whether every rank was given the same text (collective): lines such as "eta=1" that say
+ * what must be the same on every rank of a run (its parameters, from pt_train_params_key and
+ * pt_train_params_get), checked before anything whose sizes depend on them. PT_OK when every
+ * rank's text is rank 0's; else PT_ERR_INVALID on every rank, its message naming the lowest
+ * rank that differs and the first line that does ("the ranks were given different WHAT: rank
+ * 1 of 2 has eta=0.5, rank 0 eta=1"). On one rank: PT_OK. */
+PT_API pt_status pt_dist_agree_text(const char *what, const char *text);
 
 #ifdef __cplusplus
 }

@@ -820,12 +820,53 @@ static int refuse_distributed(const train_opts *o, const pt_train_params *p)
     return EXIT_USAGE;
 }
 
+/* Under mpirun on several ranks: every rank must be given the same run, else the ranks'
+ * collectives would not match. The text compared: every parameter by name but those a rank
+ * may set for itself (its resources, which a resumed run may change too: the model does not
+ * depend on them), and the options of reading and of the run that are not parameters. A
+ * command line refused on a rank (rc, its message printed there) counts as differing. Returns
+ * rc, or EXIT_INPUT on every rank when they differ (rank 0 says how). */
+static int agree_options(const train_opts *o, const pt_train_params *p, int rc)
+{
+    static const char *const own[] = {"threads", "isa", "pass", "mem_budget_bytes", "cache_mb",
+                                      "expand.mem_budget_bytes"};
+    char text[16384], v[512];
+    size_t at = 0;
+#define ADD(...) \
+    (at += (size_t)snprintf(text + at, at < sizeof text ? sizeof text - at : 0, __VA_ARGS__))
+    if (rc != EXIT_OK) ADD("the command line=refused (that rank's message says why)\n");
+    for (size_t i = 0; rc == EXIT_OK && pt_train_params_key(i); i++) {
+        const char *key = pt_train_params_key(i);
+        bool mine = false;
+        for (size_t k = 0; k < sizeof own / sizeof own[0]; k++) mine |= strcmp(key, own[k]) == 0;
+        if (!mine && pt_train_params_get(p, key, v, sizeof v) == PT_OK) ADD("%s=%s\n", key, v);
+    }
+    if (rc == EXIT_OK)
+        ADD("mix=%s\nscale=%s\n--format=%s\n--max-features=%zu\n--delimiter=%d\n"
+            "--label-column=%d %s\n--layout=%s\n--resume=%s\n--init=%s\n--class-weight=%s\n"
+            "--test=%s\n--early-stop=%ld\n--cv=%zu\n--search=%d\n--proba=%d\n--bounds=%d\n",
+            pt_mix_name(p->mix), pt_scale_kind_name(p->scale), o->format ? o->format : "",
+            o->max_features, cli_csv_delimiter, cli_csv_label_column,
+            cli_csv_label_name ? cli_csv_label_name : "", pt_layout_name(cli_layout),
+            o->resume ? o->resume : "", o->init ? o->init : "",
+            o->class_weight ? o->class_weight : "", o->test ? o->test : "", o->early_stop,
+            o->cv, o->search, o->proba, o->bounds);
+#undef ADD
+    if (at >= sizeof text) text[sizeof text - 1] = '\0'; /* (not reached: a few KiB) */
+    if (pt_dist_agree_text("options", text) == PT_OK) return rc;
+    if (pt_dist_rank() == 0)
+        fprintf(stderr, "ptron train: %s (every rank is given the same options; only --threads, "
+                        "--isa, --pass, --mem-mb and --cache-mb may differ)\n", pt_last_error());
+    return EXIT_INPUT;
+}
+
 int cmd_train(int argc, char **argv)
 {
     train_opts o = {0};
     pt_train_params p;
     pt_train_params_init(&p);
     int rc = parse(argc, argv, &o, &p);
+    if (pt_dist_size() > 1) rc = agree_options(&o, &p, rc);
     if (rc != EXIT_OK) return rc;
     /* under mpirun: each rank trains on its share; only rank 0 prints and writes */
     const bool dist = pt_dist_launched(), lead = pt_dist_rank() == 0;
