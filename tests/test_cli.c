@@ -508,6 +508,9 @@ START_TEST(test_interrupt_every_path)
         {four, "--voted --shuffle --threads 2"},
         {four, "--path batch --batch-size 8 --threads 2"},
         {four, "--path kernel --gram full --kernel rbf --shuffle"},
+        /* the budget removes support vectors from the first epochs on */
+        {two, "--path kernel --kernel rbf --budget 5 --shuffle"},
+        {four, "--path kernel --budget 4 --shuffle"},
     };
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
         int sig = k % 4 == 3 ? SIGTERM : SIGINT;
