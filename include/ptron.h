@@ -212,7 +212,9 @@ PT_API pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_
  * rename, so an existing file is replaced whole or not at all (keeping its permissions). What
  * path is stays so: a symlink is followed and its final target replaced; a device or FIFO is
  * written through (no atomicity there: a write error such as ENOSPC is still reported); a
- * directory or socket is refused. The same holds for every file ptron writes. The path "-"
+ * directory or socket is refused. The same holds for every file ptron writes; each write has
+ * a temporary of its own, so threads may write one path at once (the last rename wins, and a
+ * reader sees one whole file or another). The path "-"
  * is standard output (flushed, not closed; a .ptd dataset is refused there). Writers do not
  * compress: a path ending in ".gz" is refused. */
 PT_API pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f);

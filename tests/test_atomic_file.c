@@ -1,6 +1,7 @@
 /* Atomic writes (pt_write_atomic): a regular file is replaced whole or not at all, and what the
  * path is stays what it was: a symlink stays a link to new content, a FIFO or a device is
  * written through, a directory or socket is refused. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -52,9 +53,18 @@ static mode_t kind_of(const char *path)
 /* No "NAME.tmp.*" left beside name. */
 static void assert_no_temporary(const char *name)
 {
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", name, (long)getpid());
-    ck_assert_msg(access(tmp, F_OK) != 0, "%s left behind", tmp);
+    char dir[1024], prefix[1024];
+    snprintf(dir, sizeof dir, "%s", name);
+    char *slash = strrchr(dir, '/');
+    ck_assert_ptr_nonnull(slash);
+    *slash = '\0';
+    snprintf(prefix, sizeof prefix, "%s.tmp.", slash + 1);
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        ck_assert_msg(strncmp(e->d_name, prefix, strlen(prefix)) != 0, "%s/%s left behind", dir,
+                      e->d_name);
+    closedir(d);
 }
 
 /* A directory of its own for a test (unique under the test temp dir). */

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -129,20 +130,37 @@ static pt_status write_through(const char *path, pt_write_fn fn, const void *ctx
     return s;
 }
 
-/* A regular file, or none yet: "target.tmp.PID" beside it, then rename over it. An existing
- * file's permission bits (and, where allowed, owner) carry over to the new one. */
+/* Temporary names: "TARGET.tmp.PID.N", N counting this process's writes, so that no two
+ * writes share one (threads of one process, or a write and a leftover of an earlier process
+ * that had the same PID), and the PID says which process a leftover is from. */
+static atomic_ulong temp_serial;
+
+#define TEMP_TRIES 100 /* names taken by leftovers before giving up (EEXIST) */
+
+/* A temporary of its own beside target, opened for writing, its name in *tmp (malloc'd);
+ * -1 with errno set when none can be made. */
+static int open_temporary(const char *target, char **tmp)
+{
+    size_t len = strlen(target) + 48;
+    if (!(*tmp = malloc(len))) return errno = ENOMEM, -1;
+    /* O_EXCL | O_NOFOLLOW: never write through something left at the temporary name */
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    for (int i = 0; i < TEMP_TRIES; i++) {
+        unsigned long serial = atomic_fetch_add(&temp_serial, 1);
+        snprintf(*tmp, len, "%s.tmp.%ld.%lu", target, (long)getpid(), serial);
+        int fd = open(*tmp, flags, 0644);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    return -1;
+}
+
+/* A regular file, or none yet: a temporary beside it (open_temporary), then rename over it.
+ * An existing file's permission bits (and, where allowed, owner) carry over to the new one. */
 static pt_status replace(const char *path, const char *target, const struct stat *old,
                          pt_write_fn fn, const void *ctx)
 {
-    size_t len = strlen(target) + 32;
-    char *tmp = malloc(len);
-    if (!tmp) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a file name", path);
-    snprintf(tmp, len, "%s.tmp.%ld", target, (long)getpid());
-
-    /* O_EXCL | O_NOFOLLOW: never write through something left at the temporary name */
-    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    int fd = open(tmp, flags, 0644);
-    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) fd = open(tmp, flags, 0644);
+    char *tmp = NULL;
+    int fd = open_temporary(target, &tmp);
     if (fd < 0) {
         int e = errno;
         /* name the directory that is missing, not the temporary file that could not be made */

@@ -96,12 +96,13 @@ void pt_rng_shuffle_chunks(pt_rng *r, uint32_t *a, size_t n, size_t chunk);
 /* ------------------------------------------------------ atomic files (atomic_file.c) */
 
 /* Write a file atomically without changing what path is: symlinks are followed to their final
- * target, and a regular file there (or none) is replaced whole: "TARGET.tmp.PID" is opened
- * beside it, filled by write_fn, every write checked, fflush + fsync, then renamed over it (and
- * the directory fsync'd); an existing file's permissions carry over. On any failure the
- * temporary file is removed and the target is left as it was. A character or block device or
- * a FIFO is written through as it is (no temporary file; opening a FIFO waits for a reader);
- * a directory, socket or other kind of file is refused. Messages name path, as given. */
+ * target, and a regular file there (or none) is replaced whole: "TARGET.tmp.PID.N" (N unique
+ * to each write of the process, threads included) is opened beside it, filled by write_fn,
+ * every write checked, fflush + fsync, then renamed over it (and the directory fsync'd); an
+ * existing file's permissions carry over. On any failure the temporary file is removed and
+ * the target is left as it was. A character or block device or a FIFO is written through as
+ * it is (no temporary file; opening a FIFO waits for a reader); a directory, socket or other
+ * kind of file is refused. Messages name path, as given. */
 typedef pt_status (*pt_write_fn)(FILE *f, const void *ctx);
 pt_status pt_write_atomic(const char *path, pt_write_fn fn, const void *ctx);
 
