@@ -102,7 +102,9 @@ void pt_rng_shuffle_chunks(pt_rng *r, uint32_t *a, size_t n, size_t chunk);
  * existing file's permissions carry over. On any failure the temporary file is removed and
  * the target is left as it was. A character or block device or a FIFO is written through as
  * it is (no temporary file; opening a FIFO waits for a reader); a directory, socket or other
- * kind of file is refused. Messages name path, as given. */
+ * kind of file is refused. Messages name path, as given. Temporaries of TARGET that killed
+ * writers left behind (named for a PID no process has, and unlocked: a writer holds flock on
+ * its temporary) are removed before a write, a live writer's never. */
 typedef pt_status (*pt_write_fn)(FILE *f, const void *ctx);
 pt_status pt_write_atomic(const char *path, pt_write_fn fn, const void *ctx);
 
