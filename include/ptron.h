@@ -648,7 +648,7 @@ typedef struct pt_train_params {
      * order shuffled from seed, chunk after chunk (see pt_dataset_streamed). A streamed dataset
      * is always shuffled so, by its window's rows when this is 0; the same value gives an
      * in-memory run the same order, so both train the same model bit for bit. Online paths
-     * (the batch path shuffles its blocks, which are chunks already). */
+     * (the batch path shuffles its blocks, which are chunks already). At most 2^32 - 1. */
     size_t shuffle_chunk;
     uint64_t seed;
     int bias;            /* 1: augment with a constant-1 coordinate (default) */

@@ -1,5 +1,6 @@
 /* Parameters by name: every key reads back what it sets, into the struct's field. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,6 +121,44 @@ START_TEST(test_refusals_keep_value)
     char tiny[3];
     ck_assert_int_eq(pt_train_params_get(&p, "variant", tiny, sizeof tiny), PT_ERR_INVALID);
     ck_assert_int_eq(pt_train_params_get(&p, "nope", tiny, sizeof tiny), PT_ERR_INVALID);
+}
+END_TEST
+
+/* shuffle_chunk near SIZE_MAX, by field or by name: refused by the check and by pt_train,
+ * naming the field; the largest allowed trains. */
+START_TEST(test_shuffle_chunk_bounded)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.n = 200;
+    g.d = 4;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.shuffle = 1;
+    p.epochs = 2;
+    const char *huge[] = {"18446744073709551615", "18446744073709551600", "4294967296"};
+    for (size_t k = 0; k < 3; k++) {
+        ck_assert_int_eq(pt_train_params_set(&p, "shuffle_chunk", huge[k]), PT_OK);
+        ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
+        ck_assert_msg(strstr(pt_last_error(), "pt_train_params.shuffle_chunk must be at most "
+                             "4294967295 rows") != NULL, "%s", pt_last_error());
+        pt_model *m = NULL;
+        ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
+        ck_assert_ptr_null(m);
+    }
+    p.shuffle_chunk = SIZE_MAX;
+    ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
+    p.shuffle_chunk = UINT32_MAX; /* more rows than the data: one chunk, the whole order */
+    pt_model *m = NULL, *whole = NULL;
+    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_OK);
+    p.shuffle_chunk = ds->n;
+    ck_assert_int_eq(pt_train(ds, &p, &whole, NULL), PT_OK);
+    ck_assert_mem_eq(pt_model_weights(m, NULL), pt_model_weights(whole, NULL), 4 * sizeof(float));
+    pt_model_free(m);
+    pt_model_free(whole);
+    pt_dataset_free(ds);
 }
 END_TEST
 
@@ -250,6 +289,7 @@ int main(void)
     tcase_add_test(tc, test_refusals_keep_value);
     tcase_add_test(tc, test_params_train);
     tcase_add_test(tc, test_expand_params);
+    tcase_add_test(tc, test_shuffle_chunk_bounded);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

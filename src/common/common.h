@@ -90,7 +90,8 @@ void pt_rng_shuffle(pt_rng *r, uint32_t *a, size_t n); /* Fisher-Yates */
 /* The order of an epoch in chunks of `chunk` consecutive rows (pt_train_params.shuffle_chunk):
  * a[0..n) becomes a fresh order in which the chunks come in an order shuffled by r (Fisher-Yates
  * over the chunk indices) and then, chunk after chunk in that order, the rows of each chunk are
- * shuffled by r; the last chunk may be shorter. chunk 0: pt_rng_shuffle(r, a, n). */
+ * shuffled by r; the last chunk may be shorter. chunk 0: pt_rng_shuffle(r, a, n); a chunk of
+ * n rows or more: one chunk, the whole order shuffled as by chunk n. */
 void pt_rng_shuffle_chunks(pt_rng *r, uint32_t *a, size_t n, size_t chunk);
 
 /* ------------------------------------------------------ atomic files (atomic_file.c) */

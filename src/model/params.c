@@ -88,10 +88,23 @@ const char *pt_variant_name(pt_variant v)
     return "unknown";
 }
 
+/* Counts of rows: an order holds 32-bit row indices. */
+#define MAX_CHUNK_ROWS UINT32_MAX
+
+/* The fields whose ranges stand alone, each checked against its own bounds. */
+static pt_status check_ranges(const pt_train_params *p)
+{
+    if (p->shuffle_chunk > MAX_CHUNK_ROWS)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.shuffle_chunk must be at most %u rows "
+                       "(got %zu)", (unsigned)MAX_CHUNK_ROWS, p->shuffle_chunk);
+    return PT_OK;
+}
+
 pt_status pt_train_params_check(const pt_train_params *p)
 {
     PT_TRY(PT_CHECK_STRUCT(p, pt_train_params));
     PT_TRY(PT_CHECK_STRUCT(&p->expand, pt_expand_params));
+    PT_TRY(check_ranges(p));
     if (p->epochs < 1)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.epochs must be at least 1 (got %d)",
                        p->epochs);
