@@ -659,9 +659,10 @@ typedef struct pt_train_params {
      * OpenBLAS's count are set for the call and restored before pt_train returns, so what
      * the caller sees after the call is what it set before. Other threads' OpenMP counts are
      * never touched; OpenBLAS's count is one per process, so calls running at once in
-     * several threads each restore the count they found. */
+     * several threads each restore the count they found. At most 4096. */
     int threads;
-    size_t mem_budget_bytes; /* voted vectors, Gram cache and the like (default: half of RAM) */
+    /* voted vectors, Gram cache and the like (default: half of RAM; at least 1 MiB) */
+    size_t mem_budget_bytes;
     /* batch path */
     pt_loss loss;
     float lambda;
@@ -774,7 +775,8 @@ typedef struct pt_train_params {
 /* Every field to its default (struct_size included): the only way to start a params struct. */
 PT_API void pt_train_params_init(pt_train_params *p);
 /* Check parameters without training: PT_OK or PT_ERR_INVALID with a message naming the field
- * ("pt_train_params.eta must be a positive number (got -1)"). */
+ * ("pt_train_params.eta must be a positive number (got -1)"): every enum one of its values,
+ * every flag (shuffle, bias, average_iterates, init_random) 0 or 1, every number in its range. */
 PT_API pt_status pt_train_params_check(const pt_train_params *p);
 /* Check parameters against the data without training: what pt_train checks before it starts
  * (the parameters, the classes for the path, init and resume against the data: PT_ERR_INVALID,
@@ -1047,7 +1049,8 @@ typedef struct pt_cv_fold {
  * parallel on min(k, p->threads) threads (0: all cores), each fold's training on one thread,
  * so each fold's model is what pt_train gives on its rows alone (the paths give the same model
  * at any thread count); the folds running at once share p's memory budgets (mem_budget_bytes
- * and cache_mb, each divided by their number). p's progress and epoch callbacks are not
+ * and cache_mb, each divided by their number; no more run at once than leave each fold 1 MiB
+ * of mem_budget_bytes). p's progress and epoch callbacks are not
  * called; its stop token is honoured (PT_ERR_INTERRUPTED). resume and init are refused. A fold
  * that fails fails the call, its message prefixed with the fold. */
 PT_API pt_status pt_cross_validate(const pt_dataset *ds, const pt_train_params *p, size_t k,

@@ -1,5 +1,6 @@
 /* Parameters by name: every key reads back what it sets, into the struct's field. */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,84 @@ START_TEST(test_shuffle_chunk_bounded)
 }
 END_TEST
 
+/* Every enum field out of its range, every flag other than 0 or 1, a memory budget under
+ * 1 MiB and more threads than 4096: refused by the check and by pt_train, naming the field
+ * (they trained before, and then the model could not be saved). */
+START_TEST(test_ranges_checked)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.n = 100;
+    g.d = 3;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    const struct {
+        size_t offset;
+        int value;
+        const char *msg;
+    } ints[] = {
+        {offsetof(pt_train_params, variant), 77, "pt_train_params.variant is not one of classic, "
+                                                 "averaged, voted (got 77)"},
+        {offsetof(pt_train_params, path), -1, "pt_train_params.path is not one of online, batch, "
+                                              "kernel (got -1)"},
+        {offsetof(pt_train_params, loss), 99, "pt_train_params.loss is not one of"},
+        {offsetof(pt_train_params, kernel), 99, "pt_train_params.kernel is not one of linear, "
+                                                "poly, rbf, expr (got 99)"},
+        {offsetof(pt_train_params, pass), 3, "pt_train_params.pass is not one of"},
+        {offsetof(pt_train_params, isa), 5, "pt_train_params.isa is not one of"},
+        {offsetof(pt_train_params, schedule), -2, "pt_train_params.schedule is not one of"},
+        {offsetof(pt_train_params, batch_impl), 3, "pt_train_params.batch_impl is not one of"},
+        {offsetof(pt_train_params, gram_storage), 3, "pt_train_params.gram_storage is not one of"},
+        {offsetof(pt_train_params, multiclass), 2, "pt_train_params.multiclass is not one of"},
+        {offsetof(pt_train_params, expand.kind), 3, "pt_train_params.expand.kind is not one of "
+                                                    "none, poly, rff (got 3)"},
+        {offsetof(pt_train_params, mix), 2, "pt_train_params.mix is not one of uniform, mistakes"},
+        {offsetof(pt_train_params, scale), 4, "pt_train_params.scale"},
+        {offsetof(pt_train_params, shuffle), 2, "pt_train_params.shuffle must be 0 or 1 (got 2)"},
+        {offsetof(pt_train_params, bias), -1, "pt_train_params.bias must be 0 or 1"},
+        {offsetof(pt_train_params, average_iterates), 7, "pt_train_params.average_iterates must"},
+        {offsetof(pt_train_params, init_random), 3, "pt_train_params.init_random must be 0 or 1"},
+        {offsetof(pt_train_params, threads), 4097, "pt_train_params.threads must be at most 4096"},
+    };
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
+        pt_train_params p;
+        pt_train_params_init(&p);
+        memcpy((char *)&p + ints[k].offset, &ints[k].value, sizeof(int));
+        ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
+        ck_assert_msg(strstr(pt_last_error(), ints[k].msg), "case %zu: %s", k, pt_last_error());
+        pt_model *m = NULL;
+        ck_assert_msg(pt_train(ds, &p, &m, NULL) == PT_ERR_INVALID, "case %zu trained", k);
+        ck_assert_ptr_null(m);
+    }
+    /* the memory budget: at least 1 MiB */
+    const size_t budgets[] = {0, 1, ((size_t)1 << 20) - 1};
+    for (size_t k = 0; k < 3; k++) {
+        pt_train_params p;
+        pt_train_params_init(&p);
+        p.mem_budget_bytes = budgets[k];
+        ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
+        ck_assert_msg(strstr(pt_last_error(), "pt_train_params.mem_budget_bytes must be at least "
+                             "1048576 bytes"), "%s", pt_last_error());
+        pt_model *m = NULL;
+        ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
+    }
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.mem_budget_bytes = (size_t)1 << 20;
+    p.threads = 4096;
+    ck_assert_int_eq(pt_train_params_check(&p), PT_OK);
+    /* the expansion's kind, through pt_expand too */
+    pt_expand_params e;
+    pt_expand_params_init(&e);
+    e.kind = (pt_expand_kind)77;
+    pt_dataset *x = NULL;
+    ck_assert_int_eq(pt_expand(ds, &e, &x), PT_ERR_INVALID);
+    ck_assert_msg(strstr(pt_last_error(), "pt_expand_params.kind is not one of none, poly, rff "
+                         "(got 77)"), "%s", pt_last_error());
+    pt_dataset_free(ds);
+}
+END_TEST
+
 static int hook_calls;
 static int count_epochs(const pt_model *m, int epoch, size_t mistakes, void *user)
 {
@@ -290,6 +369,7 @@ int main(void)
     tcase_add_test(tc, test_params_train);
     tcase_add_test(tc, test_expand_params);
     tcase_add_test(tc, test_shuffle_chunk_bounded);
+    tcase_add_test(tc, test_ranges_checked);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -49,6 +49,11 @@ bool pt_mul_ok(size_t a, size_t b, size_t *out);
 size_t pt_round_up(size_t x, size_t to);
 size_t pt_physical_memory(void);      /* bytes of RAM */
 size_t pt_default_mem_budget(void);   /* half of RAM */
+/* The least memory budget a run takes (pt_train_params.mem_budget_bytes): 1 MiB, the least
+ * the CLI's --mem-mb can give. */
+#define PT_MIN_MEM_BUDGET ((size_t)1 << 20)
+/* The most threads a run takes (pt_train_params.threads), as the CLI's --threads. */
+#define PT_MAX_THREADS 4096
 int pt_threads_resolve(int requested); /* 0 -> all cores */
 /* The thread counts a call runs with: the calling thread's OpenMP count (what its parallel
  * regions and OpenBLAS, built for OpenMP, use) and OpenBLAS's process-wide count, set by
