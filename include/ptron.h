@@ -212,7 +212,9 @@ PT_API pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_
  * rename, so an existing file is replaced whole or not at all (keeping its permissions). What
  * path is stays so: a symlink is followed and its final target replaced; a device or FIFO is
  * written through (no atomicity there: a write error such as ENOSPC is still reported); a
- * directory or socket is refused. The same holds for every file ptron writes. The path "-"
+ * directory or socket is refused. The same holds for every file ptron writes; each write has
+ * a temporary of its own, so threads may write one path at once (the last rename wins, and a
+ * reader sees one whole file or another). The path "-"
  * is standard output (flushed, not closed; a .ptd dataset is refused there). Writers do not
  * compress: a path ending in ".gz" is refused. */
 PT_API pt_status pt_dataset_write(const pt_dataset *ds, const char *path, pt_format f);
@@ -646,7 +648,7 @@ typedef struct pt_train_params {
      * order shuffled from seed, chunk after chunk (see pt_dataset_streamed). A streamed dataset
      * is always shuffled so, by its window's rows when this is 0; the same value gives an
      * in-memory run the same order, so both train the same model bit for bit. Online paths
-     * (the batch path shuffles its blocks, which are chunks already). */
+     * (the batch path shuffles its blocks, which are chunks already). At most 2^32 - 1. */
     size_t shuffle_chunk;
     uint64_t seed;
     int bias;            /* 1: augment with a constant-1 coordinate (default) */
@@ -657,9 +659,10 @@ typedef struct pt_train_params {
      * OpenBLAS's count are set for the call and restored before pt_train returns, so what
      * the caller sees after the call is what it set before. Other threads' OpenMP counts are
      * never touched; OpenBLAS's count is one per process, so calls running at once in
-     * several threads each restore the count they found. */
+     * several threads each restore the count they found. At most 4096. */
     int threads;
-    size_t mem_budget_bytes; /* voted vectors, Gram cache and the like (default: half of RAM) */
+    /* voted vectors, Gram cache and the like (default: half of RAM; at least 1 MiB) */
+    size_t mem_budget_bytes;
     /* batch path */
     pt_loss loss;
     float lambda;
@@ -799,7 +802,8 @@ typedef struct pt_train_params {
 /* Every field to its default (struct_size included): the only way to start a params struct. */
 PT_API void pt_train_params_init(pt_train_params *p);
 /* Check parameters without training: PT_OK or PT_ERR_INVALID with a message naming the field
- * ("pt_train_params.eta must be a positive number (got -1)"). */
+ * ("pt_train_params.eta must be a positive number (got -1)"): every enum one of its values,
+ * every flag (shuffle, bias, average_iterates, init_random) 0 or 1, every number in its range. */
 PT_API pt_status pt_train_params_check(const pt_train_params *p);
 /* Check parameters against the data without training: what pt_train checks before it starts
  * (the parameters, the classes for the path, init and resume against the data: PT_ERR_INVALID,
@@ -1083,7 +1087,8 @@ typedef struct pt_cv_fold {
  * parallel on min(k, p->threads) threads (0: all cores), each fold's training on one thread,
  * so each fold's model is what pt_train gives on its rows alone (the paths give the same model
  * at any thread count); the folds running at once share p's memory budgets (mem_budget_bytes
- * and cache_mb, each divided by their number). p's progress and epoch callbacks are not
+ * and cache_mb, each divided by their number; no more run at once than leave each fold 1 MiB
+ * of mem_budget_bytes). p's progress and epoch callbacks are not
  * called; its stop token is honoured (PT_ERR_INTERRUPTED). resume and init are refused. A fold
  * that fails fails the call, its message prefixed with the fold. */
 PT_API pt_status pt_cross_validate(const pt_dataset *ds, const pt_train_params *p, size_t k,

@@ -1,11 +1,13 @@
 /* Atomic writes (pt_write_atomic): a regular file is replaced whole or not at all, and what the
  * path is stays what it was: a symlink stays a link to new content, a FIFO or a device is
  * written through, a directory or socket is refused. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -52,9 +54,18 @@ static mode_t kind_of(const char *path)
 /* No "NAME.tmp.*" left beside name. */
 static void assert_no_temporary(const char *name)
 {
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", name, (long)getpid());
-    ck_assert_msg(access(tmp, F_OK) != 0, "%s left behind", tmp);
+    char dir[1024], prefix[1024];
+    snprintf(dir, sizeof dir, "%s", name);
+    char *slash = strrchr(dir, '/');
+    ck_assert_ptr_nonnull(slash);
+    *slash = '\0';
+    snprintf(prefix, sizeof prefix, "%s.tmp.", slash + 1);
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        ck_assert_msg(strncmp(e->d_name, prefix, strlen(prefix)) != 0, "%s/%s left behind", dir,
+                      e->d_name);
+    closedir(d);
 }
 
 /* A directory of its own for a test (unique under the test temp dir). */
@@ -237,6 +248,90 @@ START_TEST(other_kinds_refused)
 }
 END_TEST
 
+/* The PID of a process that has exited and been waited for: no process has it. */
+static pid_t dead_pid(void)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) _exit(0);
+    ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+    return pid;
+}
+
+/* A child that lives until *release is closed (it reads the other end of a pipe). */
+static pid_t live_child(int *release)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fds[1]);
+        char c;
+        _exit(read(fds[0], &c, 1) == 0 ? 0 : 1);
+    }
+    close(fds[0]);
+    *release = fds[1];
+    return pid;
+}
+
+/* A file at dir/name (its path in out). */
+static void make_file(char *out, size_t len, const char *dir, const char *name)
+{
+    snprintf(out, len, "%s/%s", dir, name);
+    int fd = open(out, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    ck_assert_msg(fd >= 0, "%s: %s", out, strerror(errno));
+    ck_assert_int_eq(write(fd, "half", 4), 4);
+    close(fd);
+}
+
+/* A writer killed mid-write leaves TARGET.tmp.PID[.N]: the next write of TARGET removes those
+ * of processes that are gone, and keeps a live writer's (by its PID, or by the lock it holds
+ * on its temporary, as a writer in another PID namespace would), other targets' and names of
+ * another form. Once the live writer is gone, the next write removes its temporary too. */
+START_TEST(stale_temporaries_removed)
+{
+    char dir[512], target[600], name[128], gone1[700], gone2[700], live[700], locked[700],
+        other[700], odd[700];
+    fresh_dir(dir, sizeof dir);
+    snprintf(target, sizeof target, "%s/m.model", dir);
+    long dead = (long)dead_pid();
+    int release;
+    pid_t alive = live_child(&release);
+    snprintf(name, sizeof name, "m.model.tmp.%ld", dead); /* earlier versions' name */
+    make_file(gone1, sizeof gone1, dir, name);
+    snprintf(name, sizeof name, "m.model.tmp.%ld.7", dead);
+    make_file(gone2, sizeof gone2, dir, name);
+    snprintf(name, sizeof name, "m.model.tmp.%ld.0", (long)alive);
+    make_file(live, sizeof live, dir, name);
+    snprintf(name, sizeof name, "m.model.tmp.%ld.9", dead);
+    make_file(locked, sizeof locked, dir, name);
+    snprintf(name, sizeof name, "n.model.tmp.%ld.1", dead);
+    make_file(other, sizeof other, dir, name);
+    snprintf(name, sizeof name, "m.model.tmp.%ld.1x", dead);
+    make_file(odd, sizeof odd, dir, name);
+    int lock_fd = open(locked, O_RDONLY);
+    ck_assert_int_eq(flock(lock_fd, LOCK_EX), 0);
+
+    ck_assert_int_eq(pt_write_atomic(target, write_hello, NULL), PT_OK);
+    assert_contents(target, "hello\n");
+    ck_assert_msg(access(gone1, F_OK) != 0, "%s kept", gone1);
+    ck_assert_msg(access(gone2, F_OK) != 0, "%s kept", gone2);
+    const char *kept[] = {live, locked, other, odd};
+    for (int k = 0; k < 4; k++) ck_assert_msg(access(kept[k], F_OK) == 0, "%s removed", kept[k]);
+
+    /* the live writer ends, the lock is let go: the next write removes both */
+    close(release);
+    ck_assert_int_eq(waitpid(alive, NULL, 0), alive);
+    close(lock_fd);
+    ck_assert_int_eq(pt_write_atomic(target, write_hello, NULL), PT_OK);
+    ck_assert_msg(access(live, F_OK) != 0, "%s kept", live);
+    ck_assert_msg(access(locked, F_OK) != 0, "%s kept", locked);
+    ck_assert_int_eq(access(other, F_OK), 0);
+    ck_assert_int_eq(access(odd, F_OK), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("atomic_file");
@@ -247,6 +342,7 @@ int main(void)
     tcase_add_test(tc, fifo_gets_the_bytes);
     tcase_add_test(tc, devices_are_written_through);
     tcase_add_test(tc, other_kinds_refused);
+    tcase_add_test(tc, stale_temporaries_removed);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -573,6 +573,9 @@ START_TEST(test_interrupt_every_path)
         {four, "--voted --shuffle --threads 2"},
         {four, "--path batch --batch-size 8 --threads 2"},
         {four, "--path kernel --gram full --kernel rbf --shuffle"},
+        /* the budget removes support vectors from the first epochs on */
+        {two, "--path kernel --kernel rbf --budget 5 --shuffle"},
+        {four, "--path kernel --budget 4 --shuffle"},
     };
     for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
         int sig = k % 4 == 3 ? SIGTERM : SIGINT;
@@ -637,6 +640,80 @@ START_TEST(test_interrupt_and_resume)
     free(t);
     ck_assert_int_eq(run(&out, &err, "train %s -o %s --resume %s", data, rest, bad), 2);
     HAS(err, bad);
+    free(out);
+    free(err);
+}
+END_TEST
+
+/* --resume with an option that sets a parameter of the saved run to another value: refused
+ * (exit 1) naming the option and the saved value, on a linear and a kernel run; the same
+ * values, options of the call itself and a gamma rule are fine, and such a resume still ends
+ * at the uninterrupted run's model, byte for byte (--cache-mb is allowed too, but the model
+ * records it). */
+START_TEST(test_resume_refuses_contradictions)
+{
+    const char *data = keep(0, noise_file("rc", 300, 4, 2)), *ck = keep(1, tu_path("rck", ".model"));
+    const char *ref = keep(2, tu_path("rref", ".model")), *rest = keep(3, tu_path("rrest", ".model"));
+    const char *kck = keep(4, tu_path("rkck", ".model"));
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 3 --shuffle --seed 3 --eta 0.5 "
+                         "--checkpoint %s --quiet", data, rest, ck), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 2 --path kernel --kernel rbf "
+                         "--gamma 0.25 --checkpoint %s --quiet", data, rest, kck), 0);
+    free(out);
+    free(err);
+    const struct {
+        const char *ck, *opts, *msg;
+    } bad[] = {
+        {ck, "--eta 5", "--eta 5: the run to resume was trained with eta 0.5"},
+        {ck, "--eta=2", "--eta 2: the run to resume was trained with eta 0.5"},
+        {ck, "--path batch", "--path batch: the run to resume was trained with path online"},
+        {ck, "--averaged", "--averaged: the run to resume was trained with variant classic"},
+        {ck, "--seed 4", "--seed 4: the run to resume was trained with seed 3"},
+        {ck, "--no-bias", "--no-bias: the run to resume was trained with bias 1"},
+        {ck, "--margin 1", "--margin 1: the run to resume was trained with margin 0"},
+        {ck, "--expand 2", "--expand 2: the run to resume was trained with expand.kind none"},
+        {ck, "--scale -1,1", "--scale -1,1: the run to resume was trained with scale none"},
+        {kck, "--kernel poly", "--kernel poly: the run to resume was trained with kernel rbf"},
+        {kck, "--gamma 0.5", "--gamma 0.5: the run to resume was trained with gamma 0.25"},
+        {kck, "--path kernel --budget 10", "--budget 10: the run to resume was trained with budget 0"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        int rc = run(&out, &err, "train %s -o %s --resume %s --epochs 5 %s", data, rest, bad[k].ck,
+                     bad[k].opts);
+        ck_assert_msg(rc == 1, "%s: exit %d: %s", bad[k].opts, rc, err);
+        HAS(err, bad[k].msg);
+        HAS(err, bad[k].ck);
+        free(out);
+        free(err);
+    }
+    /* the saved values again, and what a resumed call may choose: the uninterrupted run's model */
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --epochs 6 --shuffle --seed 3 --eta 0.5 "
+                         "--quiet", data, ref), 0);
+    free(out);
+    free(err);
+    int rc = run(&out, &err, "train %s -o %s --resume %s --epochs 6 --shuffle --seed 3 --eta 0.5 "
+                 "--threads 2 --pass sequential --mem-mb 64 "
+                 "--checkpoint %s --checkpoint-every 2 --quiet", data, rest, ck, ck);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    free(out);
+    free(err);
+    size_t la, lb;
+    char *a = tu_read_file(ref, &la), *b = tu_read_file(rest, &lb);
+    ck_assert_msg(a && b && la == lb && memcmp(a, b, la) == 0, "the resumed model differs");
+    free(a);
+    free(b);
+    /* the kernel run: its gamma again, or the rule that gave a number */
+    rc = run(&out, &err, "train %s -o %s --resume %s --epochs 3 --path kernel --kernel rbf "
+             "--gamma 0.25 --quiet", data, rest, kck);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
+    free(out);
+    free(err);
+    rc = run(&out, &err, "train %s -o %s --resume %s --epochs 3 --gamma scale --cache-mb 8 "
+             "--quiet", data, rest, kck);
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, err);
     free(out);
     free(err);
 }
@@ -1228,6 +1305,7 @@ int main(void)
     tcase_add_test(tc, test_bad_model_fields_exit_2);
     tcase_add_test(tc, test_csv_delimiter_option);
     tcase_add_test(tc, test_interrupt_every_path);
+    tcase_add_test(tc, test_resume_refuses_contradictions);
     tcase_add_test(tc, test_signal_after_training);
     tcase_add_test(tc, test_checkpoint_failure_warns);
     tcase_add_test(tc, test_early_stop_model_loads);

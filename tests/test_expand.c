@@ -530,14 +530,19 @@ START_TEST(test_refusals)
     pt_model *m;
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_LIMIT);
     ck_assert_msg(strstr(pt_last_error(), "1705904746"), "%s", pt_last_error());
+    /* 60 rows need 1,236,480 bytes, over the least memory budget a run may have (1 MiB) */
+    pt_dataset *rows60 = circle(60, 100, 1);
     p.expand.degree = 2;
+    p.expand.mem_budget_bytes = (size_t)2 << 20;
     p.path = PT_PATH_BATCH;
-    p.mem_budget_bytes = 1000000;
-    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_LIMIT);
-    ck_assert_msg(strstr(pt_last_error(), "1030400 bytes"), "%s", pt_last_error());
+    p.mem_budget_bytes = (size_t)1 << 20;
+    ck_assert_int_eq(pt_train(rows60, &p, &m, NULL), PT_ERR_LIMIT);
+    ck_assert_msg(strstr(pt_last_error(), "1236480 bytes") &&
+                  strstr(pt_last_error(), "pt_train_params.mem_budget_bytes"), "%s", pt_last_error());
     p.path = PT_PATH_ONLINE; /* the same budget streams fine */
-    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_OK);
+    ck_assert_int_eq(pt_train(rows60, &p, &m, NULL), PT_OK);
     pt_model_free(m);
+    pt_dataset_free(rows60);
     p.path = PT_PATH_KERNEL;
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/common.h"
 #include "model/model.h"
 #include "paths/kernel_budget.h"
 #include "testutil.h"
@@ -169,6 +170,93 @@ START_TEST(test_resume_same)
 }
 END_TEST
 
+/* m through its file's bytes (as a checkpoint or an interrupted run is written and read). */
+static pt_model *through_file(const pt_model *m)
+{
+    void *buf;
+    size_t len;
+    ck_assert_int_eq(pt_model_save_buffer(m, &buf, &len), PT_OK);
+    pt_model *back = NULL;
+    pt_status s = pt_model_load_buffer(buf, len, "snapshot.model", &back);
+    ck_assert_msg(s == PT_OK, "%s", pt_last_error());
+    pt_buffer_free(buf);
+    return back;
+}
+
+/* The text of m's file with the first alpha value that is v replaced by w (same width), and
+ * its checksum made right again: only the loader's checks of the run state can refuse it. */
+static char *edited_alpha(const pt_model *m, char v, char w, size_t *len)
+{
+    void *buf;
+    ck_assert_int_eq(pt_model_save_buffer(m, &buf, len), PT_OK);
+    char *t = malloc(*len + 1);
+    memcpy(t, buf, *len);
+    t[*len] = '\0';
+    pt_buffer_free(buf);
+    char *a = memmem(t, *len, "\nalpha ", 7); /* past the binary section's NUL bytes */
+    ck_assert_ptr_nonnull(a);
+    char pat[4] = {' ', v, ' ', 0}, *at = strstr(a, pat);
+    ck_assert_ptr_nonnull(at);
+    at[1] = w;
+    char *sum = strstr(a, "\nchecksum ") + 1;
+    snprintf(sum, 27, "checksum %016llx\n",
+             (unsigned long long)pt_checksum(t, (size_t)(sum - t)));
+    return t;
+}
+
+/* A budgeted run's snapshots after the budget removed support vectors (fewer alphas than
+ * updates) are written and read back, binary and one-vs-rest, and resume from the file to the
+ * uninterrupted run's model; a state whose alphas the budget cannot have left is refused. */
+START_TEST(test_snapshot_file_resumes)
+{
+    pt_dataset *sets[2] = {gen(PT_GEN_CIRCLE, 400, 2), gen(PT_GEN_BLOBS, 300, 4)};
+    for (int k = 0; k < 2; k++) {
+        pt_train_params p;
+        kernel_params(&p, PT_VARIANT_CLASSIC, PT_GRAM_ROWS, 12);
+        pt_model *snap = NULL, *full, *resumed;
+        p.epoch_hook = stop_after;
+        p.epoch_user = &snap;
+        ck_assert_int_eq(pt_train(sets[k], &p, &full, NULL), PT_OK);
+        ck_assert_ptr_nonnull(snap);
+        pt_model *back = through_file(snap);
+        pt_train_params q;
+        pt_train_params_init(&q);
+        pt_model_get_params(back, &q);
+        q.resume = back;
+        ck_assert_int_eq(pt_train(sets[k], &q, &resumed, NULL), PT_OK);
+        if (k == 0) assert_same_kernel_model(full, resumed);
+        else
+            for (size_t c = 0; c < 3; c++) assert_same_kernel_model(full->sub[c], resumed->sub[c]);
+        void *a, *b;
+        size_t la, lb;
+        ck_assert_int_eq(pt_model_save_buffer(full, &a, &la), PT_OK);
+        ck_assert_int_eq(pt_model_save_buffer(resumed, &b, &lb), PT_OK);
+        ck_assert(la == lb && memcmp(a, b, la) == 0);
+        pt_buffer_free(a);
+        pt_buffer_free(b);
+        pt_model_free(resumed);
+        pt_model_free(back);
+        pt_model_free(full);
+        if (k == 0) {
+            /* the budget did remove vectors by epoch 2: 12 vectors, more updates */
+            ck_assert_uint_eq(snap->n_sv, 12);
+            ck_assert_uint_gt(snap->states[0]->updates, 12);
+            size_t len;
+            char *t = edited_alpha(snap, '1', '0', &len); /* 11 vectors kept: never */
+            ck_assert_int_eq(pt_model_load_buffer(t, len, "bad.model", &back), PT_ERR_PARSE);
+            HAS(pt_last_error(), "only 11 support vectors");
+            free(t);
+            t = edited_alpha(snap, '0', '1', &len); /* 13 vectors: over the budget */
+            ck_assert_int_eq(pt_model_load_buffer(t, len, "bad.model", &back), PT_ERR_PARSE);
+            HAS(pt_last_error(), "13 support vectors, over the budget of 12");
+            free(t);
+        }
+        pt_model_free(snap);
+        pt_dataset_free(sets[k]);
+    }
+}
+END_TEST
+
 START_TEST(test_refusals_and_file)
 {
     pt_dataset *ds = gen(PT_GEN_CIRCLE, 300, 2);
@@ -237,6 +325,7 @@ int main(void)
     tcase_add_test(tc, test_large_budget_is_unbudgeted);
     tcase_add_test(tc, test_victim_uniform);
     tcase_add_test(tc, test_resume_same);
+    tcase_add_test(tc, test_snapshot_file_resumes);
     tcase_add_test(tc, test_refusals_and_file);
     tcase_add_test(tc, test_cli);
     suite_add_tcase(s, tc);

@@ -1,5 +1,10 @@
 /* Model files: exact round trips of linear and kernel models, and damaged files. */
+#include <dirent.h>
+#include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +29,23 @@ static int exists(const char *p)
 {
     struct stat sb;
     return stat(p, &sb) == 0;
+}
+
+/* No temporary of path's writes ("PATH.tmp.*") left beside it. */
+static void assert_no_temporary(const char *path)
+{
+    char dir[512], prefix[512];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    ck_assert_ptr_nonnull(slash);
+    *slash = '\0';
+    snprintf(prefix, sizeof prefix, "%s.tmp.", slash + 1);
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        ck_assert_msg(strncmp(e->d_name, prefix, strlen(prefix)) != 0, "%s/%s left behind", dir,
+                      e->d_name);
+    closedir(d);
 }
 
 /* Every field that the file carries, bit for bit. */
@@ -1245,12 +1267,11 @@ START_TEST(save_replaces_whole)
 {
     pt_model *big = hand_linear(500), *small = hand_kernel();
     const char *p0 = tu_path("replace", ".model");
-    char p[512], tmp[600];
+    char p[512];
     snprintf(p, sizeof p, "%s", p0);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)getpid());
     ck_assert_int_eq(pt_model_save(big, p), PT_OK);
     ck_assert_int_eq(pt_model_save(small, p), PT_OK);
-    ck_assert(!exists(tmp));
+    assert_no_temporary(p);
     pt_model *r = NULL;
     ck_assert_int_eq(pt_model_load(p, &r), PT_OK);
     assert_same(small, r);
@@ -1262,28 +1283,32 @@ START_TEST(save_replaces_whole)
 END_TEST
 
 /* A save that fails leaves the old file as it was: (1) the temporary file cannot be created
- * (a directory squats on its name), (2) the model cannot be written (non-finite weights). */
+ * (the target's name is as long as a name can be: the temporary's is longer), (2) the model
+ * cannot be written (non-finite weights). */
 START_TEST(failed_save_keeps_old)
 {
     pt_model *old = hand_linear(8), *other = hand_kernel();
     const char *p0 = tu_path("keep", ".model");
-    char p[512], tmp[600];
+    char p[512], longest[1024];
     snprintf(p, sizeof p, "%s", p0);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p, (long)getpid());
     ck_assert_int_eq(pt_model_save(old, p), PT_OK);
     size_t len0, len1;
     char *before = tu_read_file(p, &len0);
 
-    ck_assert_int_eq(mkdir(tmp, 0700), 0);
-    ASSERT_ERR(pt_model_save(other, p), PT_ERR_IO, p);
-    ck_assert_int_eq(rmdir(tmp), 0);
-    char *after = tu_read_file(p, &len1);
+    snprintf(longest, sizeof longest, "%s", p);
+    size_t base = (size_t)(strrchr(longest, '/') + 1 - longest);
+    memset(longest + base, 'm', NAME_MAX);
+    longest[base + NAME_MAX] = '\0';
+    ck_assert_int_eq(link(p, longest), 0);
+    ASSERT_ERR(pt_model_save(other, longest), PT_ERR_IO, longest);
+    char *after = tu_read_file(longest, &len1);
     ck_assert(len0 == len1 && memcmp(before, after, len0) == 0);
     free(after);
+    unlink(longest);
 
     other->coef[1] = NAN;
     ck_assert_int_ne(pt_model_save(other, p), PT_OK);
-    ck_assert(!exists(tmp));
+    assert_no_temporary(p);
     after = tu_read_file(p, &len1);
     ck_assert(len0 == len1 && memcmp(before, after, len0) == 0);
     free(after);
@@ -1291,6 +1316,91 @@ START_TEST(failed_save_keeps_old)
     unlink(p);
     pt_model_free(old);
     pt_model_free(other);
+}
+END_TEST
+
+/* Two threads saving to one path while a third loads it. */
+typedef struct save_race {
+    const char *path;
+    const pt_model *models[2];
+    void *bytes[2]; /* each model's file */
+    size_t len[2];
+    atomic_int savers_left;
+    atomic_int failed_saves;
+    int loads, failed_loads, strangers; /* the reader's counts */
+    char first_error[512];
+} save_race;
+
+enum { RACE_SAVES = 150 };
+
+typedef struct saver {
+    save_race *race;
+    int which;
+} saver;
+
+static void *save_loop(void *arg)
+{
+    const saver *sv = arg;
+    save_race *r = sv->race;
+    for (int i = 0; i < RACE_SAVES; i++)
+        if (pt_model_save(r->models[sv->which], r->path) != PT_OK) atomic_fetch_add(&r->failed_saves, 1);
+    atomic_fetch_sub(&r->savers_left, 1);
+    return NULL;
+}
+
+/* Loads until both savers are done (and once after): each load must be one of the two
+ * models whole. */
+static void *load_loop(void *arg)
+{
+    save_race *r = arg;
+    for (bool last = false; !last;) {
+        last = atomic_load(&r->savers_left) == 0;
+        pt_model *m = NULL;
+        r->loads++;
+        if (pt_model_load(r->path, &m) != PT_OK) {
+            if (!r->failed_loads++) snprintf(r->first_error, sizeof r->first_error, "%s", pt_last_error());
+            continue;
+        }
+        void *buf;
+        size_t len;
+        ck_assert_int_eq(pt_model_save_buffer(m, &buf, &len), PT_OK);
+        bool known = false;
+        for (int k = 0; k < 2; k++) known |= len == r->len[k] && memcmp(buf, r->bytes[k], len) == 0;
+        r->strangers += !known;
+        pt_buffer_free(buf);
+        pt_model_free(m);
+    }
+    return NULL;
+}
+
+/* pt_model_save from two threads of one process to one path, a third thread loading it: every
+ * save succeeds and every load is one of the two models (each write has its own temporary). */
+START_TEST(threads_save_one_path)
+{
+    pt_model *a = hand_linear(20000), *b = hand_kernel();
+    char path[512];
+    snprintf(path, sizeof path, "%s", tu_path("race", ".model"));
+    save_race r = {.path = path, .models = {a, b}};
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq(pt_model_save_buffer(r.models[k], &r.bytes[k], &r.len[k]), PT_OK);
+    ck_assert_int_eq(pt_model_save(a, r.path), PT_OK);
+    atomic_init(&r.savers_left, 2);
+    atomic_init(&r.failed_saves, 0);
+    saver sv[2] = {{&r, 0}, {&r, 1}};
+    pthread_t t[3];
+    for (int k = 0; k < 2; k++) ck_assert_int_eq(pthread_create(&t[k], NULL, save_loop, &sv[k]), 0);
+    ck_assert_int_eq(pthread_create(&t[2], NULL, load_loop, &r), 0);
+    for (int k = 0; k < 3; k++) pthread_join(t[k], NULL);
+    const int failed_saves = atomic_load(&r.failed_saves);
+    ck_assert_msg(failed_saves == 0 && r.failed_loads == 0 && r.strangers == 0,
+                  "%d of %d saves failed; %d of %d loads failed (the first: %s), %d were neither "
+                  "model", failed_saves, 2 * RACE_SAVES, r.failed_loads, r.loads, r.first_error,
+                  r.strangers);
+    assert_no_temporary(r.path);
+    unlink(r.path);
+    for (int k = 0; k < 2; k++) pt_buffer_free(r.bytes[k]);
+    pt_model_free(a);
+    pt_model_free(b);
 }
 END_TEST
 
@@ -1367,6 +1477,10 @@ static Suite *suite(void)
     tcase_add_test(t, edited_run_state);
     tcase_add_test(t, memory_buffers);
     suite_add_tcase(s, t);
+    TCase *race = tcase_create("threads"); /* hundreds of fsyncs: more than the default 4 s */
+    tcase_set_timeout(race, 300);
+    tcase_add_test(race, threads_save_one_path);
+    suite_add_tcase(s, race);
     return s;
 }
 

@@ -439,7 +439,7 @@ START_TEST(test_kernel_ovr_workers_identical)
                         p.epochs = 6;
                         p.gram_storage = runs[r].storage;
                         p.cache_mb = runs[r].cache_mb;
-                        p.mem_budget_bytes = runs[r].budget_bytes;
+                        if (runs[r].budget_bytes) p.mem_budget_bytes = runs[r].budget_bytes;
                         p.threads = t + 1;
                         int calls = 0;
                         if (rounds) {
@@ -478,7 +478,6 @@ START_TEST(test_ovr_voted_keeps_votes)
 {
     pt_dataset *train = shipped("wine.train.svm");
     const size_t n = pt_dataset_n(train), d = pt_dataset_d(train), K = pt_dataset_nclass(train);
-    size_t most_votes = 0; /* of any class */
     float *cs = malloc(n * K * sizeof *cs), *cs2 = malloc(n * K * sizeof *cs2), *bs = malloc(n * sizeof *bs);
     pt_train_params p;
     pt_train_params_init(&p);
@@ -498,7 +497,6 @@ START_TEST(test_ovr_voted_keeps_votes)
             pt_model *mb;
             ck_assert_int_eq(pt_train(bin, &q, &mb, NULL), PT_OK);
             ck_assert_uint_gt(mb->n_votes, 1);
-            if (mb->n_votes > most_votes) most_votes = mb->n_votes;
             ck_assert_int_eq(pt_model_scores(mb, bin, bs), PT_OK);
             for (size_t i = 0; i < n; i++) {
                 ck_assert_msg(memcmp(&bs[i], &cs[i * K + c], sizeof(float)) == 0,
@@ -542,23 +540,49 @@ START_TEST(test_ovr_voted_keeps_votes)
     ck_assert_int_eq(strncmp(text, "ptron-model 1\n", 14), 0);
     free(text);
     pt_model_free(m);
-    /* a budget that holds the vectors of any one class, but not K classes' within 1/K each */
+    free(cs);
+    free(cs2);
+    free(bs);
+    pt_dataset_free(train);
+    /* a budget that holds the vectors of any one class, but not K classes' within 1/K each:
+     * on labels no separator fits (so many vectors), wide rows (so a budget of at least 1 MiB) */
+    const size_t rn = 1500, rd = 100, vector_bytes = (pt_stride_for(rd) + 2) * sizeof(float);
+    float *x = malloc(rn * rd * sizeof *x);
+    double *labels = malloc(rn * sizeof *labels);
+    uint64_t u = 7;
+    for (size_t i = 0; i < rn * rd; i++) {
+        u = u * 6364136223846793005u + 1442695040888963407u;
+        x[i] = (float)(u >> 40) / (float)(1u << 24) - 0.5f;
+    }
+    for (size_t i = 0; i < rn; i++) labels[i] = (double)((i * 7 + i / 3) % 3);
+    pt_dataset *noise = tu_dataset(rn, rd, x, labels);
+    free(x);
+    free(labels);
     p.variant = PT_VARIANT_VOTED;
     p.threads = 1;
-    p.mem_budget_bytes = most_votes * (pt_stride_for(d) + 2) * sizeof(float);
-    for (size_t c = 0; c < K; c++) {
-        pt_dataset *bin = one_vs_rest(train, c);
+    p.epochs = 2;
+    size_t votes = 0; /* the most of any class */
+    for (size_t c = 0; c < 3; c++) {
+        pt_dataset *bin = one_vs_rest(noise, c);
+        pt_model *mb;
+        ck_assert_int_eq(pt_train(bin, &p, &mb, NULL), PT_OK);
+        if (mb->n_votes > votes) votes = mb->n_votes;
+        pt_model_free(mb);
+        pt_dataset_free(bin);
+    }
+    p.mem_budget_bytes = votes * vector_bytes > PT_MIN_MEM_BUDGET ? votes * vector_bytes
+                                                                 : PT_MIN_MEM_BUDGET;
+    ck_assert_msg(votes * vector_bytes > p.mem_budget_bytes / 3, "%zu vectors", votes);
+    for (size_t c = 0; c < 3; c++) {
+        pt_dataset *bin = one_vs_rest(noise, c);
         pt_model *mb;
         ck_assert_int_eq(pt_train(bin, &p, &mb, NULL), PT_OK);
         pt_model_free(mb);
         pt_dataset_free(bin);
     }
-    ck_assert_int_eq(pt_train(train, &p, &m, NULL), PT_ERR_LIMIT);
+    ck_assert_int_eq(pt_train(noise, &p, &m, NULL), PT_ERR_LIMIT);
     ck_assert_ptr_nonnull(strstr(pt_last_error(), "1/K of the budget"));
-    free(cs);
-    free(cs2);
-    free(bs);
-    pt_dataset_free(train);
+    pt_dataset_free(noise);
 }
 END_TEST
 

@@ -1,5 +1,7 @@
 /* Parameters by name: every key reads back what it sets, into the struct's field. */
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,6 +150,122 @@ START_TEST(test_refusals_keep_value)
 }
 END_TEST
 
+/* shuffle_chunk near SIZE_MAX, by field or by name: refused by the check and by pt_train,
+ * naming the field; the largest allowed trains. */
+START_TEST(test_shuffle_chunk_bounded)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.n = 200;
+    g.d = 4;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.shuffle = 1;
+    p.epochs = 2;
+    const char *huge[] = {"18446744073709551615", "18446744073709551600", "4294967296"};
+    for (size_t k = 0; k < 3; k++) {
+        ck_assert_int_eq(pt_train_params_set(&p, "shuffle_chunk", huge[k]), PT_OK);
+        ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
+        ck_assert_msg(strstr(pt_last_error(), "pt_train_params.shuffle_chunk must be at most "
+                             "4294967295 rows") != NULL, "%s", pt_last_error());
+        pt_model *m = NULL;
+        ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
+        ck_assert_ptr_null(m);
+    }
+    p.shuffle_chunk = SIZE_MAX;
+    ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
+    p.shuffle_chunk = UINT32_MAX; /* more rows than the data: one chunk, the whole order */
+    pt_model *m = NULL, *whole = NULL;
+    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_OK);
+    p.shuffle_chunk = ds->n;
+    ck_assert_int_eq(pt_train(ds, &p, &whole, NULL), PT_OK);
+    ck_assert_mem_eq(pt_model_weights(m, NULL), pt_model_weights(whole, NULL), 4 * sizeof(float));
+    pt_model_free(m);
+    pt_model_free(whole);
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* Every enum field out of its range, every flag other than 0 or 1, a memory budget under
+ * 1 MiB and more threads than 4096: refused by the check and by pt_train, naming the field
+ * (they trained before, and then the model could not be saved). */
+START_TEST(test_ranges_checked)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.n = 100;
+    g.d = 3;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    const struct {
+        size_t offset;
+        int value;
+        const char *msg;
+    } ints[] = {
+        {offsetof(pt_train_params, variant), 77, "pt_train_params.variant is not one of classic, "
+                                                 "averaged, voted (got 77)"},
+        {offsetof(pt_train_params, path), -1, "pt_train_params.path is not one of online, batch, "
+                                              "kernel (got -1)"},
+        {offsetof(pt_train_params, loss), 99, "pt_train_params.loss is not one of"},
+        {offsetof(pt_train_params, kernel), 99, "pt_train_params.kernel is not one of linear, "
+                                                "poly, rbf, expr (got 99)"},
+        {offsetof(pt_train_params, pass), 3, "pt_train_params.pass is not one of"},
+        {offsetof(pt_train_params, isa), 5, "pt_train_params.isa is not one of"},
+        {offsetof(pt_train_params, schedule), -2, "pt_train_params.schedule is not one of"},
+        {offsetof(pt_train_params, batch_impl), 3, "pt_train_params.batch_impl is not one of"},
+        {offsetof(pt_train_params, gram_storage), 3, "pt_train_params.gram_storage is not one of"},
+        {offsetof(pt_train_params, multiclass), 2, "pt_train_params.multiclass is not one of"},
+        {offsetof(pt_train_params, expand.kind), 3, "pt_train_params.expand.kind is not one of "
+                                                    "none, poly, rff (got 3)"},
+        {offsetof(pt_train_params, mix), 2, "pt_train_params.mix is not one of uniform, mistakes"},
+        {offsetof(pt_train_params, scale), 4, "pt_train_params.scale"},
+        {offsetof(pt_train_params, shuffle), 2, "pt_train_params.shuffle must be 0 or 1 (got 2)"},
+        {offsetof(pt_train_params, bias), -1, "pt_train_params.bias must be 0 or 1"},
+        {offsetof(pt_train_params, average_iterates), 7, "pt_train_params.average_iterates must"},
+        {offsetof(pt_train_params, init_random), 3, "pt_train_params.init_random must be 0 or 1"},
+        {offsetof(pt_train_params, threads), 4097, "pt_train_params.threads must be at most 4096"},
+    };
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
+        pt_train_params p;
+        pt_train_params_init(&p);
+        memcpy((char *)&p + ints[k].offset, &ints[k].value, sizeof(int));
+        ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
+        ck_assert_msg(strstr(pt_last_error(), ints[k].msg), "case %zu: %s", k, pt_last_error());
+        pt_model *m = NULL;
+        ck_assert_msg(pt_train(ds, &p, &m, NULL) == PT_ERR_INVALID, "case %zu trained", k);
+        ck_assert_ptr_null(m);
+    }
+    /* the memory budget: at least 1 MiB */
+    const size_t budgets[] = {0, 1, ((size_t)1 << 20) - 1};
+    for (size_t k = 0; k < 3; k++) {
+        pt_train_params p;
+        pt_train_params_init(&p);
+        p.mem_budget_bytes = budgets[k];
+        ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
+        ck_assert_msg(strstr(pt_last_error(), "pt_train_params.mem_budget_bytes must be at least "
+                             "1048576 bytes"), "%s", pt_last_error());
+        pt_model *m = NULL;
+        ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
+    }
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.mem_budget_bytes = (size_t)1 << 20;
+    p.threads = 4096;
+    ck_assert_int_eq(pt_train_params_check(&p), PT_OK);
+    /* the expansion's kind, through pt_expand too */
+    pt_expand_params e;
+    pt_expand_params_init(&e);
+    e.kind = (pt_expand_kind)77;
+    pt_dataset *x = NULL;
+    ck_assert_int_eq(pt_expand(ds, &e, &x), PT_ERR_INVALID);
+    ck_assert_msg(strstr(pt_last_error(), "pt_expand_params.kind is not one of none, poly, rff "
+                         "(got 77)"), "%s", pt_last_error());
+    pt_dataset_free(ds);
+}
+END_TEST
+
 static int hook_calls;
 static int count_epochs(const pt_model *m, int epoch, size_t mistakes, void *user)
 {
@@ -276,6 +394,8 @@ int main(void)
     tcase_add_test(tc, test_voted_max_vectors_range);
     tcase_add_test(tc, test_params_train);
     tcase_add_test(tc, test_expand_params);
+    tcase_add_test(tc, test_shuffle_chunk_bounded);
+    tcase_add_test(tc, test_ranges_checked);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -256,12 +256,13 @@ END_TEST
  * ends as it ends alone. */
 START_TEST(test_voted_budget_error_is_its_own_call)
 {
-    pt_dataset *da = noisy(2000, 16, 4), *db = noisy(2500, 20, 5);
+    /* A's vectors of 1024 features: hundreds of 4 KiB, over 1 MiB, the least budget */
+    pt_dataset *da = noisy(2000, 1024, 4), *db = noisy(2500, 20, 5);
     pt_train_params voted, other;
     pt_train_params_init(&voted);
     voted.variant = PT_VARIANT_VOTED;
     voted.epochs = 5;
-    voted.mem_budget_bytes = 40 * (pt_stride_for(16) * sizeof(float) + 2 * sizeof(float));
+    voted.mem_budget_bytes = (size_t)1 << 20;
     pt_train_params_init(&other);
     other.variant = PT_VARIANT_AVERAGED;
     other.epochs = 8;
@@ -425,7 +426,7 @@ START_TEST(test_thread_counts_restored)
         {PT_PATH_BATCH, PT_BATCH_GEMV, 1, 0},
         {PT_PATH_ONLINE, PT_BATCH_AUTO, 1, 0},
         {PT_PATH_KERNEL, PT_BATCH_AUTO, 1, 0},
-        {PT_PATH_KERNEL, PT_BATCH_AUTO, 0, 1000}, /* refused: over the memory budget */
+        {PT_PATH_KERNEL, PT_BATCH_AUTO, 0, 1 << 20}, /* refused: the Gram over the budget */
     };
     for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
         pt_train_params p;
@@ -434,7 +435,10 @@ START_TEST(test_thread_counts_restored)
         p.batch_impl = runs[r].impl;
         p.epochs = 3;
         p.threads = 2;
-        if (runs[r].budget) p.mem_budget_bytes = runs[r].budget;
+        if (runs[r].budget) {
+            p.mem_budget_bytes = runs[r].budget;
+            p.gram_storage = PT_GRAM_FULL;
+        }
         pt_model *m = NULL;
         pt_status s = pt_train(runs[r].multi ? blobs : bin, &p, &m, NULL);
         ck_assert_msg(runs[r].budget ? s == PT_ERR_LIMIT : s == PT_OK, "run %zu: %s", r,

@@ -636,8 +636,17 @@ START_TEST(test_voted)
     pt_model_free(back);
     pt_train_report_clear(&r);
     pt_model_free(m);
-    /* a budget too small for the vectors: refused with a message that says what to do */
-    p.mem_budget_bytes = 20 * 18 * sizeof(float);
+    /* a budget too small for the vectors: refused with a message that says what to do (rows
+     * of 1024 features with 10% of labels flipped: hundreds of vectors of 4 KiB, over 1 MiB,
+     * the least budget) */
+    pt_dataset_free(ds);
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_NOISY;
+    g.n = 2000;
+    g.d = 1024;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    p.mem_budget_bytes = (size_t)1 << 20;
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_LIMIT);
     ck_assert_ptr_nonnull(strstr(pt_last_error(), "PT_VARIANT_AVERAGED"));
     pt_dataset_free(ds);

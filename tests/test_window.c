@@ -501,6 +501,15 @@ START_TEST(chunked_order)
     pt_rng_seed(&r, 4);
     pt_rng_shuffle(&r, b, n);
     ck_assert(memcmp(a, b, n * sizeof *a) == 0);
+    /* a chunk of n rows or more, up to SIZE_MAX (where n + chunk - 1 wraps), is one chunk of n */
+    const size_t huge[] = {n, n + 1, (size_t)UINT32_MAX, SIZE_MAX - n + 1, SIZE_MAX - 1, SIZE_MAX};
+    pt_rng_seed(&r, 5);
+    pt_rng_shuffle_chunks(&r, b, n, n);
+    for (size_t k = 0; k < sizeof huge / sizeof huge[0]; k++) {
+        pt_rng_seed(&r, 5);
+        pt_rng_shuffle_chunks(&r, a, n, huge[k]);
+        ck_assert_msg(memcmp(a, b, n * sizeof *a) == 0, "chunk %zu", huge[k]);
+    }
     free(a);
     free(b);
     free(seen);

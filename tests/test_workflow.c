@@ -374,6 +374,33 @@ START_TEST(test_cv_folds)
 }
 END_TEST
 
+/* Folds in parallel share the memory budget: with the least budget (1 MiB) no fold gets less,
+ * so the folds run one at a time, with the results of one thread; the CLI's --mem-mb 1 too. */
+START_TEST(test_cv_least_budget)
+{
+    const char *data = keep(0, tu_path("cvb", ".ptd"));
+    ok("gen noisy --n 600 --d 5 --seed 2 -o %s", data);
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_dataset_read(data, NULL, &ds), PT_OK);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.variant = PT_VARIANT_VOTED;
+    p.shuffle = 1;
+    p.threads = 1;
+    pt_cv_fold one[4], four[4];
+    double mean1, std1, mean4, std4;
+    ck_assert_int_eq(pt_cross_validate(ds, &p, 4, 3, one, &mean1, &std1), PT_OK);
+    p.threads = 4;
+    p.mem_budget_bytes = (size_t)1 << 20;
+    pt_status s = pt_cross_validate(ds, &p, 4, 3, four, &mean4, &std4);
+    ck_assert_msg(s == PT_OK, "%s", pt_last_error());
+    for (int f = 0; f < 4; f++) ck_assert_uint_eq(one[f].correct, four[f].correct);
+    ck_assert_double_eq(mean1, mean4);
+    pt_dataset_free(ds);
+    ok("train %s --cv 4 --threads 4 --mem-mb 1 --voted --quiet", data);
+}
+END_TEST
+
 /* train --cv K: each fold's accuracy is what train and predict give by hand on the fold's
  * files (the rows of pt_cv_folds, in row order), and the CV accuracy is their mean, on the
  * online, batch and kernel paths, two classes and four. */
@@ -783,6 +810,7 @@ int main(void)
     tcase_add_test(tc, test_scores_file);
     tcase_add_test(tc, test_class_weight);
     tcase_add_test(tc, test_cv_folds);
+    tcase_add_test(tc, test_cv_least_budget);
     tcase_add_test(tc, test_cv_equals_by_hand);
     tcase_add_test(tc, test_scale_round_trip);
     tcase_add_test(tc, test_scale_in_model);

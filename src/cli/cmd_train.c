@@ -26,6 +26,7 @@ typedef struct train_opts {
     bool epochs_given, batch_size_given, last_iterate, search, proba;
     bool json, quiet, bounds;
     bool train_accuracy; /* --train-accuracy: even where it would cost more than training */
+    train_given given; /* the options as typed: --resume checks them against the saved run */
 } train_opts;
 
 /* Held-out evaluation after each epoch (--test), and early stopping (--early-stop N): stop
@@ -111,6 +112,8 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     const char *arg, *model_arg = NULL; /* train DATA MODEL, LIBLINEAR's order */
     long l;
     while ((arg = cli_next(&a)) && !a.error) {
+        const int at = a.i; /* past the option: its value, when it takes the next argument */
+        const char *inline_value = a.inline_value;
 #define IS(name) (strcmp(arg, name) == 0)
         if (IS("-o") || IS("--output")) o->model = cli_value(&a, arg);
         else if (IS("--path")) {
@@ -242,6 +245,10 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         else if (!model_arg) model_arg = arg;
         else return cli_usage_error("train", "unexpected argument '%s'", arg);
 #undef IS
+        if (arg[0] == '-' && arg[1])
+            train_given_note(&o->given, arg, inline_value ? inline_value
+                                             : a.i > at   ? a.argv[at]
+                                                          : NULL);
     }
     if (a.error) return EXIT_USAGE;
     if (!o->file) return cli_usage_error("train", "missing FILE");
@@ -364,8 +371,8 @@ static void print_bounds(const pt_run_bounds *b, const train_opts *o, int bias, 
 }
 
 /* --resume FILE: continue the recorded run with its own parameters (--epochs may extend it;
- * threads, ISA, pass and budgets are this call's). Returns EXIT_OK to go on, else the exit
- * status. */
+ * threads, ISA, pass and budgets are this call's; an option that contradicts the run is
+ * refused: train_resume.c). Returns EXIT_OK to go on, else the exit status. */
 static int load_resume(const train_opts *o, pt_train_params *p, pt_model **resume)
 {
     pt_status s = pt_model_load(o->resume, resume);
@@ -384,6 +391,8 @@ static int load_resume(const train_opts *o, pt_train_params *p, pt_model **resum
     }
     pt_train_params kept = *p;
     pt_model_get_params(*resume, p);
+    int rc = train_resume_agrees(&o->given, &kept, p, o->resume);
+    if (rc != EXIT_OK) return rc;
     if (o->epochs_given) p->epochs = kept.epochs;
     p->threads = kept.threads;
     p->isa = kept.isa;
@@ -391,7 +400,9 @@ static int load_resume(const train_opts *o, pt_train_params *p, pt_model **resum
     p->mem_budget_bytes = kept.mem_budget_bytes;
     p->cache_mb = kept.cache_mb;
     p->stop = kept.stop;
-    p->mix = kept.mix; /* not in the model: given again, as under the run it continues */
+    /* not in the model: given again, as under the run it continues */
+    p->mix = kept.mix;
+    p->shuffle_chunk = kept.shuffle_chunk;
     p->resume = *resume;
     return EXIT_OK;
 }

@@ -1,12 +1,17 @@
 /* Writing a file whole or not at all (temporary file, fsync, rename), without changing what
  * the path names: a symlink stays a link (its final target is replaced), a device or FIFO is
- * written through, anything else that is not a regular file is refused. And the checksum. */
+ * written through, anything else that is not a regular file is refused; a killed writer's
+ * temporaries are removed by the next write of the same file. And the checksum. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -129,20 +134,99 @@ static pt_status write_through(const char *path, pt_write_fn fn, const void *ctx
     return s;
 }
 
-/* A regular file, or none yet: "target.tmp.PID" beside it, then rename over it. An existing
- * file's permission bits (and, where allowed, owner) carry over to the new one. */
+/* Temporary names: "TARGET.tmp.PID.N", N counting this process's writes, so that no two
+ * writes share one (threads of one process, or a write and a leftover of an earlier process
+ * that had the same PID), and the PID says which process a leftover is from. */
+static atomic_ulong temp_serial;
+
+#define TEMP_TRIES 100 /* names taken by leftovers before giving up (EEXIST) */
+
+/* The writer's PID in a temporary's name past "TARGET.tmp." ("PID.N", or "PID" as earlier
+ * versions named them); 0 when rest is not such a name. */
+static pid_t temporary_pid(const char *rest)
+{
+    if (*rest < '0' || *rest > '9') return 0;
+    char *end;
+    errno = 0;
+    long pid = strtol(rest, &end, 10);
+    if (errno || pid <= 0 || pid > INT_MAX) return 0;
+    if (*end == '.') {
+        const char *q = ++end;
+        while (*q >= '0' && *q <= '9') q++;
+        if (q == end || *q) return 0;
+    } else if (*end) {
+        return 0;
+    }
+    return (pid_t)pid;
+}
+
+/* Whether the writer of the temporary `name` in dirfd, named for pid, is gone: no process has
+ * that PID, and the file is a regular one no process holds the lock of (a live writer locks
+ * its temporary: one in another PID namespace, sharing the directory, has a PID this process
+ * cannot see). */
+static bool writer_gone(int dirfd, const char *name, pid_t pid)
+{
+    if (pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH) return false;
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) return false;
+    struct stat sb;
+    bool gone = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+                (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK);
+    close(fd);
+    return gone;
+}
+
+/* Temporaries of target that a killed writer left behind (SIGKILL, power loss): removed, each
+ * one whose writer is gone; never a live writer's. Best effort: a directory that cannot be
+ * read is left as it is. */
+static void remove_stale_temporaries(const char *target)
+{
+    const char *slash = strrchr(target, '/');
+    char *dir = slash ? strndup(target, (size_t)(slash - target) + 1) : strdup(".");
+    const char *base = slash ? slash + 1 : target;
+    size_t plen = strlen(base) + 5;
+    char *prefix = malloc(plen + 1);
+    DIR *d = dir && prefix ? opendir(dir) : NULL;
+    if (d) snprintf(prefix, plen + 1, "%s.tmp.", base);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix, plen) != 0) continue;
+        pid_t pid = temporary_pid(e->d_name + plen);
+        if (pid && writer_gone(dirfd(d), e->d_name, pid) && unlinkat(dirfd(d), e->d_name, 0) == 0)
+            pt_log(PT_LOG_INFO, "%s: removed %s%s, left by process %ld, which is gone", target,
+                   slash ? dir : "", e->d_name, (long)pid);
+    }
+    if (d) closedir(d);
+    free(prefix);
+    free(dir);
+}
+
+/* A temporary of its own beside target, opened for writing and locked (so that no other
+ * process takes it for a leftover), its name in *tmp (malloc'd); -1 with errno set when none
+ * can be made. */
+static int open_temporary(const char *target, char **tmp)
+{
+    size_t len = strlen(target) + 48;
+    if (!(*tmp = malloc(len))) return errno = ENOMEM, -1;
+    /* O_EXCL | O_NOFOLLOW: never write through something left at the temporary name */
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    for (int i = 0; i < TEMP_TRIES; i++) {
+        unsigned long serial = atomic_fetch_add(&temp_serial, 1);
+        snprintf(*tmp, len, "%s.tmp.%ld.%lu", target, (long)getpid(), serial);
+        int fd = open(*tmp, flags, 0644);
+        if (fd >= 0) (void)flock(fd, LOCK_EX | LOCK_NB); /* best effort: see writer_gone */
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    return -1;
+}
+
+/* A regular file, or none yet: a temporary beside it (open_temporary), then rename over it.
+ * An existing file's permission bits (and, where allowed, owner) carry over to the new one. */
 static pt_status replace(const char *path, const char *target, const struct stat *old,
                          pt_write_fn fn, const void *ctx)
 {
-    size_t len = strlen(target) + 32;
-    char *tmp = malloc(len);
-    if (!tmp) return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate a file name", path);
-    snprintf(tmp, len, "%s.tmp.%ld", target, (long)getpid());
-
-    /* O_EXCL | O_NOFOLLOW: never write through something left at the temporary name */
-    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-    int fd = open(tmp, flags, 0644);
-    if (fd < 0 && errno == EEXIST && unlink(tmp) == 0) fd = open(tmp, flags, 0644);
+    remove_stale_temporaries(target);
+    char *tmp = NULL;
+    int fd = open_temporary(target, &tmp);
     if (fd < 0) {
         int e = errno;
         /* name the directory that is missing, not the temporary file that could not be made */

@@ -49,6 +49,11 @@ bool pt_mul_ok(size_t a, size_t b, size_t *out);
 size_t pt_round_up(size_t x, size_t to);
 size_t pt_physical_memory(void);      /* bytes of RAM */
 size_t pt_default_mem_budget(void);   /* half of RAM */
+/* The least memory budget a run takes (pt_train_params.mem_budget_bytes): 1 MiB, the least
+ * the CLI's --mem-mb can give. */
+#define PT_MIN_MEM_BUDGET ((size_t)1 << 20)
+/* The most threads a run takes (pt_train_params.threads), as the CLI's --threads. */
+#define PT_MAX_THREADS 4096
 int pt_threads_resolve(int requested); /* 0 -> all cores */
 /* The thread counts a call runs with: the calling thread's OpenMP count (what its parallel
  * regions and OpenBLAS, built for OpenMP, use) and OpenBLAS's process-wide count, set by
@@ -90,18 +95,22 @@ void pt_rng_shuffle(pt_rng *r, uint32_t *a, size_t n); /* Fisher-Yates */
 /* The order of an epoch in chunks of `chunk` consecutive rows (pt_train_params.shuffle_chunk):
  * a[0..n) becomes a fresh order in which the chunks come in an order shuffled by r (Fisher-Yates
  * over the chunk indices) and then, chunk after chunk in that order, the rows of each chunk are
- * shuffled by r; the last chunk may be shorter. chunk 0: pt_rng_shuffle(r, a, n). */
+ * shuffled by r; the last chunk may be shorter. chunk 0: pt_rng_shuffle(r, a, n); a chunk of
+ * n rows or more: one chunk, the whole order shuffled as by chunk n. */
 void pt_rng_shuffle_chunks(pt_rng *r, uint32_t *a, size_t n, size_t chunk);
 
 /* ------------------------------------------------------ atomic files (atomic_file.c) */
 
 /* Write a file atomically without changing what path is: symlinks are followed to their final
- * target, and a regular file there (or none) is replaced whole: "TARGET.tmp.PID" is opened
- * beside it, filled by write_fn, every write checked, fflush + fsync, then renamed over it (and
- * the directory fsync'd); an existing file's permissions carry over. On any failure the
- * temporary file is removed and the target is left as it was. A character or block device or
- * a FIFO is written through as it is (no temporary file; opening a FIFO waits for a reader);
- * a directory, socket or other kind of file is refused. Messages name path, as given. */
+ * target, and a regular file there (or none) is replaced whole: "TARGET.tmp.PID.N" (N unique
+ * to each write of the process, threads included) is opened beside it, filled by write_fn,
+ * every write checked, fflush + fsync, then renamed over it (and the directory fsync'd); an
+ * existing file's permissions carry over. On any failure the temporary file is removed and
+ * the target is left as it was. A character or block device or a FIFO is written through as
+ * it is (no temporary file; opening a FIFO waits for a reader); a directory, socket or other
+ * kind of file is refused. Messages name path, as given. Temporaries of TARGET that killed
+ * writers left behind (named for a PID no process has, and unlocked: a writer holds flock on
+ * its temporary) are removed before a write, a live writer's never. */
 typedef pt_status (*pt_write_fn)(FILE *f, const void *ctx);
 pt_status pt_write_atomic(const char *path, pt_write_fn fn, const void *ctx);
 

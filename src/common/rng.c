@@ -73,6 +73,8 @@ void pt_rng_shuffle_chunks(pt_rng *r, uint32_t *a, size_t n, size_t chunk)
         return;
     }
     if (n == 0) return;
+    /* a chunk of n rows or more is one chunk of n: the same order, and no sum below wraps */
+    if (chunk > n) chunk = n;
     /* the chunk order first, in a[0..C), then each chunk's rows written from the back: chunk
      * position k starts at or after k, so nothing not yet read is overwritten */
     const size_t C = (n + chunk - 1) / chunk, last = n - (C - 1) * chunk;

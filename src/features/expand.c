@@ -92,6 +92,9 @@ size_t pt_expand_dim(const pt_expand_params *p, size_t d)
 
 pt_status pt_expand_check_params(const pt_expand_params *p)
 {
+    if ((int)p->kind < 0 || p->kind > PT_EXPAND_RFF)
+        return pt_fail(PT_ERR_INVALID, "pt_expand_params.kind is not one of none, poly, rff "
+                       "(got %d)", (int)p->kind);
     if (p->hash_bits < 0 || p->hash_bits > 31)
         return pt_fail(PT_ERR_INVALID, "expansion hash bits must be in 0..31 (got %d)",
                        p->hash_bits);

@@ -1433,6 +1433,38 @@ static pt_status parse_state_v1(parser *r, char *line, const fields *f, const st
     return PT_OK;
 }
 
+/* The kernel path's alpha line: each sample's updates. Every update adds one to an alpha, so
+ * they sum to the updates, until a support vector budget removes one (kernel_budget.c): a
+ * removal makes room for a new support vector, so from the first one on the run holds exactly
+ * budget support vectors, and its alphas sum to fewer than its updates. */
+static pt_status parse_alpha(parser *r, pt_train_state *st, size_t budget)
+{
+    char *l;
+    PT_TRY(state_line(r, "alpha", &l));
+    const size_t n = st->n;
+    uint64_t total = 0, nsv = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *t = token(&l);
+        uint64_t a = 0;
+        if (!t) return perr(r, "alpha: expected %zu values, found %zu", n, i);
+        PT_TRY(parse_u64(r, "alpha", t, (uint64_t)st->epochs_done + 1, &a));
+        st->alpha[i] = (uint32_t)a;
+        total += a;
+        nsv += a != 0;
+    }
+    if (token(&l)) return perr(r, "alpha: expected %zu values, found more", n);
+    if (budget && nsv > budget)
+        return perr(r, "alpha: %" PRIu64 " support vectors, over the budget of %zu", nsv, budget);
+    if (total == st->updates) return PT_OK;
+    if (!budget || total > st->updates)
+        return perr(r, "alpha: %" PRIu64 " updates in all, not %zu", total, st->updates);
+    if (nsv != budget)
+        return perr(r, "alpha: %" PRIu64 " of %zu updates kept, but only %" PRIu64 " support "
+                    "vectors: the budget removes one only when all %zu are held", total,
+                    st->updates, nsv, budget);
+    return PT_OK;
+}
+
 /* A version 2 block (see print_state): line holds what follows "resume ". */
 static pt_status parse_state_v2(parser *r, char *line, const fields *f, const state_shape *sh,
                                 pt_train_state **out)
@@ -1480,19 +1512,7 @@ static pt_status parse_state_v2(parser *r, char *line, const fields *f, const st
     if (st->finished && keep == 0) return perr(r, "resume: finished before its first epoch");
     char *l;
     if (sh->kind == ST_KERNEL) {
-        PT_TRY(state_line(r, "alpha", &l));
-        uint64_t total = 0;
-        for (size_t i = 0; i < n; i++) {
-            char *t = token(&l);
-            uint64_t a = 0;
-            if (!t) return perr(r, "alpha: expected %zu values, found %zu", n, i);
-            PT_TRY(parse_u64(r, "alpha", t, (uint64_t)st->epochs_done + 1, &a));
-            st->alpha[i] = (uint32_t)a;
-            total += a;
-        }
-        if (token(&l)) return perr(r, "alpha: expected %zu values, found more", n);
-        if (total != st->updates)
-            return perr(r, "alpha: %" PRIu64 " updates in all, not %zu", total, st->updates);
+        PT_TRY(parse_alpha(r, st, f->p.budget));
         if (sh->dual_avg) {
             PT_TRY(state_line(r, "beta", &l));
             for (size_t i = 0; i < n; i++) {

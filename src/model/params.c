@@ -88,10 +88,36 @@ const char *pt_variant_name(pt_variant v)
     return "unknown";
 }
 
+/* Counts of rows: an order holds 32-bit row indices. */
+#define MAX_CHUNK_ROWS UINT32_MAX
+
+static pt_status check_enums_and_flags(const pt_train_params *p);
+
+/* The fields whose ranges stand alone, each checked against its own bounds. */
+static pt_status check_ranges(const pt_train_params *p)
+{
+    PT_TRY(check_enums_and_flags(p));
+    if ((int)p->mix < 0 || p->mix > PT_MIX_MISTAKES)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.mix is not one of uniform, mistakes "
+                       "(got %d)", (int)p->mix);
+    if (p->shuffle_chunk > MAX_CHUNK_ROWS)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.shuffle_chunk must be at most %u rows "
+                       "(got %zu)", (unsigned)MAX_CHUNK_ROWS, p->shuffle_chunk);
+    /* a budget below what any run needs beside its data would be ignored, not honoured */
+    if (p->mem_budget_bytes < PT_MIN_MEM_BUDGET)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.mem_budget_bytes must be at least %zu "
+                       "bytes (1 MiB; got %zu)", PT_MIN_MEM_BUDGET, p->mem_budget_bytes);
+    if (p->threads > PT_MAX_THREADS)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.threads must be at most %d (got %d)",
+                       PT_MAX_THREADS, p->threads);
+    return PT_OK;
+}
+
 pt_status pt_train_params_check(const pt_train_params *p)
 {
     PT_TRY(PT_CHECK_STRUCT(p, pt_train_params));
     PT_TRY(PT_CHECK_STRUCT(&p->expand, pt_expand_params));
+    PT_TRY(check_ranges(p));
     if (p->epochs < 1)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.epochs must be at least 1 (got %d)",
                        p->epochs);
@@ -294,6 +320,41 @@ static const field expand_fields[] = {
     XFIELD(hash_bits, F_INT),
 };
 #define NEXPAND (sizeof expand_fields / sizeof expand_fields[0])
+
+/* The names of an enum field's values, "a, b, c", into list. */
+static void enum_values(const field *f, char *list, size_t cap)
+{
+    size_t len = 0;
+    list[0] = '\0';
+    for (int k = 0; strcmp(f->enum_name(k), "unknown") != 0 && len < cap; k++)
+        len += (size_t)snprintf(list + len, cap - len, "%s%s", k ? ", " : "", f->enum_name(k));
+}
+
+/* Every enum field of the table at base one of its values, every flag 0 or 1 (what: the
+ * struct's name, for messages). */
+static pt_status check_table(const field *table, size_t count, const char *what, const void *base)
+{
+    for (size_t i = 0; i < count; i++) {
+        const field *f = &table[i];
+        if (f->type != F_ENUM && f->type != F_BOOL) continue;
+        int v;
+        memcpy(&v, (const char *)base + f->offset, sizeof v);
+        if (f->type == F_BOOL && v != 0 && v != 1)
+            return pt_fail(PT_ERR_INVALID, "%s.%s must be 0 or 1 (got %d)", what, f->name, v);
+        if (f->type == F_ENUM && (v < 0 || strcmp(f->enum_name(v), "unknown") == 0)) {
+            char list[160];
+            enum_values(f, list, sizeof list);
+            return pt_fail(PT_ERR_INVALID, "%s.%s is not one of %s (got %d)", what, f->name, list,
+                           v);
+        }
+    }
+    return PT_OK;
+}
+
+static pt_status check_enums_and_flags(const pt_train_params *p)
+{
+    return check_table(fields, NFIELDS, "pt_train_params", p);
+}
 
 static const field *find(const field *table, size_t count, const char *name)
 {

@@ -106,6 +106,10 @@ pt_status pt_cross_validate(const pt_dataset *ds, const pt_train_params *p, size
     /* the folds in parallel, each run on one thread; a lone fold (one thread) takes them all */
     int threads = pt_threads_resolve(p->threads);
     if ((size_t)threads > k) threads = (int)k;
+    /* no fold's share of the memory budget below the least a run takes */
+    if (threads > 1 && p->mem_budget_bytes / (size_t)threads < PT_MIN_MEM_BUDGET)
+        threads = p->mem_budget_bytes / PT_MIN_MEM_BUDGET > 1
+                      ? (int)(p->mem_budget_bytes / PT_MIN_MEM_BUDGET) : 1;
     pt_train_params q = *p;
     q.threads = threads > 1 ? 1 : p->threads;
     if (threads > 1) {
