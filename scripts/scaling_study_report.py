@@ -187,7 +187,7 @@ def findings(rows, meta):
         F["sk_n"].append(
             f"- At n = {', '.join(f'{n:,}' for n in lru)} the Gram matrix is over --cache-mb "
             f"(its default, half of RAM): the kernel path computed its rows behind an LRU cache "
-            f"(the notes below), which is where its time and memory jump.")
+            f"(the runs listed at the end), which is where its time and memory jump.")
     F["ms_degree"] = series_text(("materialised", "streamed"), "degree", "degree",
                                  [dict(d=d, n=g["n_fixed"]) for d in g["dims"]])
     F["ms_n"] = series_text(("materialised", "streamed"), "n", "n",
