@@ -39,7 +39,7 @@ if [ "$what" = kernel ]; then
     OPENBLAS_CORETYPE=SkylakeX timeout 120 /tmp/b/bench/ptron-bench \
         --benchmark_filter='gram/build/impl:(sgemm|ssyrk|tiled)' >"$out/gram-16core.txt" 2>&1
     K=/tmp/k; mkdir -p $K
-    python3 scripts/make_digits784.py --n 60000 --test-n 10000 --seed 1 -o $K/d784.svm \
+    python3 scripts/make-digits784 --n 60000 --test-n 10000 --seed 1 -o $K/d784.svm \
         --test-out $K/d784t.svm >/dev/null 2>&1
     $P convert $K/d784.svm --layout dense -o $K/d784.ptd >/dev/null
     $P convert $K/d784t.svm --layout dense -o $K/d784t.ptd >/dev/null

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """The peers table of scripts/compare-peers from the JSON its runs left in WORKDIR.
 
 usage: compare_peers_report.py WORKDIR OUT EPOCHS N CIRCLE_N GAMMA

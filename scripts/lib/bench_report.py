@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Writes bench/RESULTS.md and the plots from the benchmark suite's JSON (called by scripts/bench-report).
 
 usage: bench_report.py BENCH_JSON SKYLAKEX_JSON PEERS_MD OUT_MD PLOTS_DIR COMMIT REPS ELAPSED_S

@@ -1,6 +1,6 @@
 """The scaling study's analysis: medians and quartiles, the rule that names a faster method, the
-findings, study.md and the figures (PNG and PDF). scripts/scaling_study writes study.csv and
-study.json and calls report(); `scripts/scaling_study --replot` calls it alone.
+findings, study.md and the figures (PNG and PDF). scripts/scaling-study writes study.csv and
+study.json and calls report(); `scripts/scaling-study --replot` calls it alone.
 
 The rule: at a point, method A is faster than method B when A's third quartile of time is below
 B's first quartile (their interquartile ranges do not overlap); a method killed at the time limit
