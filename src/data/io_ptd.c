@@ -1,12 +1,12 @@
 /*
  * ptron's binary dataset file (.ptd): written through a stream, read by mmap. The layout, all
- * integers and doubles little-endian, and its versions are specified in docs/formats.md ("The
- * .ptd dataset file"): a change here changes that page in the same commit. In short: a header
- * of HEADER_SIZE bytes (magic, version, n, d, stride, nclass, nnz, flags, the generator's truth,
- * six section entries {offset, length, checksum}, layout, element type, header checksum at
- * HEADER_SUM_AT), then the sections (class values, labels, w*, then the dense matrix and u8
- * divisors, or the CSR offsets, columns and values), the matrix sections at multiples of
- * MATRIX_ALIGN.
+ * integers and doubles little-endian, and its versions are specified in
+ * docs/formats.md ("The .ptd dataset file"): a change here changes that page in the same
+ * commit. In short: a header of HEADER_SIZE bytes (magic, version, n, d, stride, nclass, nnz,
+ * flags, the generator's truth, six section entries {offset, length, checksum}, layout,
+ * element type, header checksum at HEADER_SUM_AT), then the sections (class values, labels,
+ * w*, then the dense matrix and u8 divisors, or the CSR offsets, columns and values), the
+ * matrix sections at multiples of MATRIX_ALIGN.
  *
  * The section offsets are fixed by n, d, nclass, the flag, the layout, the element type and
  * (sparse) the entries E: a reader recomputes them and refuses a header that says otherwise.
