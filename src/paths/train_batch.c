@@ -607,7 +607,8 @@ pt_status pt_batch_subgradient(const pt_dataset *ds, const pt_train_params *p,
 /* A share of a distributed run: the block's X^T g and counts summed over the ranks (every
  * rank then takes the same step). The gradient's floats are summed by MPI_Allreduce in an
  * order fixed by the number of ranks, so a rerun on as many ranks gives the same bits; against
- * one process the sum differs only by its order (the README states the bound). */
+ * one process the sum differs only by its order (its bound: docs/theory.md,
+ * "Distributed training"). */
 static void share_block(const batch_run *run, float *G, pt_batch_eval *e)
 {
     pt_dist_sum_float(G, run->len);
