@@ -663,7 +663,16 @@ typedef struct pt_train_params {
     /* batch path */
     pt_loss loss;
     float lambda;
-    size_t batch_size;   /* 0: full batch */
+    /* 0: full batch. A distributed run (pt_dataset_read_shard on P > 1 ranks) takes each
+     * mini-batch of about batch_size rows from every rank: block q of ceil(n_total /
+     * batch_size) is each rank's q-th contiguous part of its share, cut as evenly, and the
+     * step's gradient is summed over the ranks, so the model is one process's on the rows in
+     * the order of those blocks up to the order of the float sums, and converges by epoch as
+     * one process with batch_size does. (Local steps averaged every epoch were not kept:
+     * their small local batches went faster on sparse sets but ended at a worse objective on
+     * noisy dense data, and one process with those small batches beat them;
+     * scripts/compare-mpi-minibatch measures both.) batch_size below P is refused. */
+    size_t batch_size;
     pt_schedule schedule;
     double tol;          /* stop when the relative change of the objective is below (0: off) */
     pt_batch_impl batch_impl;
@@ -767,6 +776,24 @@ typedef struct pt_train_params {
      * mixing (McDonald, Hall and Mann 2010). PT_MIX_UNIFORM (default): their mean;
      * PT_MIX_MISTAKES: each rank's weighted by its share of the epoch's mistakes. */
     pt_mix mix;
+    /* The voted variant (PT_VARIANT_VOTED) keeps at most this many vectors (per class for
+     * one-vs-rest); 0: every vector (the default), one per update within mem_budget_bytes. Its
+     * vote costs one dot per vector per row scored (see pt_model_score_cost), so an uncapped
+     * run over many epochs of noisy data scores slowly. The rule keeps the current vector and,
+     * of the closed ones, the K - 1 of largest survival counts: when a vector closes with the
+     * store full, the one of smallest count is dropped (of equal counts, the one that closed
+     * first; the new one itself when its count is the smallest), its count dropped with it.
+     * The vote is a sum weighted by survival, so the vectors of small count are those it misses
+     * least. Freund and Schapire (1999) weigh each vector by the samples it survived; removing
+     * the coefficient of smallest size is the removal rule of the budgeted SGD of Wang, Crammer
+     * and Vucetic (2012), here with the survival count as the coefficient (removing the oldest
+     * instead, as the Forgetron of Dekel, Shalev-Shwartz and Singer (2008) does, kept less of
+     * the full vote's accuracy on noisy data, and so did merging a dropped count into a
+     * neighbour). K = 1 keeps the last iterate (the classic variant's predictions). A run
+     * resumed or checkpointed keeps the same vectors as an uninterrupted one; a model file
+     * keeps K (a line 'voted_max_vectors K'). Any other variant refuses a cap (PT_ERR_INVALID).
+     * ptron train --voted-max-vectors K. */
+    size_t voted_max_vectors;
 } pt_train_params;
 
 /* Every field to its default (struct_size included): the only way to start a params struct. */
@@ -954,6 +981,17 @@ PT_API int pt_model_epochs_run(const pt_model *m);
  * (logged once as a warning); missing ones count as zero. The voted perceptron's score is its
  * vote sum_k c_k sigma(w_k.x + b_k) (sigma below). */
 PT_API pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores);
+/* The multiply-adds scoring ds with m takes, an estimate of its time: one dot of each of its
+ * vectors with each row, a row's dot costing its features (the model's, at most the data's;
+ * an expansion's, for a model trained on one) or, on sparse rows, its non-zeros. The vectors:
+ * one for a linear model, one a class for more classes, the voted perceptron's stored vectors
+ * (each votes on every row: a run's updates, unless pt_train_params.voted_max_vectors caps
+ * them), a kernel model's support vectors (a kernel value costing about a dot). Every call that
+ * scores a voted model (scores, predictions, evaluations) first logs this cost with its terms
+ * (PT_LOG_INFO; a warning, PT_LOG_WARN, from PT_SCORE_COST_WARN multiply-adds up, seconds of
+ * work or more). */
+#define PT_SCORE_COST_WARN 1e10
+PT_API double pt_model_score_cost(const pt_model *m, const pt_dataset *ds);
 /* Models of more than two classes: the score of every class for every row (n x nclass floats,
  * row-major; the prediction is the first class of highest score). PT_ERR_UNSUPPORTED for a
  * binary model (use pt_model_scores). */
@@ -1162,11 +1200,14 @@ PT_API void pt_dist_abort(int status);
  * holds rows of the same space and classes. The dataset remembers that it is a share: pt_train
  * and pt_model_evaluate on it are collective too. A rank that cannot read its share, or has
  * no row, fails the call on every rank: that rank's message names it, the others' name it
- * ("rank 2 of 4 failed to read its share of FILE"). On one rank: the whole file. */
+ * ("rank 2 of 4 failed to read its share of FILE"). The ranks first check that they read
+ * one file, whatever its path on each (its size and a checksum of its first and last 64 KiB):
+ * else PT_ERR_FORMAT on every rank, naming the rank that differs and both files. On one
+ * rank: the whole file. */
 PT_API pt_status pt_dataset_read_shard(const char *path, const pt_read_options *o,
                                        pt_dataset **out);
 /* Read the whole dataset on every rank (collective; a rank that fails fails the call on every
- * rank, as above): pt_train on it splits one-vs-rest's classes on the kernel path across the
+ * rank, as above; one file, checked as above): pt_train on it splits one-vs-rest's classes on the kernel path across the
  * ranks (rank r trains the classes c with c mod P = r; the model, assembled on every rank, is
  * the one process's byte for byte); on the other paths every rank trains the whole problem. */
 PT_API pt_status pt_dataset_read_replicated(const char *path, const pt_read_options *o,
@@ -1176,6 +1217,13 @@ PT_API pt_status pt_dataset_read_replicated(const char *path, const pt_read_opti
 PT_API size_t pt_dataset_n_total(const pt_dataset *ds);
 /* Seconds this rank has spent in the run's collective communication since it began. */
 PT_API double pt_dist_comm_seconds(void);
+/* Whether every rank was given the same text (collective): lines such as "eta=1" that say
+ * what must be the same on every rank of a run (its parameters, from pt_train_params_key and
+ * pt_train_params_get), checked before anything whose sizes depend on them. PT_OK when every
+ * rank's text is rank 0's; else PT_ERR_INVALID on every rank, its message naming the lowest
+ * rank that differs and the first line that does ("the ranks were given different WHAT: rank
+ * 1 of 2 has eta=0.5, rank 0 eta=1"). On one rank: PT_OK. */
+PT_API pt_status pt_dist_agree_text(const char *what, const char *text);
 
 #ifdef __cplusplus
 }

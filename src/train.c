@@ -75,6 +75,7 @@ static pt_status check_resume(const pt_dataset *ds, const pt_train_params *p)
                         : run_gamma(ds, p) != q->gamma ? "gamma"
                         : p->coef0 != q->coef0 ? "coef0"
                         : p->budget != q->budget ? "budget"
+                        : p->voted_max_vectors != q->voted_max_vectors ? "voted_max_vectors"
                         : strcmp(expr, p->kernel == PT_KERNEL_EXPR ? q->kernel_expr : "") != 0
                             ? "kernel expression"
                         : p->expand.kind != PT_EXPAND_NONE && (p->expand.degree != q->expand.degree ||
@@ -248,14 +249,16 @@ static pt_status check_share(const pt_dataset *ds, const pt_train_params *p)
                      : p->resume && p->path == PT_PATH_ONLINE && stopped_inside(p->resume)
                          ? "resuming a run stopped inside an epoch (its position is one "
                            "process's sample order: resume it in one process)"
-                     : p->path == PT_PATH_BATCH && p->batch_size && p->batch_size < ds->n_total
-                         ? "mini-batches (pt_train_params.batch_size 0: the full batch)"
+                     : p->path == PT_PATH_BATCH && p->batch_size && p->batch_size < ds->shard_count
+                         ? "mini-batches of fewer rows than ranks (each step takes its rows "
+                           "from every rank: pt_train_params.batch_size at least the ranks)"
                          : NULL;
     if (no)
         return pt_fail(PT_ERR_UNSUPPORTED, "a distributed run (%zu ranks) does not support %s; "
                        "it trains the online path (classic or averaged, by iterative parameter "
-                       "mixing; one-vs-rest or the multiclass perceptron) or the batch path's "
-                       "full batch",
+                       "mixing; one-vs-rest or the multiclass perceptron) or the batch path "
+                       "(full batch or mini-batches, each step's gradient summed over the "
+                       "ranks)",
                        ds->shard_count, no);
     return PT_OK;
 }

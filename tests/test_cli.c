@@ -51,6 +51,71 @@ START_TEST(test_separable_20000x64_converges)
 }
 END_TEST
 
+/* A voted model's vote costs one dot per vector per row: train skips the training accuracy
+ * where its pass would cost PT_SCORE_COST_WARN multiply-adds or more and more than the training
+ * (null in --json, with the reason), computes it under a cap (--voted-max-vectors) or when
+ * --train-accuracy asks (with a warning of the cost), and scoring says what the vote costs. The
+ * cases are made by their sizes: 20,000 rows of 64 noisy features, 10 epochs, make about 50,000
+ * vectors (6e10 multiply-adds to score them); 9,000 rows about 1.3e10. */
+START_TEST(test_voted_evaluation_cost)
+{
+    const char *data = keep(0, tu_path("vn", ".ptd")), *model = keep(1, tu_path("vn", ".model"));
+    const char *small = keep(2, tu_path("vs", ".ptd"));
+    char *out, *err;
+    ck_assert_int_eq(run(&out, &err, "gen noisy --n 20000 --d 64 --seed 3 -o %s", data), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "gen noisy --n 9000 --d 64 --seed 4 -o %s", small), 0);
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --voted --epochs 10 --json", data, model), 0);
+    HAS(out, "\"train_accuracy\": null, \"train_accuracy_skipped\": \"scoring the 20000 "
+             "training rows by the vote of the model's vectors would cost ");
+    HAS(out, "times the training's");
+    HAS(err, "ptron: warning: train accuracy skipped: scoring the 20000 training rows");
+    HAS(err, "--train-accuracy computes it, --voted-max-vectors K caps the vectors");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --voted --epochs 10", data, model), 0);
+    HAS(out, "train accuracy: skipped (scoring the 20000 training rows");
+    free(out);
+    free(err);
+    /* capped, the pass is cheap: computed, and the vote's cost is logged (PTRON_VERBOSE) */
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --voted --epochs 10 --voted-max-vectors 100 "
+                         "--json", data, model), 0);
+    ck_assert_ptr_null(strstr(out, "train_accuracy_skipped"));
+    ck_assert_ptr_null(strstr(out, "\"train_accuracy\": null"));
+    HAS(out, "\"train_accuracy\": 0.");
+    ck_assert_str_eq(err, "");
+    free(out);
+    free(err);
+    char args[2048];
+    snprintf(args, sizeof args, "predict %s %s", model, data);
+    ck_assert_int_eq(tu_run_cli_sh("export PTRON_VERBOSE=1", args, &out, &err), 0);
+    HAS(err, "ptron: scoring 20000 rows by the vote of 100 vectors costs 1.28e+08 multiply-adds "
+             "(100 vectors x 20000 rows x 64 features), 100 times a linear model's; "
+             "--voted-max-vectors caps the vectors");
+    /* predict scores the rows once: the predictions give the counts too */
+    ck_assert_ptr_null(strstr(strstr(err, "by the vote of") + 1, "by the vote of"));
+    free(out);
+    free(err);
+    /* forced: computed, with the cost against the training's; predict warns of its cost */
+    ck_assert_int_eq(run(&out, &err, "train %s -o %s --voted --epochs 10 --train-accuracy --json",
+                         small, model), 0);
+    HAS(out, "\"train_accuracy\": 0.");
+    ck_assert_ptr_null(strstr(out, "train_accuracy_skipped"));
+    HAS(err, "ptron: warning: the train accuracy (--train-accuracy) costs ");
+    HAS(err, "ptron: warning: scoring 9000 rows by the vote of ");
+    free(out);
+    free(err);
+    ck_assert_int_eq(run(&out, &err, "predict %s %s", model, small), 0);
+    HAS(err, "ptron: warning: scoring 9000 rows by the vote of ");
+    HAS(err, " vectors x 9000 rows x 64 features)");
+    free(out);
+    free(err);
+}
+END_TEST
+
 START_TEST(test_human_output_and_bounds)
 {
     const char *data = keep(0, tu_path("b", ".ptd")), *model = keep(1, tu_path("b", ".model"));
@@ -1171,6 +1236,7 @@ int main(void)
     tcase_add_test(tc, test_sparse_train_predict);
     tcase_add_test(tc, test_sparse_kernel_and_expand);
     tcase_add_test(tc, test_bench_reps_test_kernel_rule);
+    tcase_add_test(tc, test_voted_evaluation_cost);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

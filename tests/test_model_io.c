@@ -824,6 +824,10 @@ START_TEST(contradictory_fields)
     pt_model_free(m);
     unlink(p);
     free(batch_voted);
+    /* a cap on the voted vectors only where there are voted vectors */
+    p = edit(t, "\ngram_storage", "\nvoted_max_vectors 3\ngram_storage");
+    ASSERT_ERR(load(p), PT_ERR_PARSE, "pt_train_params.voted_max_vectors caps the voted "
+                                      "perceptron's vectors (PT_VARIANT_VOTED); the classic");
     /* the voted variant of the online path without its vectors */
     char *online = with_line(t, "path", "online");
     refused(with_line(online, "variant", "voted"), ":3: variant voted: the file holds no voted vectors");
@@ -849,6 +853,23 @@ START_TEST(contradictory_fields)
     ck_assert_uint_eq(m->n_votes, 2);
     pt_model_free(m);
     unlink(p);
+    /* a cap (voted_max_vectors) kept in the file, and no fewer than the vectors listed */
+    l->params.voted_max_vectors = 2;
+    size_t capped_len;
+    char *capped = model_text(l, &capped_len);
+    ck_assert(has(capped, "\nvoted_max_vectors 2\n"));
+    p = tu_write_file("voted", ".model", capped);
+    ck_assert_msg(pt_model_load(p, &m) == PT_OK, "%s", pt_last_error());
+    ck_assert_uint_eq(m->params.voted_max_vectors, 2);
+    ck_assert_uint_eq(m->n_votes, 2);
+    pt_model_free(m);
+    unlink(p);
+    refused(with_line(capped, "voted_max_vectors", "1"),
+            ":35: votes: 2 vectors, over the cap of voted_max_vectors 1");
+    refused(with_line(capped, "voted_max_vectors", "0"),
+            ":27: voted_max_vectors: 0 is written as no such line");
+    free(capped);
+    l->params.voted_max_vectors = 0;
     /* lines: 28 b, 29 w, 30..33 the weights, 34 votes, 35 and 36 the vectors */
     ck_assert(has(t, "\nvotes 2\n3 0 1 0 0 0\n4 1 1 0 0 0\n"));
     refused(with_line(t, "path", "batch"), ":34: votes: only the voted variant of the online path");

@@ -45,6 +45,7 @@ START_TEST(test_set_reaches_fields)
         {"expand.degree", "4"}, {"expand.coef0", "2"}, {"expand.rff_dim", "512"},
         {"expand.gamma", "0.5"}, {"expand.seed", "9"}, {"expand.max_features", "1000"},
         {"expand.mem_budget_bytes", "4096"}, {"init_random", "1"}, {"expand.hash_bits", "18"},
+        {"voted_max_vectors", "1000"},
     };
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
         ck_assert_msg(pt_train_params_set(&p, sets[i].key, sets[i].value) == PT_OK, "%s: %s",
@@ -85,11 +86,35 @@ START_TEST(test_set_reaches_fields)
     ck_assert_uint_eq(p.expand.mem_budget_bytes, 4096);
     ck_assert_int_eq(p.expand.hash_bits, 18);
     ck_assert_int_eq(p.init_random, 1);
+    ck_assert_uint_eq(p.voted_max_vectors, 1000);
     char buf[32];
     ck_assert_int_eq(pt_train_params_get(&p, "eta", buf, sizeof buf), PT_OK);
     ck_assert_str_eq(buf, "0.100000001"); /* the float nearest 0.1, %.9g */
     ck_assert_int_eq(pt_train_params_get(&p, "variant", buf, sizeof buf), PT_OK);
     ck_assert_str_eq(buf, "voted");
+    ck_assert_int_eq(pt_train_params_get(&p, "voted_max_vectors", buf, sizeof buf), PT_OK);
+    ck_assert_str_eq(buf, "1000");
+}
+END_TEST
+
+/* voted_max_vectors: a count (0: no cap), and the voted variant's only */
+START_TEST(test_voted_max_vectors_range)
+{
+    pt_train_params p;
+    pt_train_params_init(&p);
+    ck_assert_uint_eq(p.voted_max_vectors, 0);
+    ck_assert_int_eq(pt_train_params_set(&p, "voted_max_vectors", "-3"), PT_ERR_INVALID);
+    ck_assert_int_eq(pt_train_params_set(&p, "voted_max_vectors", "2.5"), PT_ERR_INVALID);
+    ck_assert_uint_eq(p.voted_max_vectors, 0);
+    ck_assert_int_eq(pt_train_params_set(&p, "voted_max_vectors", "64"), PT_OK);
+    ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID); /* classic */
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "pt_train_params.voted_max_vectors caps the voted"));
+    p.variant = PT_VARIANT_AVERAGED;
+    ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
+    p.variant = PT_VARIANT_VOTED;
+    ck_assert_int_eq(pt_train_params_check(&p), PT_OK);
+    p.voted_max_vectors = SIZE_MAX;
+    ck_assert_int_eq(pt_train_params_check(&p), PT_OK);
 }
 END_TEST
 
@@ -248,6 +273,7 @@ int main(void)
     tcase_add_test(tc, test_keys_round_trip);
     tcase_add_test(tc, test_set_reaches_fields);
     tcase_add_test(tc, test_refusals_keep_value);
+    tcase_add_test(tc, test_voted_max_vectors_range);
     tcase_add_test(tc, test_params_train);
     tcase_add_test(tc, test_expand_params);
     suite_add_tcase(s, tc);

@@ -645,6 +645,148 @@ START_TEST(test_voted)
 }
 END_TEST
 
+static pt_dataset *generated(pt_gen_kind kind, size_t n, size_t d, size_t classes, uint64_t seed);
+
+/* What a cap of K keeps of an uncapped voted run's vectors (full): the last (the current
+ * one) and, of the others, the K - 1 of largest survival counts (of equal counts the later),
+ * in their order; capped must hold exactly those, bit for bit. */
+static void assert_cap_of(const pt_model *capped, const pt_model *full, size_t K)
+{
+    const size_t nv = full->n_votes, len = pt_stride_for(full->d);
+    ck_assert_uint_gt(nv, K); /* the cap drops some */
+    char *keep = calloc(nv, 1);
+    keep[nv - 1] = 1;
+    for (size_t t = 0; t + 1 < K; t++) {
+        size_t best = SIZE_MAX;
+        for (size_t v = 0; v + 1 < nv; v++)
+            if (!keep[v] && (best == SIZE_MAX || full->vote_c[v] >= full->vote_c[best])) best = v;
+        keep[best] = 1;
+    }
+    size_t k = 0;
+    for (size_t v = 0; v < nv; v++) {
+        if (!keep[v]) continue;
+        ck_assert_uint_lt(k, capped->n_votes);
+        ck_assert_float_eq(capped->vote_c[k], full->vote_c[v]);
+        ck_assert_float_eq(capped->vote_b[k], full->vote_b[v]);
+        ck_assert_mem_eq(capped->votes + k * len, full->votes + v * len, len * sizeof(float));
+        k++;
+    }
+    ck_assert_uint_eq(capped->n_votes, K);
+    free(keep);
+}
+
+static pt_model *cap_checkpoint;
+static int keep_epoch_2(const pt_model *m, int epoch, size_t mistakes, void *user)
+{
+    (void)mistakes, (void)user;
+    if (epoch == 2) {
+        cap_checkpoint = pt_model_clone(m);
+        ck_assert_uint_le(m->n_votes, 40); /* the current vector included */
+    }
+    return 0;
+}
+
+/* pt_train_params.voted_max_vectors: the vectors the rule keeps, the same through an epoch
+ * checkpoint saved, loaded and resumed, and through the final model's file; one-vs-rest caps
+ * each class; another variant refuses a cap. */
+START_TEST(test_voted_cap)
+{
+    pt_dataset *ds = generated(PT_GEN_NOISY, 1500, 6, 2, 5);
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.variant = PT_VARIANT_VOTED;
+    p.epochs = 4;
+    p.shuffle = 1;
+    pt_model *full = train(ds, &p, NULL);
+    p.voted_max_vectors = 40;
+    p.epoch_hook = keep_epoch_2;
+    pt_model *capped = train(ds, &p, NULL);
+    assert_cap_of(capped, full, 40);
+    ck_assert_mem_eq(capped->w, full->w, pt_stride_for(6) * sizeof(float));
+    /* the checkpoint of epoch 2, through its file, resumes to the same vectors */
+    ck_assert_ptr_nonnull(cap_checkpoint);
+    const char *path = tu_path("voted_cap", ".model");
+    pt_model *back, *rest;
+    ck_assert_int_eq(pt_model_save(cap_checkpoint, path), PT_OK);
+    ck_assert_msg(pt_model_load(path, &back) == PT_OK, "%s", pt_last_error());
+    p.epoch_hook = NULL;
+    p.resume = back;
+    rest = train(ds, &p, NULL);
+    assert_cap_of(rest, full, 40);
+    p.resume = NULL;
+    pt_model_free(back);
+    pt_model_free(rest);
+    pt_model_free(cap_checkpoint);
+    cap_checkpoint = NULL;
+    /* the final model's file keeps the cap and the vectors */
+    ck_assert_int_eq(pt_model_save(capped, path), PT_OK);
+    ck_assert_msg(pt_model_load(path, &back) == PT_OK, "%s", pt_last_error());
+    ck_assert_uint_eq(back->params.voted_max_vectors, 40);
+    assert_cap_of(back, full, 40);
+    pt_model_free(back);
+    /* K = 1: the last iterate alone */
+    p.voted_max_vectors = 1;
+    pt_model *one = train(ds, &p, NULL);
+    assert_cap_of(one, full, 1);
+    pt_model_free(one);
+    pt_model_free(capped);
+    pt_model_free(full);
+    /* one-vs-rest: each class's own vectors, capped */
+    pt_dataset *three = generated(PT_GEN_BLOBS, 900, 2, 3, 9);
+    p.voted_max_vectors = 0;
+    full = train(three, &p, NULL);
+    p.voted_max_vectors = 4;
+    capped = train(three, &p, NULL);
+    for (size_t c = 0; c < 3; c++) assert_cap_of(capped->sub[c], full->sub[c], 4);
+    pt_model_free(full);
+    pt_model_free(capped);
+    pt_dataset_free(three);
+    /* a cap is the voted variant's */
+    p.variant = PT_VARIANT_AVERAGED;
+    pt_model *m = NULL;
+    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
+    ck_assert_ptr_nonnull(strstr(pt_last_error(), "voted_max_vectors"));
+    pt_dataset_free(ds);
+}
+END_TEST
+
+/* The vote of dense rows is scored a block of rows against a block of vectors at a time: the
+ * scores are pt_vote_score's row by row, bit for bit, on float32 rows and on compact ones
+ * (bf16, widened as read), with more vectors than a block holds and rows that do not fill the
+ * last block. */
+START_TEST(test_vote_blocks_exact)
+{
+    pt_dataset *ds = generated(PT_GEN_NOISY, 701, 150, 2, 6), *bf = NULL;
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.variant = PT_VARIANT_VOTED;
+    p.epochs = 2;
+    pt_model *m = train(ds, &p, NULL);
+    const size_t len = pt_stride_for(150), n = pt_dataset_n(ds);
+    ck_assert_uint_gt(m->n_votes, ((size_t)128 << 10) / (len * sizeof(float))); /* > a block */
+    ck_assert_int_eq(pt_dataset_to_dtype(ds, PT_DTYPE_BF16, 0, &bf), PT_OK);
+    const pt_kernels *k;
+    ck_assert_int_eq(pt_kernels_get(PT_ISA_AUTO, &k), PT_OK);
+    float *got = malloc(n * sizeof *got), *row = malloc(len * sizeof *row);
+    const pt_dataset *sets[2] = {ds, bf};
+    for (int t = 0; t < 2; t++) {
+        ck_assert_int_eq(pt_model_scores(m, sets[t], got), PT_OK);
+        for (size_t i = 0; i < n; i++) {
+            const float *x = pt_row_f32(k, sets[t], i, row);
+            float want = pt_vote_score(k, m->votes, len, m->vote_b, m->vote_c, m->n_votes, x,
+                                       len, 1.0f);
+            ck_assert_msg(memcmp(&got[i], &want, sizeof want) == 0, "row %zu: %g, %g", i,
+                          (double)got[i], (double)want);
+        }
+    }
+    free(got);
+    free(row);
+    pt_model_free(m);
+    pt_dataset_free(bf);
+    pt_dataset_free(ds);
+}
+END_TEST
+
 /* The threshold unit's sigma(z) = +1 for z >= 0: a score of exactly 0 predicts the +1 label (the
  * larger one), for the last iterate and inside the voted perceptron's vote; a multiclass tie
  * goes to the lowest class. The worked example (no bias) gives w = (1, -1): the row (1, 1)
@@ -1295,6 +1437,8 @@ int main(void)
     tcase_add_test(tc, test_isa_and_pass_identical);
     tcase_add_test(tc, test_resume_after_interrupt);
     tcase_add_test(tc, test_voted);
+    tcase_add_test(tc, test_voted_cap);
+    tcase_add_test(tc, test_vote_blocks_exact);
     tcase_add_test(tc, test_resume_from_checkpoint);
     tcase_add_test(tc, test_blocked_float_identical);
     tcase_add_test(tc, test_sign_of_zero_is_positive);

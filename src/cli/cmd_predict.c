@@ -22,28 +22,53 @@ static void class_report_free(class_report *c)
     free(c->conf);
 }
 
-/* The counts of c->K classes; an exit status (a failure reported on stderr). */
-static int class_report_build(const pt_model *m, const pt_dataset *ds, class_report *c)
+/* The model's class of the data's class c (by value, or by name for text labels), or -1 if
+ * the model never saw it: as the library's counts match them. */
+static long model_class_of(const pt_model *m, const pt_dataset *ds, size_t c)
 {
-    size_t K = c->K;
+    const char *name = pt_dataset_class_name(ds, c);
+    if ((pt_model_class_name(m, 0) != NULL) != (name != NULL)) return -1;
+    for (size_t k = 0; k < pt_model_nclass(m); k++)
+        if (name ? strcmp(pt_model_class_name(m, k), name) == 0
+                 : pt_model_class_value(m, k) == pt_dataset_class_value(ds, c))
+            return (long)k;
+    return -1;
+}
+
+/* The counts of c->K classes from the predicted classes (cls, a row's class index in the
+ * model), as pt_model_confusion and pt_model_class_counts count them, without scoring the
+ * rows again (a voted model's vote costs a dot per vector per row); an exit status (a failure
+ * reported on stderr). */
+static int class_report_build(const pt_model *m, const pt_dataset *ds, const int32_t *cls,
+                              class_report *c)
+{
+    size_t K = c->K, nc = pt_dataset_nclass(ds);
     c->rows = calloc(3 * K, sizeof *c->rows);
-    if (!c->rows || (K <= MAX_CONFUSION_CLASSES && !(c->conf = calloc(K * K, sizeof *c->conf)))) {
+    long *map = malloc((nc ? nc : 1) * sizeof *map);
+    if (!c->rows || !map ||
+        (K <= MAX_CONFUSION_CLASSES && !(c->conf = calloc(K * K, sizeof *c->conf)))) {
+        free(map);
         fprintf(stderr, "ptron: cannot allocate the counts of %zu classes\n", K);
         return EXIT_INPUT;
     }
     c->predicted = c->rows + K;
     c->correct = c->rows + 2 * K;
-    pt_status s = c->conf ? pt_model_confusion(m, ds, c->conf, &c->unknown)
-                          : pt_model_class_counts(m, ds, c->rows, c->predicted, c->correct,
-                                                  &c->unknown);
-    for (size_t t = 0; s == PT_OK && c->conf && t < K; t++) {
-        c->correct[t] = c->conf[t * K + t];
-        for (size_t p = 0; p < K; p++) {
-            c->rows[t] += c->conf[t * K + p];
-            c->predicted[p] += c->conf[t * K + p];
+    for (size_t k = 0; k < nc; k++) map[k] = model_class_of(m, ds, k);
+    for (size_t i = 0, n = pt_dataset_n(ds); i < n; i++) {
+        long t = map[pt_dataset_class(ds, i)];
+        size_t p = (size_t)cls[i];
+        if (t < 0) {
+            c->unknown++;
+            if (!c->conf) c->predicted[p]++; /* the confusion matrix has no row for it */
+            continue;
         }
+        if (c->conf) c->conf[(size_t)t * K + p]++;
+        c->rows[t]++;
+        c->predicted[p]++;
+        c->correct[t] += (size_t)t == p;
     }
-    return s == PT_OK ? EXIT_OK : cli_fail(s);
+    free(map);
+    return EXIT_OK;
 }
 
 /* Precision and recall of class k. */
@@ -148,6 +173,7 @@ int cmd_predict(int argc, char **argv)
     pt_model *m = NULL;
     pt_dataset *ds = NULL;
     double *pred = NULL;
+    int32_t *cls = NULL; /* each row's predicted class index */
     class_report cr = {0};
     int rc = EXIT_OK;
     pt_status s = pt_model_load(model, &m);
@@ -158,14 +184,16 @@ int cmd_predict(int argc, char **argv)
     }
     size_t n = pt_dataset_n(ds);
     pred = malloc((n ? n : 1) * sizeof *pred);
-    if (!pred) {
+    cls = malloc((n ? n : 1) * sizeof *cls);
+    if (!pred || !cls) {
         fprintf(stderr, "ptron: cannot allocate %zu predictions\n", n);
         rc = EXIT_INPUT;
         goto done;
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    s = pt_model_predict(m, ds, pred);
+    s = pt_model_predict_class(m, ds, cls);
+    for (size_t i = 0; s == PT_OK && i < n; i++) pred[i] = pt_model_class_value(m, (size_t)cls[i]);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (s != PT_OK) {
         rc = cli_fail(s);
@@ -175,7 +203,7 @@ int cmd_predict(int argc, char **argv)
     pt_model_info mi;
     pt_model_get_info(m, &mi);
     cr.K = mi.nclass;
-    if ((rc = class_report_build(m, ds, &cr)) != EXIT_OK) goto done;
+    if ((rc = class_report_build(m, ds, cls, &cr)) != EXIT_OK) goto done;
     if (cr.unknown)
         fprintf(stderr, "ptron: warning: %zu rows have labels the model never saw (counted as errors)\n", cr.unknown);
     if (!cr.conf && !quiet)
@@ -221,6 +249,7 @@ int cmd_predict(int argc, char **argv)
 done:
     class_report_free(&cr);
     free(pred);
+    free(cls);
     pt_dataset_free(ds);
     pt_model_free(m);
     return rc;

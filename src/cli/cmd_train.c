@@ -25,6 +25,7 @@ typedef struct train_opts {
     long early_stop, checkpoint_every;
     bool epochs_given, batch_size_given, last_iterate, search, proba;
     bool json, quiet, bounds;
+    bool train_accuracy; /* --train-accuracy: even where it would cost more than training */
 } train_opts;
 
 /* Held-out evaluation after each epoch (--test), and early stopping (--early-stop N): stop
@@ -123,6 +124,8 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         } else if (IS("--margin")) cli_float(&a, arg, 0.0, 1e30, &p->margin);
         else if (IS("--averaged")) p->variant = PT_VARIANT_AVERAGED;
         else if (IS("--voted")) p->variant = PT_VARIANT_VOTED;
+        else if (IS("--voted-max-vectors")) cli_size(&a, arg, 1, SIZE_MAX, &p->voted_max_vectors);
+        else if (IS("--train-accuracy")) o->train_accuracy = true;
         else if (IS("--shuffle")) p->shuffle = 1;
         else if (IS("--shuffle-chunk")) cli_size(&a, arg, 1, SIZE_MAX >> 1, &p->shuffle_chunk);
         else if (IS("--multiclass")) {
@@ -421,6 +424,7 @@ typedef struct train_result {
     double load_s;
     double eval_s, write_s; /* the training accuracy's pass; the model's save */
     const pt_eval *ev;     /* on the training data */
+    const char *ev_skipped; /* why the training accuracy was not computed, or NULL */
     const heldout *held;   /* --test */
     bool interrupted, stopped_early;
     const pt_run_bounds *b; /* --bounds, or NULL */
@@ -522,7 +526,8 @@ static void print_json(const train_result *t)
     json_num(&j, "write_seconds", t->write_s);
     json_num(&j, "samples_per_second",
              rep->train_seconds > 0 ? samples / rep->train_seconds : 0.0);
-    json_num(&j, "train_accuracy", ev->accuracy);
+    json_num(&j, "train_accuracy", t->ev_skipped ? NAN : ev->accuracy); /* NAN: null */
+    if (t->ev_skipped) json_str(&j, "train_accuracy_skipped", t->ev_skipped);
     json_str(&j, "model", o->model);
     if (b) {
         /* a bound's keys only where it covers the run: mistake_bound is the separable one
@@ -605,7 +610,8 @@ static void print_text(const train_result *t)
     else printf("mistakes per epoch:");
     for (int e = 0; e < ran && e < 20; e++) printf(" %zu", rep->mistakes_per_epoch[e]);
     printf(ran > 20 ? " ...\n" : "\n");
-    printf("train accuracy = %.4g%% (%zu/%zu)\n", 100.0 * ev->accuracy, ev->correct, ev->n);
+    if (t->ev_skipped) printf("train accuracy: skipped (%s)\n", t->ev_skipped);
+    else printf("train accuracy = %.4g%% (%zu/%zu)\n", 100.0 * ev->accuracy, ev->correct, ev->n);
     if (held->at_end) {
         printf("held-out accuracy = %.4g%% (after training)\n", 100.0 * held->best);
     } else if (held->epochs) {
@@ -625,6 +631,38 @@ static void print_text(const train_result *t)
 
 /* The exit status of a run stopped by a signal. */
 static int signal_status(void);
+
+/* A voted model's vote costs one dot per stored vector per row, so after many updates the
+ * training accuracy's pass can cost far more than the training did: it is skipped (false,
+ * with the reason in why) when it would cost PT_SCORE_COST_WARN multiply-adds or more and more
+ * than the training's (a dot and, per update, an axpy and a copy of the vector, of a row's
+ * cost each), unless --train-accuracy asks for it (a warning then says what it costs). */
+static bool accuracy_worth_it(const train_opts *o, const pt_model *m, const pt_dataset *ds,
+                              const pt_train_report *rep, char *why, size_t cap)
+{
+    pt_model_info mi;
+    pt_model_get_info(m, &mi);
+    if (mi.variant != PT_VARIANT_VOTED || mi.path != PT_PATH_ONLINE) return true;
+    size_t n = pt_dataset_n(ds), d = pt_dataset_d(ds);
+    double row = pt_dataset_layout(ds) != PT_LAYOUT_SPARSE ? (double)d
+                 : n ? (double)pt_dataset_nnz(ds) / (double)n : 0.0;
+    double samples = (double)n * (rep->epochs_run - rep->epochs_before);
+    double train = (samples + 3.0 * (double)rep->updates) * row;
+    double eval = pt_model_score_cost(m, ds);
+    if (eval < PT_SCORE_COST_WARN || eval <= train) return true;
+    if (o->train_accuracy) {
+        if (pt_dist_rank() == 0)
+            fprintf(stderr, "ptron: warning: the train accuracy (--train-accuracy) costs %.3g "
+                            "multiply-adds, %.3g times the training's %.3g\n", eval,
+                    eval / (train > 0 ? train : 1.0), train);
+        return true;
+    }
+    snprintf(why, cap, "scoring the %zu training rows by the vote of the model's vectors would "
+             "cost %.3g multiply-adds, %.3g times the training's %.3g; --train-accuracy computes "
+             "it, --voted-max-vectors K caps the vectors", n, eval,
+             eval / (train > 0 ? train : 1.0), train);
+    return false;
+}
 
 /* --search: K-fold cross-validation (--cv K, default 5) at each point of the path's grid, a
  * table and the best point; no model. */
@@ -782,12 +820,53 @@ static int refuse_distributed(const train_opts *o, const pt_train_params *p)
     return EXIT_USAGE;
 }
 
+/* Under mpirun on several ranks: every rank must be given the same run, else the ranks'
+ * collectives would not match. The text compared: every parameter by name but those a rank
+ * may set for itself (its resources, which a resumed run may change too: the model does not
+ * depend on them), and the options of reading and of the run that are not parameters. A
+ * command line refused on a rank (rc, its message printed there) counts as differing. Returns
+ * rc, or EXIT_INPUT on every rank when they differ (rank 0 says how). */
+static int agree_options(const train_opts *o, const pt_train_params *p, int rc)
+{
+    static const char *const own[] = {"threads", "isa", "pass", "mem_budget_bytes", "cache_mb",
+                                      "expand.mem_budget_bytes"};
+    char text[16384], v[512];
+    size_t at = 0;
+#define ADD(...) \
+    (at += (size_t)snprintf(text + at, at < sizeof text ? sizeof text - at : 0, __VA_ARGS__))
+    if (rc != EXIT_OK) ADD("the command line=refused (that rank's message says why)\n");
+    for (size_t i = 0; rc == EXIT_OK && pt_train_params_key(i); i++) {
+        const char *key = pt_train_params_key(i);
+        bool mine = false;
+        for (size_t k = 0; k < sizeof own / sizeof own[0]; k++) mine |= strcmp(key, own[k]) == 0;
+        if (!mine && pt_train_params_get(p, key, v, sizeof v) == PT_OK) ADD("%s=%s\n", key, v);
+    }
+    if (rc == EXIT_OK)
+        ADD("mix=%s\nscale=%s\n--format=%s\n--max-features=%zu\n--delimiter=%d\n"
+            "--label-column=%d %s\n--layout=%s\n--resume=%s\n--init=%s\n--class-weight=%s\n"
+            "--test=%s\n--early-stop=%ld\n--cv=%zu\n--search=%d\n--proba=%d\n--bounds=%d\n",
+            pt_mix_name(p->mix), pt_scale_kind_name(p->scale), o->format ? o->format : "",
+            o->max_features, cli_csv_delimiter, cli_csv_label_column,
+            cli_csv_label_name ? cli_csv_label_name : "", pt_layout_name(cli_layout),
+            o->resume ? o->resume : "", o->init ? o->init : "",
+            o->class_weight ? o->class_weight : "", o->test ? o->test : "", o->early_stop,
+            o->cv, o->search, o->proba, o->bounds);
+#undef ADD
+    if (at >= sizeof text) text[sizeof text - 1] = '\0'; /* (not reached: a few KiB) */
+    if (pt_dist_agree_text("options", text) == PT_OK) return rc;
+    if (pt_dist_rank() == 0)
+        fprintf(stderr, "ptron train: %s (every rank is given the same options; only --threads, "
+                        "--isa, --pass, --mem-mb and --cache-mb may differ)\n", pt_last_error());
+    return EXIT_INPUT;
+}
+
 int cmd_train(int argc, char **argv)
 {
     train_opts o = {0};
     pt_train_params p;
     pt_train_params_init(&p);
     int rc = parse(argc, argv, &o, &p);
+    if (pt_dist_size() > 1) rc = agree_options(&o, &p, rc);
     if (rc != EXIT_OK) return rc;
     /* under mpirun: each rank trains on its share; only rank 0 prints and writes */
     const bool dist = pt_dist_launched(), lead = pt_dist_rank() == 0;
@@ -972,7 +1051,10 @@ int cmd_train(int argc, char **argv)
     const char *late = getenv("PTRON_TEST_SIGNAL_AFTER_TRAINING");
     if (late) raise(strcmp(late, "TERM") == 0 ? SIGTERM : SIGINT);
 
-    pt_eval ev;
+    pt_eval ev = {0};
+    char skipped[512];
+    const bool skip = !accuracy_worth_it(&o, m, ds, &rep, skipped, sizeof skipped);
+    if (skip && lead) fprintf(stderr, "ptron: warning: train accuracy skipped: %s\n", skipped);
     double eval_t0 = cli_now();
     /* the kernel path counted the final model's right predictions on these rows from the
      * kernel rows it kept (as evaluating the model would, without computing them again) */
@@ -984,7 +1066,7 @@ int cmd_train(int argc, char **argv)
         s = PT_OK;
         rep.train_seconds -= rep.score_seconds; /* reported as the evaluation's */
         eval_t0 -= rep.score_seconds;
-    } else {
+    } else if (!skip) {
         s = pt_model_evaluate(m, ds, &ev);
     }
     double eval_s = cli_now() - eval_t0;
@@ -1032,7 +1114,8 @@ int cmd_train(int argc, char **argv)
                         .rep = &rep,
                         .n = pt_dataset_n_total(ds),
                         .d = pt_dataset_d(ds), .load_s = load_s, .eval_s = eval_s,
-                        .write_s = write_s, .ev = &ev, .held = &held,
+                        .write_s = write_s, .ev = &ev, .ev_skipped = skip ? skipped : NULL,
+                        .held = &held,
                         .interrupted = interrupted, .stopped_early = stopped_early,
                         .b = want_bounds ? &b : NULL, .m = m};
     if (o.json) pt_dataset_get_info(ds, &res.data); /* a pass over the data (for R) */

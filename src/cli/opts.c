@@ -70,6 +70,13 @@ static const struct {
      "  --voted                  voted perceptron (Freund and Schapire; online, one-vs-rest\n"
      "                           too: each class votes with its own vectors, within 1/K of\n"
      "                           --mem-mb each)\n"
+     "  --voted-max-vectors K    voted: keep at most K vectors (per class), the current one\n"
+     "                           and the K - 1 of largest survival counts; the vote costs a\n"
+     "                           dot per vector per row scored, and without a cap the vectors\n"
+     "                           are the updates (default: no cap)\n"
+     "  --train-accuracy         compute the training accuracy even where its pass would cost\n"
+     "                           more than the training (voted models: skipped then, and the\n"
+     "                           output says why)\n"
      "  --shuffle                shuffle the order each epoch\n"
      "  --shuffle-chunk ROWS     shuffle in chunks of ROWS consecutive rows: the chunks in a\n"
      "                           shuffled order, then the rows of each (online paths); a\n"
@@ -323,6 +330,7 @@ static const struct {
     {"pt_train_params.class_weight", "--class-weight"},
     {"pt_train_params.scale", "--scale"},
     {"pt_train_params.resume", "--resume"},
+    {"pt_train_params.voted_max_vectors", "--voted-max-vectors"},
     {"pt_read_options.max_features", "--max-features"},
     {"pt_read_options.csv_delimiter", "--delimiter"},
     {"pt_read_options.csv_label_column", "--label-column"},

@@ -1,12 +1,16 @@
 /*
- * A rank's share of a dataset in a distributed run: the readers read the share
- * (pt_read_options.shard_index), then the ranks agree on what a plain read of the whole file
- * would have given every row: d (the largest), the layout (rank 0's) and the class table (the
- * union of the shares' tables, in the order a plain read sorts labels), and every rank learns
- * whether any failed, with that rank's message.
+ * A rank's share of a dataset in a distributed run: the ranks check that they read one file,
+ * the readers read the share (pt_read_options.shard_index), then the ranks agree on what a
+ * plain read of the whole file would have given every row: d (the largest), the layout (rank
+ * 0's) and the class table (the union of the shares' tables, in the order a plain read sorts
+ * labels), and every rank learns whether any failed, with that rank's message.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "data.h"
 #include "dist/dist.h"
@@ -27,6 +31,62 @@ static pt_status agree(pt_status s)
     }
     pt_dist_bcast(&m, sizeof m, bad);
     return pt_fail((pt_status)m.status, "rank %d of %d: %s", bad, pt_dist_size(), m.msg);
+}
+
+/* The bytes of the file's head and of its tail that its fingerprint reads. */
+#define FINGERPRINT_BYTES ((size_t)64 << 10)
+
+/* What tells one file from another without reading it all (a share reads only its part):
+ * its size and a checksum of its first and last FINGERPRINT_BYTES (a .ptd file's header with
+ * n, d and its sections' checksums; a text file's first and last lines). Standard input
+ * (refused for a share by the reader) has none. */
+static pt_status fingerprint(const char *path, uint64_t fp[2])
+{
+    fp[0] = fp[1] = 0;
+    if (strcmp(path, "-") == 0) return PT_OK;
+    int fd = open(path, O_RDONLY);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        pt_status s = pt_fail(PT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return s;
+    }
+    size_t size = (size_t)sb.st_size, n = size < FINGERPRINT_BYTES ? size : FINGERPRINT_BYTES;
+    char *buf = malloc(2 * FINGERPRINT_BYTES);
+    ssize_t a = buf ? pread(fd, buf, n, 0) : -1;
+    ssize_t b = a >= 0 ? pread(fd, buf + n, n, (off_t)(size - n)) : -1;
+    pt_status s = PT_OK;
+    if (!buf) s = pt_fail(PT_ERR_NOMEM, "%s: cannot allocate its fingerprint", path);
+    else if (a < 0 || b < 0) s = pt_fail(PT_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+    else {
+        fp[0] = (uint64_t)size;
+        fp[1] = pt_checksum(buf, (size_t)a + (size_t)b);
+    }
+    free(buf);
+    close(fd);
+    return s;
+}
+
+/* Every rank reads the same file (by its fingerprint, under whatever path): else every rank
+ * fails, naming the rank and both files. */
+static pt_status agree_file(const char *path)
+{
+    if (pt_dist_size() < 2) return PT_OK;
+    uint64_t fp[2];
+    PT_TRY(agree(fingerprint(path, fp)));
+    char label[1200], *f0, *fr;
+    snprintf(label, sizeof label, "%.1000s (%llu bytes)", path, (unsigned long long)fp[0]);
+    int r;
+    PT_TRY(pt_dist_compare(fp, sizeof fp, label, &r, &f0, &fr));
+    if (r < 0) return PT_OK;
+    pt_status s = pt_fail(PT_ERR_FORMAT, "the ranks read different files: rank %d of %d reads "
+                          "%s, rank 0 %s%s (every rank reads its share of one file)", r,
+                          pt_dist_size(), fr, f0,
+                          strcmp(strrchr(fr, '('), strrchr(f0, '(')) == 0
+                              ? ": the same size, other contents" : "");
+    free(f0);
+    free(fr);
+    return s;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -161,10 +221,12 @@ pt_status pt_dataset_read_replicated(const char *path, const pt_read_options *o,
                                      pt_dataset **out)
 {
     pt_dataset *ds = NULL;
-    pt_status s = agree(pt_dataset_read(path, o, &ds));
+    *out = NULL;
+    pt_status s = agree_file(path);
+    if (s != PT_OK) return s;
+    s = agree(pt_dataset_read(path, o, &ds));
     if (s != PT_OK) {
         pt_dataset_free(ds);
-        *out = NULL;
         return s;
     }
     ds->replicated = true;
@@ -183,7 +245,9 @@ pt_status pt_dataset_read_shard(const char *path, const pt_read_options *o, pt_d
     opt.shard_index = (size_t)pt_dist_rank();
     opt.shard_count = (size_t)pt_dist_size();
     pt_dataset *ds = NULL;
-    pt_status s = pt_dataset_read(path, &opt, &ds);
+    pt_status s = agree_file(path);
+    if (s != PT_OK) return s;
+    s = pt_dataset_read(path, &opt, &ds);
     if (s == PT_OK && ds->n == 0)
         s = pt_fail(PT_ERR_PARSE, "%s: no data rows in share %zu of %zu (fewer rows than "
                     "ranks: run fewer)", path, opt.shard_index + 1, opt.shard_count);

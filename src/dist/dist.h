@@ -24,5 +24,11 @@ void pt_dist_bcast(void *buf, size_t bytes, int root);
 /* The lowest rank whose `failed` is true, or -1 when none is: every rank learns of a failure
  * on any (collective, so a rank that failed still takes part). */
 int pt_dist_first_failed(bool failed);
+/* Whether every rank's key (key_len bytes) is rank 0's (agree.c): *rank -1 when it is, else
+ * the lowest rank whose key differs, and every rank gets malloc'd copies of rank 0's label and
+ * that rank's (the caller frees them): what a message names. PT_ERR_NOMEM on every rank when
+ * any cannot allocate. */
+pt_status pt_dist_compare(const void *key, size_t key_len, const char *label, int *rank,
+                          char **label0, char **label_rank);
 
 #endif /* PT_DIST_H */

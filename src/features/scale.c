@@ -87,22 +87,83 @@ pt_scaling *pt_scaling_clone(const pt_scaling *s)
     return pt_scaling_make(s->kind, s->d, s->offset, s->factor, &c) == PT_OK ? c : NULL;
 }
 
-/* Row i as doubles (x: d of them), in either layout and any element type (wide: a row of
- * stride floats for compact rows, widened there); a streamed dataset's through the window
- * at. */
-static void row_values(const pt_dataset *ds, pt_window_pos *at, size_t i, float *wide, double *x)
+/* Row i's values in either layout and any element type: the non-zeros of a sparse row (*col
+ * their columns), or the d values of a dense row (*col NULL; a compact row widened into wide,
+ * a streamed dataset's read through the window at). Returns their count. */
+static size_t row_view(const pt_dataset *ds, pt_window_pos *at, size_t i, float *wide,
+                       const uint32_t **col, const float **val)
 {
     pt_window_at(ds, at, i);
-    if (ds->layout == PT_LAYOUT_SPARSE) {
-        memset(x, 0, ds->d * sizeof *x);
+    if (ds->layout == PT_LAYOUT_SPARSE) return pt_csr_row(ds, i, col, val);
+    *col = NULL;
+    *val = wide ? pt_compact_widen_row(ds, i, wide) : pt_window_row(ds, at, i);
+    return ds->d;
+}
+
+/* The per-feature figures a scaling is fitted from, each over the n rows with their zeros
+ * (a sparse row's implicit ones included) but computed from the values that are not zero, in
+ * row order, so that a sparse dataset and its dense copy give the same numbers bit for bit
+ * and the sparse one costs O(nnz + d): nz[j] counts feature j's values that are not zero; for
+ * a range, lo and hi are its minimum and maximum (zero counted where nz[j] < n); to
+ * standardize, lo is its mean (sum / n) and hi the sum of its squared deviations from it (the
+ * non-zeros' sum, then the zeros' (n - nz[j]) mean^2: two passes in double, no running
+ * update). */
+typedef struct feature_stats {
+    double *lo, *hi;
+    size_t *nz;
+} feature_stats;
+
+static void fit_range(const pt_dataset *ds, float *wide, feature_stats *f)
+{
+    const size_t n = ds->n, d = ds->d;
+    pt_window_pos at = {0};
+    for (size_t j = 0; j < d; j++) f->lo[j] = INFINITY, f->hi[j] = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
         const uint32_t *col;
         const float *val;
-        size_t m = pt_csr_row(ds, i, &col, &val);
-        for (size_t e = 0; e < m; e++) x[col[e]] = val[e];
-        return;
+        size_t m = row_view(ds, &at, i, wide, &col, &val);
+        for (size_t e = 0; e < m; e++) {
+            double x = val[e];
+            size_t j = col ? col[e] : e;
+            if (x == 0.0) continue;
+            f->nz[j]++;
+            if (x < f->lo[j]) f->lo[j] = x;
+            if (x > f->hi[j]) f->hi[j] = x;
+        }
     }
-    const float *r = wide ? pt_compact_widen_row(ds, i, wide) : pt_window_row(ds, at, i);
-    for (size_t j = 0; j < ds->d; j++) x[j] = r[j];
+    pt_window_end(ds, &at);
+    for (size_t j = 0; j < d; j++) {
+        if (f->nz[j] == n) continue;
+        if (0.0 < f->lo[j]) f->lo[j] = 0.0;
+        if (0.0 > f->hi[j]) f->hi[j] = 0.0;
+    }
+}
+
+static void fit_moments(const pt_dataset *ds, float *wide, feature_stats *f)
+{
+    const size_t n = ds->n, d = ds->d;
+    for (int pass = 0; pass < 2; pass++) {
+        pt_window_pos at = {0};
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t *col;
+            const float *val;
+            size_t m = row_view(ds, &at, i, wide, &col, &val);
+            for (size_t e = 0; e < m; e++) {
+                double x = val[e];
+                size_t j = col ? col[e] : e;
+                if (x == 0.0) continue;
+                if (pass == 0) {
+                    f->nz[j]++;
+                    f->lo[j] += x;
+                } else {
+                    f->hi[j] += (x - f->lo[j]) * (x - f->lo[j]);
+                }
+            }
+        }
+        pt_window_end(ds, &at);
+        for (size_t j = 0; pass == 0 && j < d; j++) f->lo[j] = n ? f->lo[j] / (double)n : 0.0;
+    }
+    for (size_t j = 0; j < d; j++) f->hi[j] += (double)(n - f->nz[j]) * f->lo[j] * f->lo[j];
 }
 
 pt_status pt_scaling_fit(const pt_dataset *ds, pt_scale_kind kind, pt_scaling **out)
@@ -113,60 +174,42 @@ pt_status pt_scaling_fit(const pt_dataset *ds, pt_scale_kind kind, pt_scaling **
         return pt_fail(PT_ERR_INVALID, "pt_scaling_fit needs a scaling kind (got %s)",
                        pt_scale_kind_name(kind));
     const size_t n = ds->n, d = ds->d;
-    double *a = calloc(d ? d : 1, sizeof *a), *b = calloc(d ? d : 1, sizeof *b);
-    double *x = malloc((d ? d : 1) * sizeof *x);
+    feature_stats f = {calloc(d ? d : 1, sizeof(double)), calloc(d ? d : 1, sizeof(double)),
+                       calloc(d ? d : 1, sizeof(size_t))};
     double *off = malloc((d ? d : 1) * sizeof *off), *fac = malloc((d ? d : 1) * sizeof *fac);
-    pt_window_pos at = {0}; /* a streamed dataset: window by window */
     /* compact rows: each widened as it is read (the float32 copy's values, no copy) */
     const bool compact = ds->layout == PT_LAYOUT_DENSE && ds->dtype != PT_DTYPE_F32;
     float *wide = compact ? pt_alloc(ds->stride * sizeof *wide, "a widened row") : NULL;
     pt_status s = PT_OK;
-    if (!a || !b || !x || !off || !fac || (compact && !wide)) {
+    if (!f.lo || !f.hi || !f.nz || !off || !fac || (compact && !wide)) {
         s = pt_fail(PT_ERR_NOMEM, "cannot allocate the scaling of %zu features", d);
         goto out;
     }
     if (kind == PT_SCALE_STANDARDIZE) {
-        /* a: the mean, b: the sum of squared deviations (Welford, in double) */
-        for (size_t i = 0; i < n; i++) {
-            row_values(ds, &at, i, wide, x);
-            for (size_t j = 0; j < d; j++) {
-                double delta = x[j] - a[j];
-                a[j] += delta / (double)(i + 1);
-                b[j] += delta * (x[j] - a[j]);
-            }
-        }
+        fit_moments(ds, wide, &f);
         for (size_t j = 0; j < d; j++) {
-            double sd = n ? sqrt(b[j] / (double)n) : 0.0;
-            off[j] = a[j];
+            double sd = n ? sqrt(f.hi[j] / (double)n) : 0.0;
+            off[j] = f.lo[j];
             fac[j] = sd > 0.0 ? 1.0 / sd : 0.0;
         }
     } else {
-        /* a: the minimum, b: the maximum */
-        for (size_t j = 0; j < d; j++) a[j] = INFINITY, b[j] = -INFINITY;
-        for (size_t i = 0; i < n; i++) {
-            row_values(ds, &at, i, wide, x);
-            for (size_t j = 0; j < d; j++) {
-                if (x[j] < a[j]) a[j] = x[j];
-                if (x[j] > b[j]) b[j] = x[j];
-            }
-        }
+        fit_range(ds, wide, &f);
         for (size_t j = 0; j < d; j++) {
-            double span = n ? b[j] - a[j] : 0.0;
+            double span = n ? f.hi[j] - f.lo[j] : 0.0;
             if (kind == PT_SCALE_RANGE) {
-                off[j] = n ? (a[j] + b[j]) / 2.0 : 0.0;
+                off[j] = n ? (f.lo[j] + f.hi[j]) / 2.0 : 0.0;
                 fac[j] = span > 0.0 ? 2.0 / span : 0.0;
             } else {
-                off[j] = n ? a[j] : 0.0;
+                off[j] = n ? f.lo[j] : 0.0;
                 fac[j] = span > 0.0 ? 1.0 / span : 0.0;
             }
         }
     }
     s = pt_scaling_make(kind, d, off, fac, out);
 out:
-    pt_window_end(ds, &at);
-    free(a);
-    free(b);
-    free(x);
+    free(f.lo);
+    free(f.hi);
+    free(f.nz);
     free(off);
     free(fac);
     pt_free(wide);

@@ -179,6 +179,9 @@ pt_status pt_model_scores_raw(const pt_model *m, const pt_dataset *ds, float *sc
 /* The warning that the data's features past the model's d are ignored (none if
  * data_d <= model_d). */
 void pt_warn_extra_features(size_t model_d, size_t data_d);
+/* Before a voted model scores ds: what the vote costs (pt_model_score_cost), logged as
+ * information, as a warning from PT_SCORE_COST_WARN multiply-adds up (score_cost.c). */
+void pt_vote_cost_log(const pt_model *m, const pt_dataset *ds);
 /* The voted perceptron's score of row x: sum over the nv vectors (rows of V, ldv floats apart,
  * biases Vb, survival counts Vc) of Vc[v] sigma(V[v].x + Vb[v] bias), summed in double. */
 float pt_vote_score(const pt_kernels *k, const float *V, size_t ldv, const float *Vb,

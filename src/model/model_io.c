@@ -381,6 +381,8 @@ static bool print_model(FILE *f, const pt_model *m)
             pt_kernel_name(p->kernel), p->degree, gamma, (double)p->coef0, p->cache_mb,
             pt_gram_storage_name(p->gram_storage));
     if (p->budget) fprintf(f, "budget %zu\n", p->budget); /* optional: 0 without it */
+    if (p->voted_max_vectors) /* optional, as budget */
+        fprintf(f, "voted_max_vectors %zu\n", p->voted_max_vectors);
     if (p->kernel == PT_KERNEL_EXPR) { /* optional: the expression, canonical (no spaces) */
         pt_kexpr e;
         char canon[sizeof p->kernel_expr];
@@ -1677,6 +1679,13 @@ static pt_status check_votes(const parser *r, const fields *f, const pt_model *m
         return perr_at(r, f->at[K_VARIANT], "variant voted: the file holds no voted vectors "
                        "('%s' after the weights) for a run of %d epochs",
                        m->W ? "ovr_votes" : "votes", f->epochs_run);
+    const size_t cap = f->p.voted_max_vectors;
+    for (size_t c = 0; cap && c < (m->W && m->sub ? m->nclass : 1); c++) {
+        size_t nv = m->W && m->sub ? m->sub[c]->n_votes : m->n_votes;
+        if (nv > cap)
+            return perr_at(r, f->at_votes, "votes: %zu vectors%s, over the cap of "
+                           "voted_max_vectors %zu", nv, m->W ? " for a class" : "", cap);
+    }
     return PT_OK;
 }
 
@@ -1771,6 +1780,16 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
             PT_TRY(parse_u64(r, key, t, SIZE_MAX, &u));
             if (u == 0) return perr(r, "budget: 0 is written as no 'budget' line");
             f.p.budget = (size_t)u;
+            continue;
+        }
+        if (strcmp(key, "voted_max_vectors") == 0) { /* optional (a voted run's cap) */
+            uint64_t u = 0;
+            char *t = token(&rest);
+            if (f.p.voted_max_vectors) return perr(r, "key 'voted_max_vectors' given twice");
+            if (!t || token(&rest)) return perr(r, "voted_max_vectors: expected one value");
+            PT_TRY(parse_u64(r, key, t, SIZE_MAX, &u));
+            if (u == 0) return perr(r, "voted_max_vectors: 0 is written as no such line");
+            f.p.voted_max_vectors = (size_t)u;
             continue;
         }
         if (strcmp(key, "names") == 0) {

@@ -151,6 +151,10 @@ pt_status pt_train_params_check(const pt_train_params *p)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.budget keeps the last iterate within "
                        "the budget; the averaged variant (PT_VARIANT_AVERAGED) averages every "
                        "vector ever used, so it has no budgeted form: train the classic one");
+    if (p->voted_max_vectors && p->variant != PT_VARIANT_VOTED)
+        return pt_fail(PT_ERR_INVALID, "pt_train_params.voted_max_vectors caps the voted "
+                       "perceptron's vectors (PT_VARIANT_VOTED); the %s variant keeps one vector",
+                       pt_variant_name(p->variant));
     if (p->tol < 0.0 || !isfinite(p->tol))
         return pt_fail(PT_ERR_INVALID, "pt_train_params.tol must be >= 0");
     if (p->init && p->init_random)
@@ -274,6 +278,7 @@ static const field fields[] = {
     FIELD(expand.mem_budget_bytes, F_SIZE),
     FIELD(expand.hash_bits, F_INT),
     FIELD(init_random, F_BOOL),
+    FIELD(voted_max_vectors, F_SIZE),
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 

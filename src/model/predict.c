@@ -20,6 +20,7 @@ static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_
     const pt_dataset *use;
     pt_dataset *tmp;
     PT_TRY(pt_model_scaled(m, ds, &use, &tmp));
+    pt_vote_cost_log(m, use);
     pt_status s = predict_raw(m, use, pred);
     pt_dataset_free(tmp);
     return s;

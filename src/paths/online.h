@@ -21,6 +21,13 @@ typedef struct online {
     float *V, *Vb, *Vc;
     size_t nv, cap, max_vectors;
     float survived;
+    /* voted under a cap (pt_train_params.voted_max_vectors K): at most keep = K - 1 closed
+     * vectors beside the current one, those of largest survival counts (online.c); seq numbers
+     * each in the order it closed, heap holds the slots, the one to drop first (SIZE_MAX: no
+     * cap, seq and heap NULL) */
+    size_t keep;
+    uint64_t *seq, next_seq;
+    size_t *heap;
     pt_status vote_error; /* set by online_push_vote: it ends the run, as a stop would */
     char vote_msg[512]; /* its message: the interrupt that stops the epoch overwrites the last error */
     const pt_stop *stop; /* the call's (pt_train_params.stop) */
@@ -41,9 +48,15 @@ static inline void online_weigh(online *o, const pt_dataset *ds, size_t i)
 /* What to change when the online path's weights become non-finite (pt_epoch_end's message). */
 #define ONLINE_NONFINITE_HINT "lower pt_train_params.eta or rescale the features"
 
-/* Voted: store the current vector with its survival count before it changes (false, with
- * o->vote_error set, when the memory budget refuses it). */
-bool online_push_vote(online *o);
+/* Voted: the current vector closes (a mistake is about to change it): store it with its
+ * survival count, under a cap in place of the closed vector of smallest count, or not at all
+ * when its own count is the smallest (false, with o->vote_error set, when the memory budget
+ * refuses it). */
+bool online_close_vote(online *o);
+/* Voted: append the current vector, still open, after the closed ones, which a cap first puts
+ * back in the order they closed (the order of a model's vectors, whose last is the current
+ * one): the model's vectors as they stand. Undo with o->nv-- (false as online_close_vote). */
+bool online_push_live(online *o);
 
 /* The model as it stands into w, b: the last iterate, or for the averaged variant the
  * average w - u / T (w may be o->w itself, at the end). */
@@ -74,7 +87,7 @@ static inline int visit_decide(online *o, float y, float score)
 {
     int upd = y * score <= o->tau;
     if (o->voted) {
-        if (upd) online_push_vote(o); /* a failure is in vote_error, which stops the pass */
+        if (upd) online_close_vote(o); /* a failure is in vote_error, which stops the pass */
         o->survived = upd ? 1.0f : o->survived + 1.0f;
     }
     return upd;

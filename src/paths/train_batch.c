@@ -43,6 +43,11 @@
  * (converged; full batch then keeps that w and skips the step), a relative change of the
  * objective below tol, or the epoch limit. With average_iterates the model is the mean of
  * the iterates after each step.
+ *
+ * A share of a distributed run takes every step with the other ranks: block q of the
+ * ceil(n_total / B) blocks is each rank's q-th part of its share (block_rows), the parts'
+ * X^T g and counts summed over the ranks (share_block), so every rank takes the same step
+ * and holds the same w; np=1 is the plain run.
  */
 #include <limits.h>
 #include <math.h>
@@ -464,9 +469,15 @@ static const float *pass_gemv(batch_run *run, size_t r0, size_t rows, pt_batch_e
     return run->part;
 }
 
-/* X^T g over rows [r0, r0 + rows) at the current (w, b); counts into ev. */
+/* X^T g over rows [r0, r0 + rows) at the current (w, b); counts into ev. (A share's part
+ * of a block may have no row: a share of fewer rows than there are blocks.) */
 static const float *pass(batch_run *run, size_t r0, size_t rows, pt_batch_eval *ev)
 {
+    if (!rows) {
+        memset(run->part, 0, run->len * sizeof *run->part);
+        memset(ev, 0, sizeof *ev);
+        return run->part;
+    }
     if (run->ds) return pass_sparse(run, r0, rows, ev);
     return run->impl == PT_BATCH_GEMV ? pass_gemv(run, r0, rows, ev)
                                       : pass_fused(run, r0, rows, ev);
@@ -604,22 +615,47 @@ pt_status pt_batch_subgradient(const pt_dataset *ds, const pt_train_params *p,
     return s;
 }
 
-/* A share of a distributed run: the block's X^T g and counts summed over the ranks (every
- * rank then takes the same step). The gradient's floats are summed by MPI_Allreduce in an
- * order fixed by the number of ranks, so a rerun on as many ranks gives the same bits; against
- * one process the sum differs only by its order (its bound: docs/theory.md,
- * "Distributed training"). */
-static void share_block(const batch_run *run, float *G, pt_batch_eval *e)
+/* A share of a distributed run: the block's X^T g, its counts and rows, and whether a rank
+ * is asked to stop, summed over the ranks in two allreduces (every rank then takes the same
+ * step, and they stop after the same one). The counts travel as doubles (exact below 2^53).
+ * The gradient's floats are summed by MPI_Allreduce in an order fixed by the number of ranks,
+ * so a rerun on as many ranks gives the same bits; for the full batch, against one process
+ * the sum differs only by its order (its bound: docs/theory.md, "Distributed training").
+ * Returns whether to stop. */
+static bool share_block(const batch_run *run, float *G, pt_batch_eval *e, size_t *rows,
+                        bool stopping)
 {
     pt_dist_sum_float(G, run->len);
-    uint64_t c[2] = {e->mistakes, e->active};
-    double v[2] = {e->loss, e->gsum};
-    pt_dist_sum_u64(c, 2);
-    pt_dist_sum_double(v, 2);
-    e->mistakes = (size_t)c[0];
-    e->active = (size_t)c[1];
+    double v[6] = {e->loss, e->gsum, (double)e->mistakes, (double)e->active, (double)*rows,
+                   stopping};
+    pt_dist_sum_double(v, 6);
     e->loss = v[0];
     e->gsum = v[1];
+    e->mistakes = (size_t)v[2];
+    e->active = (size_t)v[3];
+    *rows = (size_t)v[4];
+    return v[5] > 0.0;
+}
+
+/* The rows [*r0, *r0 + *rows) of block q of nblk. In one process, blocks of B rows in order
+ * (the last one shorter). A share of a distributed run: nblk blocks of the global B rows
+ * (ceil(n_total / B) of them), block q made of each rank's part q of its share cut in nblk
+ * nearly equal contiguous parts, about B/P rows a rank; every rank so takes part in every
+ * step, and a step's gradient is the sum over the ranks' parts. (pt_train refuses B below
+ * the ranks P, so no block is empty on every rank: the largest share has at least
+ * ceil(n_total / P) >= nblk rows, one or more in each of its parts.) */
+static void block_rows(size_t n, size_t B, size_t nblk, bool dist, size_t q, size_t *r0,
+                       size_t *rows)
+{
+    if (!dist) {
+        *r0 = q * B;
+        *rows = n - *r0 < B ? n - *r0 : B;
+        return;
+    }
+    size_t a = (size_t)((unsigned __int128)n * q / nblk);
+    size_t b = (size_t)((unsigned __int128)n * (q + 1) / nblk);
+    *r0 = a;
+    *rows = b - a;
 }
 
 /* Where a batch run stands (see pt_train_state); the counters the epoch loop keeps. */
@@ -712,12 +748,15 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
                          pt_model *m, pt_train_report *r)
 {
     const size_t n = ds->n;
-    const size_t B = p->batch_size == 0 || p->batch_size >= n ? n : p->batch_size;
-    const size_t nblk = (n + B - 1) / B;
-    /* a share of a distributed run on several ranks: one full block, summed over the ranks;
-     * its state is the same on every rank, and counts the rows of all shares */
+    /* a share of a distributed run on several ranks: each block's gradient summed over the
+     * ranks' parts of it (block_rows); the state is the same on every rank, and counts the
+     * rows of all shares */
     const bool dist = ds->shard_count > 1;
     const size_t n_all = dist ? ds->n_total : n;
+    const size_t B = p->batch_size == 0 || p->batch_size >= n_all ? n_all : p->batch_size;
+    const size_t nblk = (n_all + B - 1) / B;
+    /* the most rows of a block on this rank */
+    const size_t B_here = dist ? (n + nblk - 1) / nblk : B;
     if (!ds->y) return pt_fail(PT_ERR_LABELS, "the batch path needs two classes");
     if (p->shuffle && nblk > UINT32_MAX)
         return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle supports up to 2^32 blocks (got %zu)",
@@ -728,7 +767,7 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
     uint32_t *order = NULL;
     pt_model *snap = NULL; /* what the epoch hook sees */
     pt_train_state *state = NULL;
-    pt_status s = run_init(&run, ds, p, k, p->batch_impl, m->w, B);
+    pt_status s = run_init(&run, ds, p, k, p->batch_impl, m->w, B_here);
     if (s != PT_OK) goto out;
     if ((p->shuffle && nblk > 1 && !(order = pt_alloc(nblk * sizeof *order, "block order"))) ||
         !(state = batch_state_new(&run, n_all)) ||
@@ -775,14 +814,13 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
         size_t mistakes = resumed ? start.mistakes : 0;
         double obj = resumed ? start.obj : 0.0;
         for (size_t q = resumed ? start.q : 0; q < nblk; q++) {
-            size_t r0 = (order ? order[q] : q) * B, rows = n - r0 < B ? n - r0 : B;
+            size_t r0, rows;
+            block_rows(n, B, nblk, dist, order ? order[q] : q, &r0, &rows);
             double reg = 0.5 * (double)p->lambda * norm2(run.w, run.d);
             pt_batch_eval e;
             const float *G = pass(&run, r0, rows, &e);
-            if (dist) {
-                share_block(&run, (float *)G, &e);
-                rows = n_all;
-            }
+            bool stop_any = false; /* a share: whether any rank is asked to stop */
+            if (dist) stop_any = share_block(&run, (float *)G, &e, &rows, pt_stopping(p->stop));
             mistakes += e.mistakes;
             obj += e.loss + (double)rows * reg;
             /* full batch with no mistake: w separates the data and is the answer */
@@ -790,7 +828,7 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
             at.t += 1.0;
             update(&run, G, e.gsum, rows, at.t);
             /* ranks stop together, after the same step */
-            if (dist ? pt_dist_first_failed(pt_stopping(p->stop)) >= 0 : pt_stopping(p->stop)) {
+            if (dist ? stop_any : pt_stopping(p->stop)) {
                 r->updates = (size_t)at.t;
                 at.q = q + 1;
                 at.mistakes = mistakes;

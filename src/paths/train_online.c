@@ -7,7 +7,8 @@
  * the average after T samples is w - u / T. No O(d) work per correct sample. The voted
  * perceptron (Freund and Schapire) keeps every intermediate vector with the number of samples
  * it survived and predicts by their weighted vote; it stores one vector per update, within
- * the memory budget.
+ * the memory budget, or under a cap of K the current vector and the K - 1 others of largest
+ * survival counts (online.c).
  *
  * Passes: sequential, or blocked (online_blocked.c): the other threads score the samples ahead
  * of the walk, and the walk takes its decisions from those scores while w has not changed
@@ -55,7 +56,7 @@ static pt_status hook_model(void *user, int epoch, bool finished, pt_model **mod
     h->pushed = false;
     if (o->voted) {
         if (o->survived > 0.0f) {
-            if (!online_push_vote(o)) return pt_fail(o->vote_error, "%s", o->vote_msg);
+            if (!online_push_live(o)) return pt_fail(o->vote_error, "%s", o->vote_msg);
             h->pushed = true;
         }
         snap->votes = o->V;
@@ -94,6 +95,8 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         .b = m->b, /* 0, or a warm start's */
         .cw = p->class_weight,
         .eta0 = p->eta,
+        /* a cap of K: K - 1 closed vectors beside the current one */
+        .keep = p->voted_max_vectors ? p->voted_max_vectors - 1 : SIZE_MAX,
     };
     size_t row_bytes = (map ? pt_stride_for(map->d_out) : ds->stride) * sizeof(float) + 2 * sizeof(float);
     o.max_vectors = p->mem_budget_bytes / row_bytes;
@@ -217,7 +220,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
     online_snapshot(&o, o.w, &m->b);
     if (o.voted && (s == PT_OK || s == PT_ERR_INTERRUPTED)) {
         /* the last vector votes too; hand the vectors to the model */
-        if (!online_push_vote(&o)) {
+        if (!online_push_live(&o)) {
             s = pt_fail(o.vote_error, "%s", o.vote_msg);
             goto out;
         }
@@ -233,6 +236,8 @@ out:
     pt_free(o.V);
     free(o.Vb);
     free(o.Vc);
+    free(o.seq);
+    free(o.heap);
     pt_free(o.u);
     pt_free(o.wide);
     pt_free(order);

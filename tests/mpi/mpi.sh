@@ -2,18 +2,21 @@
 # Distributed training under mpirun (issue 20), on 1 to 4 ranks (--oversubscribe: more ranks
 # than cores):
 #   - np=1 writes the plain run's model byte for byte (online classic and averaged, batch full
-#     batch; .ptd dense, sparse and bf16, LIBSVM, CSV with a header);
+#     batch and mini-batches; .ptd dense, sparse and bf16, LIBSVM, CSV with a header);
 #   - shares of a bf16 or u8 file on np=2, 3 train the float32 copy's model byte for byte
 #     (online averaged, batch full batch);
 #   - online np=2..4 on separable data converges, within the bound of iterative parameter
 #     mixing: updates / P <= (R / gamma)^2 (McDonald, Hall and Mann 2010, Theorem 3);
 #   - batch np=2..4 equals np=1 within the bound of docs/theory.md, and a rerun on as many ranks gives
-#     the same bytes;
+#     the same bytes; mini-batches (the default) run, and equal one process on the rows in the
+#     order of their global blocks within that bound;
 #   - kernel one-vs-rest np=1..3 writes one process's model byte for byte, and so does the
 #     binary kernel perceptron on np=2 and 3 (with one process's mistakes per epoch);
 #   - a stop on one rank stops every rank, and rank 0 writes the last model they share;
 #   - a rank killed mid-run, a share that does not parse, and a rank with no row each fail
-#     the run on every rank, with no model file written.
+#     the run on every rank, with no model file written;
+#   - ranks given other files or other options fail, every one, exit 2, with a message that
+#     names the rank and what differs.
 # More than two classes, checkpoints and --resume: tests/mpi/resume.sh.
 #   tests/mpi/mpi.sh PTRON_BIN TMP_DIR
 source "$(dirname "$(realpath "$0")")/lib.sh"
@@ -40,7 +43,7 @@ source "$(dirname "$(realpath "$0")")/lib.sh"
 
 # --- np=1: the plain run's bytes
 for data in noisy.ptd noisy.svm noisy.csv sparse.ptd noisy16.ptd; do
-    runs=("--epochs 5" "--path batch --batch-size 0 --epochs 8")
+    runs=("--epochs 5" "--path batch --batch-size 0 --epochs 8" "--path batch")
     [ "$data" = noisy.ptd ] && runs+=("--epochs 5 --averaged")
     for run in "${runs[@]}"; do
         "$bin" train "$data" -o plain.model $run -q
@@ -98,6 +101,56 @@ for data in noisy.ptd noisy.csv sparse.ptd; do
         else fail "batch np=$P $data: a rerun on $P ranks wrote other bytes"; fi
     done
 done
+
+# --- batch path, the default mini-batches (256 rows): each step's gradient summed over the
+# ranks' parts of a global block (block q of ceil(n/B): each rank's q-th part of its share).
+# On n = 3840 rows every part has B/P rows, so the model is one process's on the rows in block
+# order (rank 0's part 0, rank 1's part 0, ..., rank 0's part 1, ...) within the full batch's
+# bound; the default command runs, near the plain run, and a rerun writes the same bytes.
+"$bin" gen noisy -o n3840.ptd --n 3840 --d 24 --seed 5 >/dev/null
+"$bin" convert n3840.ptd -o n3840.svm
+acc() { sed -n 's/.*"train_accuracy": \([0-9.]*\).*/\1/p' "$1"; }
+for P in 2 3 4; do
+    rc=0
+    "${mpirun[@]}" -np "$P" "$bin" train noisy.ptd -o mb.model --path batch -q --json >mb.json \
+        2>mb.err || rc=$?
+    "$bin" train noisy.ptd -o mb1.model --path batch -q --json >mb1.json
+    if [ "$rc" -eq 0 ] && awk -v a="$(acc mb.json)" -v b="$(acc mb1.json)" \
+        'BEGIN {exit !(a > 0.85 && (a - b)^2 < 1e-4)}'
+    then ok "batch default np=$P: runs, training accuracy $(acc mb.json) (one process $(acc mb1.json))"
+    else
+        fail "batch default np=$P: exit $rc, accuracy '$(acc mb.json)' against one process's" \
+            "$(acc mb1.json): $(head -c 300 mb.err)"
+        continue
+    fi
+    if [ "$P" -ne 4 ]; then
+        "${mpirun[@]}" -np "$P" "$bin" train noisy.ptd -o again.model --path batch -q
+        if cmp -s mb.model again.model; then ok "batch default np=$P: rerun same bytes"
+        else fail "batch default np=$P: a rerun wrote other bytes"; fi
+    fi
+    B=256
+    [ "$P" -eq 3 ] && B=240 # (B/P rows a part)
+    k=$((B / P))
+    awk -v P="$P" -v k="$k" '{l[NR] = $0} END {m = NR / P; for (q = 0; q < m / k; q++)
+        for (r = 0; r < P; r++) for (i = 1; i <= k; i++) print l[r * m + q * k + i]}' \
+        n3840.svm >blocks.svm
+    for run in "" "--shuffle" "--layout sparse" "--last-iterate --epochs 30"; do
+        "$bin" train blocks.svm -o blk.model --path batch --batch-size "$B" $run -q
+        "${mpirun[@]}" -np "$P" "$bin" train n3840.ptd -o mbP.model --path batch --batch-size "$B" \
+            $run -q
+        read -r d s < <(wdiff blk.model mbP.model)
+        if awk -v d="$d" -v s="$s" 'BEGIN {exit !(s > 0 && d <= 1e-5 * s)}'
+        then ok "batch B=$B np=$P $run: max |w - w_blocks| = $d <= 1e-5 x $s"
+        else fail "batch B=$B np=$P $run: max |w - w_blocks| = $d, max |w_blocks| = $s"; fi
+    done
+done
+# fewer rows a mini-batch than ranks: refused on every rank, before any communication
+rc=0
+"${mpirun[@]}" -np 3 "$bin" train noisy.ptd -o few.model --path batch --batch-size 2 -q \
+    >few.out 2>&1 || rc=$?
+if [ "$rc" -eq 2 ] && grep -q "fewer rows than ranks" few.out && [ ! -e few.model ]
+then ok "batch --batch-size 2 on 3 ranks: refused"
+else fail "batch --batch-size 2 on 3 ranks: exit $rc, $(head -c 300 few.out)"; fi
 
 # --- kernel path, one-vs-rest: the classes split across the ranks, the same model bytes
 "$bin" gen blobs -o blobs.ptd --n 600 --d 5 --classes 5 --seed 2 >/dev/null
@@ -173,6 +226,49 @@ if [ "$rc" -ne 0 ] && [ ! -e tiny.model ] && grep -q "rank 0 of 4" tiny.out &&
     grep -q "no data rows" tiny.out
 then ok "a rank with no row: exit $rc, message names it, no model"
 else fail "a rank with no row: exit $rc, output: $(cat tiny.out)"; fi
+
+# --- the ranks agree on the file and the options before they train: given others (mpirun's
+# MPMD form, one program a rank), every rank fails, exit 2, rank 0 names the rank and what
+# differs, and no model is written; a copy of the file, or other threads, may differ
+"$bin" gen noisy -o other.ptd --n 3000 --d 24 --seed 6 >/dev/null # noisy.ptd's size
+cp noisy.ptd copy.ptd
+mpmd() { # mpmd "ARGS OF RANK 0" "ARGS OF RANK 1" ...: exit status into rc, output mpmd.out
+    local cmd=("${mpirun[@]}") a
+    for a in "$@"; do cmd+=(-np 1 "$bin" train $a -o mpmd.model -q :); done
+    rm -f mpmd.model
+    rc=0
+    "${cmd[@]::${#cmd[@]}-1}" >mpmd.out 2>&1 || rc=$?
+}
+refused() { # refused WHAT PATTERN...: exit 2, no model, each pattern in the output
+    local what=$1 pat good=1
+    shift
+    for pat in "$@"; do grep -qF -- "$pat" mpmd.out || good=0; done
+    if [ "$rc" -eq 2 ] && [ ! -e mpmd.model ] && [ "$good" = 1 ] &&
+        ! grep -q MPI_ERR mpmd.out; then ok "$what: refused, exit 2, names it"
+    else fail "$what: exit $rc, model $([ -e mpmd.model ] && echo written || echo none)," \
+        "output: $(head -c 600 mpmd.out)"; fi
+}
+mpmd "noisy.ptd" "sep.ptd"
+refused "other files (other n, d)" "rank 1 of 2 reads sep.ptd" "rank 0 noisy.ptd"
+mpmd "noisy.ptd" "noisy.ptd" "other.ptd"
+refused "other files (the same size)" "rank 2 of 3 reads other.ptd" "other contents"
+mpmd "noisy.svm --path batch --batch-size 0" "noisy.csv --path batch --batch-size 0"
+refused "other files (LIBSVM and CSV)" "rank 1 of 2 reads noisy.csv"
+mpmd "blobs.ptd --path kernel" "noisy.ptd --path kernel"
+refused "other files (kernel path, read whole)" "rank 1 of 2 reads noisy.ptd"
+mpmd "noisy.ptd" "noisy.ptd --eta 0.5"
+refused "other --eta" "rank 1 of 2 has eta=0.5, rank 0 eta=1"
+mpmd "noisy.ptd" "noisy.ptd" "noisy.ptd --averaged"
+refused "other --averaged" "rank 2 of 3 has variant=averaged, rank 0 variant=classic"
+mpmd "noisy.ptd" "noisy.ptd --layout sparse"
+refused "other --layout" "rank 1 of 2 has --layout=sparse"
+mpmd "noisy.ptd" "noisy.ptd --epochs"
+refused "a command line refused on rank 1" "rank 1 of 2 has the command line=refused"
+"${mpirun[@]}" -np 2 "$bin" train noisy.ptd -o agreed.model -q
+mpmd "noisy.ptd" "copy.ptd --threads 2"
+if [ "$rc" -eq 0 ] && cmp -s mpmd.model agreed.model; then
+    ok "a copy of the file and other --threads: the same model"
+else fail "a copy of the file and other --threads: exit $rc, $(head -c 600 mpmd.out)"; fi
 
 [ "$fails" -eq 0 ] || { echo "$fails failed" >&2; exit 1; }
 echo "all passed"

@@ -4,7 +4,8 @@
 #   - checkpoints (rank 0 writes them) and --resume: a run stopped after k epochs (by
 #     --epochs k with --checkpoint, or by a stop on rank 1 at the end of epoch k) and resumed
 #     writes the uninterrupted run's bytes, online (averaged, shuffled, both mixings) and
-#     batch, at np=2 and 3; another number of ranks resumes it too (docs/guide.md); refusals;
+#     batch (full batch, and shuffled mini-batches: stopped inside epoch 6), at np=2 and 3;
+#     another number of ranks resumes it too (docs/guide.md); refusals;
 #   - more than two classes (one-vs-rest online and batch, the multiclass perceptron): np=1
 #     writes the plain run's bytes; online np=2..4 on separable data converges within P times
 #     the serial bound of a reference separator (multiclass_bound.py); batch np=2..4 within
@@ -22,7 +23,7 @@ source "$here/lib.sh"
 # --checkpoint resumed to 10, and as a run stopped (as by SIGINT, on rank 1 after epoch 5: the
 # stop comes before epoch 6, not after a sleep) resumed to 10.
 for run in "--epochs E --averaged --shuffle --mix mistakes" \
-    "--path batch --batch-size 0 --epochs E"; do
+    "--path batch --batch-size 0 --epochs E" "--path batch --shuffle --epochs E"; do
     for P in 2 3; do
         "${mpirun[@]}" -np "$P" "$bin" train noisy.ptd -o full.model ${run//E/10} -q
         rm -f ck.model
