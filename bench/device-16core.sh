@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The 16-core figures of bench/MPI_SCALING-16core.md and bench/device-16core/, made on a
+# The figures of docs/performance/intel-xeon-16core.md (its files in intel-xeon-16core/), made on a
 # lent machine without apt (Ubuntu 24.04 image, 16 cores, run as root) by
 #   bench/device-16core.sh OUT_DIR
 # from the repository root, with .dev/ holding the Debian 12 debs of what the build needs
@@ -39,7 +39,7 @@ if [ "$what" = kernel ]; then
     OPENBLAS_CORETYPE=SkylakeX timeout 120 /tmp/b/bench/ptron-bench \
         --benchmark_filter='gram/build/impl:(sgemm|ssyrk|tiled)' >"$out/gram-16core.txt" 2>&1
     K=/tmp/k; mkdir -p $K
-    python3 scripts/make_digits784.py --n 60000 --test-n 10000 --seed 1 -o $K/d784.svm \
+    python3 scripts/make-digits784 --n 60000 --test-n 10000 --seed 1 -o $K/d784.svm \
         --test-out $K/d784t.svm >/dev/null 2>&1
     $P convert $K/d784.svm --layout dense -o $K/d784.ptd >/dev/null
     $P convert $K/d784t.svm --layout dense -o $K/d784t.ptd >/dev/null
@@ -49,9 +49,9 @@ if [ "$what" = kernel ]; then
     exit 0
 fi
 timeout 120 python3 scripts/mpi-scaling $P 16 --reps 3 --dir /tmp/ms \
-    >"$out/MPI_SCALING-16core.md" 2>"$out/mpi-scaling.err"
+    >"$out/mpi-scaling.md" 2>"$out/mpi-scaling.err"
 echo "mpi-scaling exit $?" >>"$out/mpi-scaling.err"
-# issue 17's comparisons with scikit-learn and scipy on the same CSR matrix (this image's
+# the sparse paths' comparisons with scikit-learn and scipy on the same CSR matrix (this image's
 # python3 has them)
 timeout 150 python3 scripts/compare-sparse-online --ptron $P >"$out/sparse-online-16core.json" 2>&1
 timeout 100 python3 scripts/compare-sparse-batch --ptron $P >"$out/sparse-batch-16core.json" 2>&1

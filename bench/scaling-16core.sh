@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How bench/scaling-16core.log was made: on a machine without apt (the lent 16-core Xeon), the
+# How docs/performance/intel-xeon-16core/scaling-16core.log was made: on a machine without apt (the lent 16-core Xeon), the
 # Debian debs of openblas-openmp, libxxhash and pkgconf (apt-get download ... into .dev/) are
 # unpacked into /tmp/sys, ptron is built there, and the CLI is timed at 1..16 threads.
 set -uo pipefail

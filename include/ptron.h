@@ -704,11 +704,11 @@ typedef struct pt_train_params {
      * the unbudgeted run, bit for bit. The mistake bounds (pt_bounds_for_run) do not cover a
      * budget below n. */
     size_t budget;
-    /* The kernel as an expression (kernel PT_KERNEL_EXPR), by the closure rules of the notes
+    /* The kernel as an expression (kernel PT_KERNEL_EXPR), by the closure rules of kernels
      * (c K for c >= 0, K1 + K2, K1 K2, f(x) f(z) K):
      *   linear | poly(degree=D,gamma=G,coef0=C) | rbf(gamma=G) | geometric(degree=D,gamma=G)
      *   | a number c >= 0 | E + E | E * E | normalize(E) | (E)
-     * with * before +; normalize(K) = K(x, z) / sqrt(K(x, x) K(z, z)); geometric is the notes'
+     * with * before +; normalize(K) = K(x, z) / sqrt(K(x, x) K(z, z)); geometric is the
      * sum over k = 0..D of (G x.z)^k. Arguments may be left out: degree 2, gamma scale (poly,
      * rbf; geometric 1), coef0 1; gamma may be scale or auto (resolved from the data by
      * pt_train, which records the expression with the numbers used). Refused with the reason:
@@ -738,7 +738,7 @@ typedef struct pt_train_params {
     pt_expand_params expand;
     /* Warm start (online and batch paths, binary and more classes; the kernel path refuses
      * both: its model is the dual coefficients of the samples it corrected, from alpha = 0).
-     * Default: w = 0, as the notes' perceptron.
+     * Default: w = 0, the classic perceptron's start (docs/theory.md).
      *  - init: start from this model's weights and bias weights (the last iterate for voted
      *    models, the average for averaged ones). It must be a linear model (online or batch
      *    path) of the same features (the expanded dimension and the same expansion with
@@ -750,7 +750,7 @@ typedef struct pt_train_params {
      *    variant's average, the voted variant's vectors, the batch path's step counter (the
      *    invsqrt and pegasos schedules) and its average of iterates start over.
      *  - init_random: start from random weights drawn from seed, each weight and bias weight
-     *    uniform in [0, 1) as the notes' notebook does (np.random.random_sample), class after
+     *    uniform in [0, 1) as the perceptron notebook does (np.random.random_sample), class after
      *    class for more than two classes (a stream apart from shuffle's).
      * The bounds of pt_bounds_for_run start from w = 0 and do not cover a warm start. Neither
      * field is kept in model files. */
@@ -1012,7 +1012,7 @@ PT_API pt_status pt_model_proba(const pt_model *m, const pt_dataset *ds, double 
  * by the convention of pt_model_predict below. */
 PT_API pt_status pt_model_predict_class(const pt_model *m, const pt_dataset *ds, int32_t *cls);
 /* Predicted label values (n doubles, from the model's label mapping).
- * Sign convention (the notes' sigma(z) = +1 for z >= 0, -1 for z < 0): a two-class model
+ * Sign convention (the threshold unit's sigma(z) = +1 for z >= 0, -1 for z < 0): a two-class model
  * predicts the +1 label (the larger value) where the score is >= 0, a score of exactly 0
  * included, and the -1 label where it is < 0 (or NaN). More than two classes: the class of
  * highest score; a tie goes to the lowest class index (the smallest label). Training is
@@ -1122,12 +1122,13 @@ typedef struct pt_bounds {
     double mistake_bound;       /* (R/gamma)^2, or INFINITY if gamma <= 0 */
     double wstar_norm;   /* the scale c of the unit w* that minimises the hinge bound */
     double hinge_loss;   /* sum_i max(0, 1 - y_i c u.x_i) at that scale */
-    double hinge_mistake_bound; /* R^2 c^2 + 2 L_hinge: min over the scale of the notes' bound */
+    double hinge_mistake_bound; /* R^2 c^2 + 2 L_hinge: min over the scale of the hinge bound */
 } pt_bounds;
 
-/* The notes' bounds as they state them, for a reference separator w* (d floats, and wbias
- * for the bias coordinate when bias is on) in the input space: the classic perceptron
- * (tau = 0, any eta) from w = 0, over one pass of the data (the hinge bound). For the
+/* The classic mistake bounds (docs/theory.md) as the lecture notes state them, for a
+ * reference separator w* (d floats, and wbias for the bias coordinate when bias is on) in the
+ * input space: the classic perceptron (tau = 0, any eta) from w = 0, over one pass of the data
+ * (the hinge bound). For the
  * generator's truth, pass pt_dataset_truth() converted to float with wbias = 0. Needs a
  * two-class dataset. Which bound covers a given run: pt_bounds_for_run. */
 PT_API pt_status pt_bounds_compute(const pt_dataset *ds, const float *wstar, float wbias, int bias,

@@ -1,5 +1,6 @@
-/* The notes' mistake bounds: the formulas against direct computation, the perceptron never
- * exceeding them on generated data, and which bound covers which run (pt_bounds_for_run). */
+/* The classic mistake bounds (docs/theory.md): the formulas against direct computation, the
+ * perceptron never exceeding them on generated data, and which bound covers which run
+ * (pt_bounds_for_run). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,7 +155,8 @@ START_TEST(test_run_bounds_formulas)
     ck_assert_double_eq_tol(b.hinge_scale, 0.5, 1e-12);
     ck_assert_double_eq_tol(b.hinge_loss, 0.5, 1e-12);
     ck_assert_double_eq_tol(b.hinge_bound, 3.75, 1e-12);
-    /* tau = 0, one pass: the notes' statements, as pt_bounds_compute gives them */
+    /* tau = 0, one pass: the lecture notes' statements (docs/theory.md), as pt_bounds_compute
+     * gives them */
     p.margin = 0.0f;
     pt_bounds nb;
     ck_assert_int_eq(pt_bounds_for_run(ds, &p, ref, 1, &b), PT_OK);

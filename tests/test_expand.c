@@ -72,7 +72,8 @@ START_TEST(test_dimension)
     pt_expand_params p;
     pt_expand_params_init(&p);
     ck_assert_int_eq(p.kind, PT_EXPAND_POLY);
-    /* notes 003: n = 2, d = 3 and n = 3, d = 2 both give 10 monomials */
+    /* the notes on perceptron learning and kernels: n = 2, d = 3 and n = 3, d = 2 both give
+     * 10 monomials */
     p.degree = 3;
     ck_assert_uint_eq(pt_expand_dim(&p, 2), 10);
     p.degree = 2;
@@ -87,8 +88,9 @@ START_TEST(test_dimension)
             p.degree = D;
             ck_assert_uint_eq(pt_expand_dim(&p, d), binom(d + (size_t)D, (size_t)D));
         }
-    /* notes 002: d = 6, m = 100 gives "about 1.6 billion" terms: C(105, 6) = 1,609,344,100
-     * monomials of degree exactly 6; with all lower degrees C(106, 6) = 1,705,904,746 */
+    /* the notes on what the perceptron optimizes: d = 6, m = 100 gives "about 1.6 billion"
+     * terms: C(105, 6) = 1,609,344,100 monomials of degree exactly 6; with all lower degrees
+     * C(106, 6) = 1,705,904,746 */
     p.degree = 6;
     ck_assert_uint_eq(pt_expand_dim(&p, 100), 1705904746u);
     p.degree = 5;

@@ -1,7 +1,8 @@
-/* Kernel expressions (features/kernel_expr.c, PT_KERNEL_EXPR): the notes' closure rules
- * enforced with reasons, the canonical text, every form against a direct evaluation (and the
- * Gram built from them), the identities K + K = 2K = K in mistakes, linear * linear =
- * poly(degree=2,gamma=1,coef0=0) and normalize(rbf) = rbf, the model file and the CLI. */
+/* Kernel expressions (features/kernel_expr.c, PT_KERNEL_EXPR): the closure rules of kernels
+ * (docs/theory.md) enforced with reasons, the canonical text, every form against a direct
+ * evaluation (and the Gram built from them), the identities K + K = 2K = K in mistakes,
+ * linear * linear = poly(degree=2,gamma=1,coef0=0) and normalize(rbf) = rbf, the model file
+ * and the CLI. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -299,7 +299,7 @@ START_TEST(test_linear_equals_online)
 }
 END_TEST
 
-/* The notes' 2-D map with (x.z + 1)^2 = phi(x).phi(z). */
+/* The 2-D map of the notes on separable and inseparable data, with (x.z + 1)^2 = phi(x).phi(z). */
 static void phi2(const float *x, float *out)
 {
     const float r2 = sqrtf(2.0f);
@@ -666,9 +666,9 @@ START_TEST(test_callbacks_and_save)
 }
 END_TEST
 
-/* The notes require c >= 0 for the polynomial kernel (gamma x.z + c)^k: the kernel path refuses
- * c < 0 before any work, naming the parameter; c = 0 is a kernel, and other paths and kernels
- * do not use coef0. */
+/* The notes on separable and inseparable data require c >= 0 for the polynomial kernel
+ * (gamma x.z + c)^k: the kernel path refuses c < 0 before any work, naming the parameter;
+ * c = 0 is a kernel, and other paths and kernels do not use coef0. */
 START_TEST(test_poly_negative_coef0_refused)
 {
     pt_gen_params g;

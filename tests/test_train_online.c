@@ -1,5 +1,5 @@
-/* The online path against the notes: worked example, XOR, the circle embedding, the mistake
- * bounds, the averaged perceptron's lazy sum, shuffling. */
+/* The online path against the lecture notes (docs/theory.md): worked example, XOR, the circle
+ * embedding, the mistake bounds, the averaged perceptron's lazy sum, shuffling. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,8 +34,8 @@ static void assert_same_weights(const pt_model *m, const pt_model *ref, size_t d
     ck_assert_mem_eq(&b1, &b2, sizeof b1);
 }
 
-/* Notes 000: (1,0) labelled + and (0,1) labelled -, no bias, w = 0: two updates give
- * w = (1,-1), then an epoch with no mistake. */
+/* The notes on separable and inseparable data: (1,0) labelled + and (0,1) labelled -, no
+ * bias, w = 0: two updates give w = (1,-1), then an epoch with no mistake. */
 START_TEST(test_worked_example)
 {
     const float x[] = {1, 0, 0, 1};
@@ -63,7 +63,7 @@ START_TEST(test_worked_example)
 }
 END_TEST
 
-/* Notes 001: XOR is not linearly separable, with or without bias. */
+/* The notes on the threshold unit: XOR is not linearly separable, with or without bias. */
 START_TEST(test_xor_never_separated)
 {
     pt_gen_params g;
@@ -98,7 +98,8 @@ START_TEST(test_xor_never_separated)
 }
 END_TEST
 
-/* Notes 003: the circle is separable after phi(x1, x2) = (x1, x2, x1^2 + x2^2). */
+/* The notes on perceptron learning and kernels: the circle is separable after
+ * phi(x1, x2) = (x1, x2, x1^2 + x2^2). */
 START_TEST(test_circle_embedding)
 {
     pt_gen_params g;
@@ -795,7 +796,7 @@ START_TEST(test_vote_blocks_exact)
 }
 END_TEST
 
-/* The notes' sigma(z) = +1 for z >= 0: a score of exactly 0 predicts the +1 label (the
+/* The threshold unit's sigma(z) = +1 for z >= 0: a score of exactly 0 predicts the +1 label (the
  * larger one), for the last iterate and inside the voted perceptron's vote; a multiclass tie
  * goes to the lowest class. The worked example (no bias) gives w = (1, -1): the row (1, 1)
  * scores exactly 0. */
@@ -1229,7 +1230,7 @@ START_TEST(test_init_continues_run)
 END_TEST
 
 /* init_random starts from the weights pt_random_start draws from the seed (each uniform in
- * [0, 1), as the notes' notebook): the run equals one from a model holding those weights,
+ * [0, 1), as the perceptron notebook): the run equals one from a model holding those weights,
  * another seed starts elsewhere, and the perceptron still separates separable data from there
  * (binary and one-vs-rest, which draws class after class). */
 START_TEST(test_init_random)

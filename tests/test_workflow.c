@@ -50,7 +50,7 @@ static double accuracy(const char *model, const char *data)
 }
 
 /* The demo's noisy data (20,000 x 64, 10% of the labels flipped, 5,000 held out): the batch
- * path's defaults and the README's Pegasos recipe reach the averaged online path's held-out
+ * path's defaults and the guide's Pegasos recipe reach the averaged online path's held-out
  * accuracy (within half a point), where a full batch with the last iterate does not. */
 START_TEST(test_batch_defaults_converge)
 {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The reference notebook's perceptron experiment (the lecture notes' numpy notebook), with
+"""The perceptron notebook's experiment (docs/theory.md, The lecture notes), with
 ptron: the same data, the augmented vectors (the bias), a random start, the single-sample
 correction with epsilon = 1 until an epoch makes no update; then the notebook's own loop from
 w = 0 beside ptron's, the batch rule, and the least-squares criterion for data that is not

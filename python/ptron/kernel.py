@@ -15,7 +15,7 @@ class KernelPerceptron(PtronClassifier):
     ----------
     kernel : {"linear", "poly", "rbf"} or str, default "linear"
         x.z, (gamma x.z + coef0)^degree, or exp(-gamma |x - z|^2); or an expression by the
-        notes' closure rules, e.g. "2*rbf(gamma=0.5)+normalize(poly(degree=3))" (see
+        closure rules of kernels, e.g. "2*rbf(gamma=0.5)+normalize(poly(degree=3))" (see
         `ptron help train`; the expression's own arguments, not degree/gamma/coef0, apply).
     degree : int, default 2
     gamma : {"scale", "auto"} or float, default "scale"

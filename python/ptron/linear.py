@@ -43,8 +43,8 @@ class Perceptron(PtronClassifier):
     warm_start : bool, default False
         fit starts from the previous fit's weights (same classes and features).
     init : {"zero", "random"}, default "zero"
-        Where a fit that is not a warm start begins: w = 0 (the notes' perceptron), or each
-        weight and bias uniform in [0, 1) drawn from random_state (the notes' notebook;
+        Where a fit that is not a warm start begins: w = 0 (the classic perceptron), or each
+        weight and bias uniform in [0, 1) drawn from random_state (the perceptron notebook;
         `--init random`).
     n_jobs : int or None, default None
         Threads: None or -1 all cores (ptron's default), k > 0 k threads. The model does not

@@ -1,54 +1,18 @@
 /*
- * ptron's binary dataset file (.ptd): written through a stream, read by mmap.
+ * ptron's binary dataset file (.ptd): written through a stream, read by mmap. The layout, all
+ * integers and doubles little-endian, and its versions are specified in
+ * docs/formats.md ("The .ptd dataset file"): a change here changes that page in the same
+ * commit. In short: a header of HEADER_SIZE bytes (magic, version, n, d, stride, nclass, nnz,
+ * flags, the generator's truth, six section entries {offset, length, checksum}, layout,
+ * element type, header checksum at HEADER_SUM_AT), then the sections (class values, labels,
+ * w*, then the dense matrix and u8 divisors, or the CSR offsets, columns and values), the
+ * matrix sections at multiples of MATRIX_ALIGN.
  *
- * Layout, all integers and doubles little-endian (the sections are written from memory as
- * they are, so the build refuses big-endian hosts below):
- *
- *   offset size  header (HEADER_SIZE = 256 bytes)
- *   0      8     magic "PTRONDS\0"
- *   8      4     format version, u32 (PTD_VERSION = 3; versions 1 and 2 still read)
- *   12     4     header size in bytes, u32 (256)
- *   16     8     n: rows, u64
- *   24     8     d: features, u64
- *   32     8     stride: floats per row, u64; must equal pt_stride_for(d)
- *   40     8     nclass: distinct labels, u64 (<= n)
- *   48     8     nnz: non-zero feature values, u64 (checked against the matrix on read)
- *   56     8     flags, u64: bit 0 = generator truth present (the w* section is there)
- *   64     8     truth_R, double
- *   72     8     truth_gamma, double
- *   80     16    generator kind, NUL padded ("" if not generated)
- *   96     144   six section entries of {offset u64, length u64, checksum u64}, in this order:
- *                class values, labels, w*, matrix (dense rows, or the sparse row offsets),
- *                sparse column indices (dense u8: the divisors), sparse values (the last two
- *                all zero when dense, but for u8's divisors)
- *   240    4     layout, u32: 0 dense, 1 sparse (CSR; see pt_layout in ptron.h)
- *   244    4     element type of the dense matrix, u32 (pt_dtype: 0 f32, 1 bf16, 2 u8; 0 when
- *                sparse)
- *   248    8     header checksum: pt_checksum (XXH3-64) of bytes 0..247
- *
- *   sections, each checksummed with pt_checksum over its bytes:
- *   256                      class values: nclass doubles, ascending
- *   round_up(.., 8)          labels: n int32 class indices (0..nclass-1)
- *   round_up(.., 8)          w*: d doubles, only when flag bit 0 is set (else length 0)
- *   dense:
- *   round_up(.., 4096)       matrix: n rows of stride elements of the element type (float32,
- *                            bf16 or u8), zero past d; the file ends here but for u8:
- *   round_up(.., 4096)       u8 divisors: stride float32 m_j (x = q / m_j), finite and at
- *                            least 255 / FLT_MAX (so 255 / m_j is finite), 1 past d; the file
- *                            ends here
- *   sparse:
- *   round_up(.., 4096)       row offsets: n + 1 u64, from 0, not decreasing, the last = E
- *   round_up(.., 4096)       column indices: E u32, increasing within a row, each < d
- *   round_up(.., 4096)       values: E float32, finite (nnz counts the non-zero ones); the
- *                            file ends here
- *
- * Version 2 is version 3 with bytes 244..247 zero (float32 only); version 1 is version 2
- * without the layout: four section entries, bytes 192..247 reserved, always dense. The
- * section offsets are fixed by n, d, nclass, the flag, the layout, the element type and (sparse)
- * the entries E (the column section's length / 4): a reader recomputes them and refuses a header
- * that says otherwise. The matrix sections start at multiples of 4096 and the reader maps the
- * whole file from offset 0, so they are page aligned (64-byte alignment is what the SIMD kernels
- * need) whatever the page size, and the dataset points into the mapping: nothing is copied.
+ * The section offsets are fixed by n, d, nclass, the flag, the layout, the element type and
+ * (sparse) the entries E: a reader recomputes them and refuses a header that says otherwise.
+ * The reader maps the whole file from offset 0, so the matrix sections are page aligned (64-byte
+ * alignment is what the SIMD kernels need) whatever the page size, and the dataset points into
+ * the mapping: nothing is copied.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -6,13 +6,13 @@
  *   factor := NUMBER | NAME ['(' [ARG (',' ARG)*] ')'] | 'normalize' '(' expr ')' | '(' expr ')'
  *   ARG    := KEY '=' (NUMBER | 'scale' | 'auto')
  *
- * Every form is a kernel by the notes' closure rules: c K (c >= 0; here c > 0, a zero factor
- * learning nothing), K1 + K2, K1 K2, and f(x) f(z) K with f(x) = 1 / sqrt(K(x, x)) for
- * normalize; the base kernels are the notes' polynomial (c + x.z)^k with c >= 0 (scaled by
- * gamma), the Gaussian exp(-c |x - z|^2), the linear x.z and the geometric series
- * 1 + t + ... + t^D of t = gamma x.z (the notes' 1-D example; a sum of powers of the linear
- * kernel, so a kernel in any dimension). A form outside them (subtraction, division, a
- * negative constant or coef0) is refused with the rule it breaks.
+ * Every form is a kernel by the closure rules of kernels (docs/theory.md, Kernels): c K
+ * (c >= 0; here c > 0, a zero factor learning nothing), K1 + K2, K1 K2, and f(x) f(z) K with
+ * f(x) = 1 / sqrt(K(x, x)) for normalize; the base kernels are the polynomial (c + x.z)^k with
+ * c >= 0 (scaled by gamma), the Gaussian exp(-c |x - z|^2), the linear x.z and the geometric
+ * series 1 + t + ... + t^D of t = gamma x.z (the 1-D example of the notes on kernels; a sum
+ * of powers of the linear kernel, so a kernel in any dimension). A form outside them
+ * (subtraction, division, a negative constant or coef0) is refused with the rule it breaks.
  *
  * Evaluation is in double from the float32 inner products and norms every storage computes
  * the same way (gram.h), so a value does not depend on where it is computed; the powers by
@@ -156,7 +156,7 @@ static int parse_factor(parser *ps)
     skip(ps);
     char c = *ps->at;
     if (c == '-')
-        return fail_at(ps, "a negative constant or factor is not a kernel (the notes' rule: c K "
+        return fail_at(ps, "a negative constant or factor is not a kernel (the closure rule: c K "
                            "for c >= 0)", NULL), -1;
     if (c == '(') {
         ps->at++;
@@ -234,10 +234,10 @@ static int parse_expr(parser *ps)
         skip(ps);
         if (x < 0) return -1;
         if (*ps->at == '-')
-            return fail_at(ps, "K1 - K2 is not a kernel in general (the notes' rules: c K for "
+            return fail_at(ps, "K1 - K2 is not a kernel in general (closure rules: c K for "
                                "c >= 0, K1 + K2, K1 K2)", NULL), -1;
         if (*ps->at == '/')
-            return fail_at(ps, "K1 / K2 is not a kernel in general (the notes' rules: c K for "
+            return fail_at(ps, "K1 / K2 is not a kernel in general (closure rules: c K for "
                                "c >= 0, K1 + K2, K1 K2)", NULL), -1;
         if (*ps->at != '+') break;
         ps->at++;

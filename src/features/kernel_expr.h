@@ -1,5 +1,5 @@
 /*
- * Kernel expressions (pt_train_params.kernel_expr, PT_KERNEL_EXPR): parsing with the notes'
+ * Kernel expressions (pt_train_params.kernel_expr, PT_KERNEL_EXPR): parsing with the kernels'
  * closure rules checked, the gamma rules resolved, the canonical text, and evaluation. The
  * tree type is pt_kexpr (kernels/kernels.h), so that a pt_kfun carries it by value.
  */

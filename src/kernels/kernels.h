@@ -29,7 +29,7 @@ typedef enum pt_kexpr_op {
     PT_KX_LINEAR,    /* x.z */
     PT_KX_POLY,      /* (a x.z + b)^degree */
     PT_KX_RBF,       /* exp(-a |x - z|^2) */
-    PT_KX_GEOMETRIC, /* sum over k = 0..degree of (a x.z)^k: the notes' geometric series */
+    PT_KX_GEOMETRIC, /* sum over k = 0..degree of (a x.z)^k: the geometric series kernel */
     PT_KX_CONST,     /* a */
     PT_KX_ADD,       /* l + r */
     PT_KX_MUL,       /* l r */

@@ -1,8 +1,10 @@
 /*
- * The mistake bounds of the notes for a reference separator w* (u = w* / |w*|, margins
- * m_i = y_i u.x_i, R = max |x_i|, gamma = min m_i), and which of them cover a training run.
+ * The classic mistake bounds (docs/theory.md, Mistake bounds) for a reference separator w*
+ * (u = w* / |w*|, margins m_i = y_i u.x_i, R = max |x_i|, gamma = min m_i), and which of them
+ * cover a training run.
  *
- * The notes prove them for the classic perceptron from w = 0 (update w += y x when y w.x <= 0):
+ * The lecture notes prove them for the classic perceptron from w = 0 (update w += y x when
+ * y w.x <= 0):
  *  - separable (Block/Novikoff): updates <= (R / gamma)^2 when gamma > 0;
  *  - any data: updates <= min over c > 0 of R^2 c^2 + 2 L_hinge(c u, S), with L_hinge summed
  *    over the sequence S the perceptron is shown.
@@ -306,20 +308,20 @@ pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
         return PT_OK;
     }
     if (p->path == PT_PATH_BATCH)
-        not_covered(out, "the notes' mistake bounds are for the online perceptron; the batch path "
+        not_covered(out, "the classic mistake bounds are for the online perceptron; the batch path "
                          "takes averaged subgradient steps");
     else if (p->init || p->init_random)
-        not_covered(out, "the run started from %s weights; the notes' bounds start from w = 0",
+        not_covered(out, "the run started from %s weights; the classic bounds start from w = 0",
                     p->init ? "a model's" : "random");
     else if (p->path == PT_PATH_KERNEL && p->budget && p->budget < ds->n)
         not_covered(out, "the run kept at most %zu support vectors (pt_train_params.budget), "
-                         "removing others; the notes' bounds are for the perceptron that keeps "
+                         "removing others; the classic bounds are for the perceptron that keeps "
                          "every update", p->budget);
     else if (p->scale != PT_SCALE_NONE)
         not_covered(out, "the run trains on scaled features (pt_train_params.scale), where R and "
                          "the reference's margin are not those of the data as given");
     else if (p->class_weight)
-        not_covered(out, "the run weighs its classes (pt_train_params.class_weight); the notes' "
+        not_covered(out, "the run weighs its classes (pt_train_params.class_weight); the classic "
                          "bounds are for one step size eta");
     else if (kernel_space && !ref_kernel)
         not_covered(out, "the run trains in the feature space of the %s kernel, where a linear w* "

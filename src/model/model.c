@@ -72,7 +72,7 @@ void pt_model_set_meta(pt_model *m, const pt_dataset *ds, const pt_train_params 
 /* ------------------------------------------------------------------------- warm start */
 
 /* The random start: per class (one for a binary model), d weights then the bias weight
- * (when on), each uniform in [0, 1) as the notes' notebook draws its start
+ * (when on), each uniform in [0, 1) as the perceptron notebook draws its start
  * (np.random.random_sample). From a stream of its own, so the shuffle's orders are the same
  * with or without it. */
 #define INIT_STREAM 0x696e6974ULL /* "init" */

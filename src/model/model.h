@@ -161,7 +161,7 @@ pt_status pt_model_keep_run(pt_model *m, pt_train_state *st);
 
 /* ---------------------------------------------------------------- scores (scores.c) */
 
-/* The notes' sign: sigma(s) = +1 for s >= 0, -1 below (a NaN score is -1). Every label
+/* The threshold unit's sign: sigma(s) = +1 for s >= 0, -1 below (a NaN score is -1). Every label
  * predicted from a score goes through it; the update rule y s <= tau is the paths' own. */
 static inline bool pt_sign_positive(float s) { return s >= 0.0f; }
 /* Scores of a kernel model. */

@@ -1,82 +1,15 @@
 /*
  * Model files: a text format a person can read (in the spirit of LIBLINEAR's), with a
- * checksum. Version 1, and version 2 or 3 for what needs it (ovr_votes and run states: 2;
- * sparse support vectors, the scale and platt lines, hash_bits: 3); a reader of a version
- * reads every older file:
+ * checksum; version 1, and versions 2 to 4 only for what needs them, so that a final model
+ * stays readable by older versions; a reader of a version reads every older file. The format,
+ * every version and every key, is specified in docs/formats.md ("The model file"): a change
+ * here changes that page in the same commit.
  *
- *   ptron-model 1
- *   path online              online | batch | kernel
- *   variant classic          classic | averaged | voted
- *   bias 1
- *   d 3
- *   nclass 2
- *   labels -1 1              the class labels, ascending (%.17g); for two classes the first is
- *                            the -1 side, the second the +1 side
- *   multiclass ovr           ovr | direct (how more than two classes were trained)
- *   names a b%20c            text labels only (labels are then 0 .. nclass-1): the class
- *                            names, space-separated, with %, spaces and control bytes as %XX
- *   eta 1 ... gram_storage auto   every training parameter (floats %.9g, doubles %.17g)
- *   expand poly degree 3 coef0 1 rff_dim 1024 gamma 1 seed 1 d_in 4
- *                            optional, only for a model trained on a feature expansion (poly |
- *                            rff): its parameters and the input features it expands (d is the
- *                            expanded dimension); RFF's W and b are drawn again from the seed;
- *                            version 3 may end it with "hash_bits B" (poly hashed to 2^B)
- *   epochs_run 4
- *   b 0.5                    the bias weight
- *   w                        linear models: then d lines, one weight each (%.9g)
- *   0.25
- *   ...
- *   votes 2                  voted perceptron (two classes), after w: then that many lines,
- *   3 0.5 0.25 ...           each a vector's survival count, its bias and its d weights
- *   W                        linear models of more than two classes, instead of w: nclass
- *   0.5 0.25 ...             lines, each the class's bias then its d weights
- *   ovr_votes                version 2, voted one-vs-rest, after W: then for each class in turn
- *   votes 4                  its own 'votes' block (the class's binary voted perceptron, whose
- *   1 0.5 0.25 ...           last vector is its row of W)
- *   n_sv 3                   kernel models instead of w: then n_sv lines, each the signed
- *   -1 0.5 0.25 1            coefficient followed by the d values of the support vector
- *   n_sv 3 sparse            version 3, kernel models trained on sparse data: n_sv lines, each
- *   -1 2:0.5 7:0.25          the signed coefficient, then the support vector's non-zeros as
- *                            INDEX:VALUE (1-based, increasing, at most d; LIBSVM's form), so
- *                            that a wide model is as large as its non-zeros, not n_sv x d
- *   checksum 0123456789abcdef    pt_checksum (XXH3-64) of every byte before this line
- *
- * A kernel one-vs-rest model has "ovr_kernel" and each class's "n_sv" block in turn.
- *
- * Version 4 (written for every kernel model with dense support vectors) keeps them in one
- * binary section, little-endian IEEE float32, after a text line that gives its size:
- *   n_sv 3 binary            a two-class model: the line "binary BYTES", then BYTES bytes:
- *   binary 60                the n_sv x d values (row by row), then the n_sv coefficients,
- *   <BYTES bytes>\n          then a newline
- *   ovr_kernel shared 5      one-vs-rest: one set of 5 distinct support vectors for every
- *   class_sv 3 2 4           class (as libsvm keeps them); each class's count (nclass numbers),
- *   binary 156               then the section: the 5 x d values, then for each class in turn
- *   <BYTES bytes>\n          its count of uint32 indices into the set and as many float32
- *                            coefficients (the class's own order, so it scores as before)
- * The file's checksum covers the section as every other byte; the reader checks its size
- * against the counts before reading, every index and every value.
- *
- * Version 3 adds one optional header line, for a model trained on scaled features
- * (pt_train_params.scale), written only then (so that every other model keeps its version):
- *   scale -1,1 3 0.5 2 0 1 -1 0.25   the kind, d_in, then d_in pairs OFFSET FACTOR (%.17g);
- *                                    scoring scales each row's first d_in features first
- *   platt -1.5 0.25                  two-class models with probabilities: Platt's A and B
- *
- * Version 2 also adds, after the weights, where the run stands when it is not finished (the
- * run-state blocks of print_state). A model with neither is written as version 1, so a final
- * model stays readable by older versions. Version 1's run state (the binary online path's
- * only) is still read:
- *   resume N EPOCHS_DONE SAMPLE EPOCH_MISTAKES UPDATES STEPS B UB
- *   history M1 ... M_EPOCHS_DONE     every epoch's mistakes (only the last 1000 are kept)
- *   live_w W1 ... Wd
- *   live_u U1 ... Ud                 (averaged variant only)
- *
- * Keys may come in any order before the weights; each must appear exactly once. Loading checks
- * the checksum, then every field: its range, and its agreement with the other fields and with
- * the weights (check_header, check_votes; the run state's in parse_states), each refusal naming
- * the line. Numbers are written and read under the C locale (pt_c_locale_enter), so a program
- * that called setlocale for a decimal comma still writes "0.5"; %.9g and strtof round-trip
- * every finite float exactly, %.17g and strtod every double.
+ * Loading checks the checksum, then every field: its range, and its agreement with the other
+ * fields and with the weights (check_header, check_votes; the run state's in parse_states),
+ * each refusal naming the line. Numbers are written and read under the C locale
+ * (pt_c_locale_enter), so a program that called setlocale for a decimal comma still writes
+ * "0.5"; %.9g and strtof round-trip every finite float exactly, %.17g and strtod every double.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -152,7 +152,8 @@ pt_status pt_train_params_check(const pt_train_params *p)
     if (!isfinite(p->coef0)) return pt_fail(PT_ERR_INVALID, "pt_train_params.coef0 must be finite");
     /* (gamma x.z + c)^k = sum_j C(k, j) c^(k-j) (gamma x.z)^j is an inner product of feature
      * maps (a kernel) only for c >= 0: with c < 0 the terms of odd k - j have negative
-     * coefficients, which no feature map gives, and the notes' guarantees are void */
+     * coefficients, which no feature map gives, and the mistake bounds (docs/theory.md) are
+     * void */
     if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_POLY && p->coef0 < 0.0f)
         return pt_fail(PT_ERR_INVALID,
                        "pt_train_params.coef0 must be >= 0 for the polynomial kernel (got %g): "

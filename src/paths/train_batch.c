@@ -620,7 +620,8 @@ pt_status pt_batch_subgradient(const pt_dataset *ds, const pt_train_params *p,
  * step, and they stop after the same one). The counts travel as doubles (exact below 2^53).
  * The gradient's floats are summed by MPI_Allreduce in an order fixed by the number of ranks,
  * so a rerun on as many ranks gives the same bits; for the full batch, against one process
- * the sum differs only by its order (the README states the bound). Returns whether to stop. */
+ * the sum differs only by its order (its bound: docs/theory.md, "Distributed training").
+ * Returns whether to stop. */
 static bool share_block(const batch_run *run, float *G, pt_batch_eval *e, size_t *rows,
                         bool stopping)
 {

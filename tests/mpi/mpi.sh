@@ -7,7 +7,7 @@
 #     (online averaged, batch full batch);
 #   - online np=2..4 on separable data converges, within the bound of iterative parameter
 #     mixing: updates / P <= (R / gamma)^2 (McDonald, Hall and Mann 2010, Theorem 3);
-#   - batch np=2..4 equals np=1 within the README's bound, and a rerun on as many ranks gives
+#   - batch np=2..4 equals np=1 within the bound of docs/theory.md, and a rerun on as many ranks gives
 #     the same bytes; mini-batches (the default) run, and equal one process on the rows in the
 #     order of their global blocks within that bound;
 #   - kernel one-vs-rest np=1..3 writes one process's model byte for byte, and so does the

@@ -4,11 +4,12 @@
 #   - checkpoints (rank 0 writes them) and --resume: a run stopped after k epochs (by
 #     --epochs k with --checkpoint, or by a stop on rank 1 at the end of epoch k) and resumed
 #     writes the uninterrupted run's bytes, online (averaged, shuffled, both mixings) and
-#     batch (full batch, and shuffled mini-batches: stopped inside epoch 6), at np=2 and 3; another number of ranks resumes it too (README); refusals;
+#     batch (full batch, and shuffled mini-batches: stopped inside epoch 6), at np=2 and 3;
+#     another number of ranks resumes it too (docs/guide.md); refusals;
 #   - more than two classes (one-vs-rest online and batch, the multiclass perceptron): np=1
 #     writes the plain run's bytes; online np=2..4 on separable data converges within P times
 #     the serial bound of a reference separator (multiclass_bound.py); batch np=2..4 within
-#     the README's bound; checkpoints and stops resume byte for byte.
+#     the bound of docs/theory.md; checkpoints and stops resume byte for byte.
 #   tests/mpi/resume.sh PTRON_BIN TMP_DIR
 here=$(dirname "$(realpath "$0")")
 source "$here/lib.sh"
@@ -46,7 +47,7 @@ for run in "--epochs E --averaged --shuffle --mix mistakes" \
         fi
     done
 done
-# another number of ranks: the state is every rank's, so it resumes on any (README): the batch
+# another number of ranks: the state is every rank's, so it resumes on any (docs/guide.md): the batch
 # path then equals the uninterrupted run within the bound; the online path goes on mixing
 # from the checkpoint's weights over the new shares (and in one process)
 for run in "--epochs E --averaged" "--path batch --batch-size 0 --epochs E"; do

@@ -1,10 +1,9 @@
-#!/usr/bin/python3
 """The peers table of scripts/compare-peers from the JSON its runs left in WORKDIR.
 
-usage: compare_peers_report.py WORKDIR OUT EPOCHS N CIRCLE_N GAMMA
+usage: compare_peers_report.py WORKDIR OUT EPOCHS N CIRCLE_N GAMMA PAGE
 """
 import json, os, re, sys
-work, out, E, n, cn, gamma = sys.argv[1:7]
+work, out, E, n, cn, gamma, page = sys.argv[1:8]
 def load(name):
     try:
         with open(os.path.join(work, name)) as f:
@@ -134,11 +133,11 @@ md = "\n".join(L) + "\n"
 with open(os.path.join(out, "peers.md"), "w") as f:
     f.write(md)
 
-# Into RESULTS.md between the markers (appended when there are none).
-res_path = "bench/RESULTS.md"
+# Into the machine's performance page between the markers (appended when there are none).
+res_path = page
 begin, end = "<!-- peers:begin -->", "<!-- peers:end -->"
 section = f"{begin}\n{md}{end}"
-text = open(res_path).read() if os.path.exists(res_path) else "# ptron benchmark results\n"
+text = open(res_path).read() if os.path.exists(res_path) else "# Performance\n"
 if begin in text and end in text:
     text = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda m: section, text, flags=re.S)
 else:

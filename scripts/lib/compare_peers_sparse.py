@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """The sparse section of scripts/compare-peers: ptron, LIBLINEAR, libsvm and scikit-learn on the
 same rcv1-like LIBSVM file (`ptron gen sparse --n N --seed 1 --test-out T --test-n N/4`:
 47,236 features, ~50 non-zeros a row); prints JSON on stdout.

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """scikit-learn's side of scripts/compare-peers: its Perceptron and SGDClassifier fits on the same
 file, alternating with ptron's runs; prints JSON on stdout.
 

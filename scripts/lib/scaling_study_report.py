@@ -1,6 +1,6 @@
 """The scaling study's analysis: medians and quartiles, the rule that names a faster method, the
-findings, study.md and the figures (PNG and PDF). scripts/scaling_study writes study.csv and
-study.json and calls report(); `scripts/scaling_study --replot` calls it alone.
+findings, study.md and the figures (PNG and PDF). scripts/scaling-study writes study.csv and
+study.json and calls report(); `scripts/scaling-study --replot` calls it alone.
 
 The rule: at a point, method A is faster than method B when A's third quartile of time is below
 B's first quartile (their interquartile ranges do not overlap); a method killed at the time limit
@@ -187,7 +187,7 @@ def findings(rows, meta):
         F["sk_n"].append(
             f"- At n = {', '.join(f'{n:,}' for n in lru)} the Gram matrix is over --cache-mb "
             f"(its default, half of RAM): the kernel path computed its rows behind an LRU cache "
-            f"(the notes below), which is where its time and memory jump.")
+            f"(the runs listed at the end), which is where its time and memory jump.")
     F["ms_degree"] = series_text(("materialised", "streamed"), "degree", "degree",
                                  [dict(d=d, n=g["n_fixed"]) for d in g["dims"]])
     F["ms_n"] = series_text(("materialised", "streamed"), "n", "n",

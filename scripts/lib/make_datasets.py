@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Regenerates datasets/*.svm and datasets/sklearn_reference.tsv from the data Debian's
 python3-sklearn ships (run through scripts/make-datasets, from the repository root).
 """

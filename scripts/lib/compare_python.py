@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """The measurements of scripts/compare-python; prints JSON on stdout.
 
 usage: compare_python.py DATA.ptd EPOCHS ROUNDS PTRON WORKDIR

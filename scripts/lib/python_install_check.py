@@ -17,7 +17,7 @@ def main():
     X = np.array([[1.0, 0.0], [0.0, 1.0]])
     clf = ptron.Perceptron().fit(X, [1, -1])
     assert list(clf.predict(X)) == [1, -1]
-    assert clf.coef_.tolist() == [[1.0, -1.0]]  # the notes' worked example
+    assert clf.coef_.tolist() == [[1.0, -1.0]]  # the worked example of the notes on separable data
     return 0
 
 
