@@ -17,6 +17,7 @@
 #ifndef PT_ROWS_H
 #define PT_ROWS_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -103,21 +104,33 @@ void pt_rows_close(pt_rows *src);
 void pt_rows_binary_view(const pt_rows *src, size_t c, float *y, pt_rows *view);
 
 /* Capabilities: what a consumer asks to choose its pass or size its buffers, never the form. */
-size_t pt_rows_window(const pt_rows *src);          /* rows of a streamed window, 0 in memory */
-size_t pt_rows_stored_bytes(const pt_rows *src);    /* the matrix as stored (SIZE_MAX: more) */
+/* Rows of a streamed source's window, 0 in memory: a shuffle walks a streamed source in chunks
+ * of this many rows unless told otherwise (each chunk read once), and a streamed prediction
+ * scores a window at a time. */
+size_t pt_rows_window(const pt_rows *src);
+/* Bytes of the matrix as stored (a CSR matrix's entries and offsets; SIZE_MAX past size_t):
+ * whether the blocked pass may pay, and what a refusal of a streamed matrix says it weighs. */
+size_t pt_rows_stored_bytes(const pt_rows *src);
 /* What a walker holds for `rows` dense rows as float32 (a window's copy, the widened rows):
  * the budget of a streamed shuffle's chunks; 0 for CSR rows, read in the mapping. SIZE_MAX on
  * overflow. */
 size_t pt_rows_held_bytes(const pt_rows *src, size_t rows);
 /* Bytes a walker reads for an average row (dense: the stored row; CSR: its pairs and its
- * offset): the blocked pass's chunk sizes. */
+ * offset): the blocked pass sizes its chunks by it. */
 size_t pt_rows_row_bytes(const pt_rows *src);
 /* Whether threads may score rows ahead of the walk (the blocked pass): float32 or CSR rows in
- * memory, which dot_rows reads in place. */
+ * memory, which dot_rows reads in place (compact rows would be widened by every thread, and a
+ * streamed window belongs to one walker). */
 bool pt_rows_parallel_scoring(const pt_rows *src);
-bool pt_rows_weighted(const pt_rows *src);          /* weights were given (even all 1) */
-bool pt_rows_copied(const pt_rows *src);            /* the rows read are a float32 copy */
-size_t pt_rows_elem_bytes(const pt_rows *src);      /* bytes of a stored element: 4, 2 or 1 */
+/* Whether weights were given (even all 1): each row then steps with its own step size, which
+ * only the passes that take a row at a time apply (a plain pass is one kernel call a block). */
+bool pt_rows_weighted(const pt_rows *src);
+/* Whether the rows read are a float32 copy (PT_NEED_FLOAT_COPY of compact rows): what a run
+ * counted on them is the copy's, not the stored rows' as another reader would widen them. */
+bool pt_rows_copied(const pt_rows *src);
+/* Bytes of a stored element, 4, 2 or 1: rates per byte read (the batch path times its
+ * prefetch per element size) and prefetch distances. */
+size_t pt_rows_elem_bytes(const pt_rows *src);
 /* PT_ERR_UNSUPPORTED saying that `what` cannot read src's rows (CSR: pt_require_dense's
  * message): for a consumer whose PT_ROWS_PICK gave NULL. */
 pt_status pt_rows_refuse(const pt_rows *src, const char *what);
@@ -352,6 +365,7 @@ static inline void pt_rows_span(const pt_rows *src, size_t r0, size_t rows, pt_b
 static inline void pt_cursor_block(pt_cursor *c, size_t t, size_t max_rows, pt_block *b)
 {
     const pt_rows *s = c->src;
+    assert(!c->order); /* a block is consecutive rows */
     size_t rows = t < c->to ? c->to - t : 0;
     if (rows > max_rows) rows = max_rows;
     const bool widen = s->form_ != PT_FORM_F32 && s->form_ != PT_FORM_CSR &&
