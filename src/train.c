@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /* pt_train, the one dispatcher: a run checked against its data (the run it resumes, the model
  * it starts from), the linear model made for the online and batch paths, expansions trained
  * on, the path (or multiclass training) called, the report finished. */

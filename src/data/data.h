@@ -1,6 +1,11 @@
 /*
  * Datasets: the dense and sparse layouts (struct pt_dataset), their allocation and labels, and
  * the readers, writers and generators that fill them. Not installed.
+ *
+ * The layers above data/ read rows through data/rows.h only: the window walk (pt_window_*),
+ * pt_csr_row, pt_compact_row, pt_elem_bytes, pt_row_f32, pt_rows_f32, pt_dataset_as_f32 and
+ * pt_require_dense below are data/'s own (scripts/check-layers fails a file above that names
+ * them, or PT_LAYOUT_* or PT_DTYPE_*).
  */
 #ifndef PT_DATA_H
 #define PT_DATA_H

@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /*
  * Explicit feature expansion: polynomial monomials and random Fourier features.
  *

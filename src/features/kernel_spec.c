@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /*
  * The gamma rules: scikit-learn's gamma='scale' is 1 / (n_features X.var()), the variance over
  * every entry of X (zeros of a sparse X included), and gamma='auto' is 1 / n_features. The

@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /*
  * Feature scaling, as svm-scale and scikit-learn's scalers: per feature j,
  * x'_j = (x_j - offset_j) factor_j, fitted on a dataset:

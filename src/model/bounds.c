@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /*
  * The classic mistake bounds (docs/theory.md, Mistake bounds) for a reference separator w*
  * (u = w* / |w*|, margins m_i = y_i u.x_i, R = max |x_i|, gamma = min m_i), and which of them

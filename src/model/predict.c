@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /* Predictions and their counts: the class of each row (sigma(0) = +1, argmax with ties to the
  * lowest class), the labels, the confusion matrix, per-class counts and accuracy. */
 #include <math.h>

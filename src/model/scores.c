@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /*
  * Scores: what a model says of each row. Linear models are a dot per row (one-vs-rest and the
  * multiclass perceptron: one per class, by the table's dot_many; on sparse data the sparse

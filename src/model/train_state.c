@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /*
  * Run states: where a run stands (position, counters, the live iterate, the last epochs'
  * mistakes), so that an interrupted or checkpointed run continues exactly as if it had never

@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /*
  * The multiclass perceptron (online): scores s_c = W_c.x + B_c for every class in one visit of
  * x; with r the best wrong class, a margin violation s_y - s_r <= tau adds eta x to W_y and

@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /*
  * The online path's state and its step on one sample, shared by the sequential pass
  * (online_pass.c), the blocked pass (online_blocked.c), the epoch loops (train_online.c) and

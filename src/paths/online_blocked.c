@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /*
  * The online path's blocked pass: the sequential pass's model, exactly, on more than one core.
  *

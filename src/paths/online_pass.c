@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /*
  * One epoch of the online path by the pass chosen for it: sequential (here), or blocked
  * (online_blocked.c: the other threads score the samples ahead of the walk; the same model, bit

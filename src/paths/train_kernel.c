@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /*
  * The kernel (dual) path: the perceptron in dual form on the margin vector.
  *

@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /*
  * The online single-sample path: for each sample, s = w.x + b; if y s <= tau then
  * w += eta y x, b += eta y (the bias as a constant-1 coordinate). One epoch streams X once.
