@@ -1,3 +1,4 @@
+/* layers: reads rows by form until ported to data/rows.h */
 /*
  * What scoring costs: the multiply-adds of a model's dot products over a dataset's rows, and
  * the log line that says so before a voted model's vote, whose cost grows with every update
