@@ -30,10 +30,10 @@ static void bm_batch(bs_state *st, const void *arg)
     pt_train_params p;
     pt_train_params_init(&p);
     p.path = PT_PATH_BATCH;
-    p.loss = PT_LOSS_HINGE;
-    p.lambda = 1e-4f;
+    p.batch.loss = PT_LOSS_HINGE;
+    p.batch.lambda = 1e-4f;
     p.eta = 0.1f;
-    p.batch_impl = c->impl;
+    p.batch.impl = c->impl;
     p.threads = c->threads;
     p.epochs = bs_smoke() ? 2 : EPOCHS;
     bt_epoch_clock clk;

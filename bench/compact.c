@@ -145,7 +145,7 @@ static void bm_compact(bs_state *st, const void *arg)
     pt_train_params p;
     pt_train_params_init(&p);
     p.path = PT_PATH_ONLINE;
-    p.pass = PT_PASS_SEQUENTIAL;
+    p.online.pass = PT_PASS_SEQUENTIAL;
     p.threads = 1;
     p.epochs = bs_smoke() ? 2 : EPOCHS;
     bt_epoch_clock clk;
@@ -212,10 +212,10 @@ static void bm_batch_compact(bs_state *st, const void *arg)
     pt_train_params p;
     pt_train_params_init(&p);
     p.path = PT_PATH_BATCH;
-    p.loss = PT_LOSS_HINGE;
-    p.lambda = 1e-4f;
+    p.batch.loss = PT_LOSS_HINGE;
+    p.batch.lambda = 1e-4f;
     p.eta = 0.1f;
-    p.batch_impl = c->impl;
+    p.batch.impl = c->impl;
     p.threads = c->threads;
     p.epochs = bs_smoke() ? 2 : BATCH_EPOCHS;
     bt_epoch_clock clk;

@@ -294,9 +294,9 @@ static void bm_kperc(bs_state *st, const void *arg)
     pt_train_params p;
     pt_train_params_init(&p);
     p.path = PT_PATH_KERNEL;
-    p.kernel = c->kernel;
-    p.gamma = 1.0f / (float)pt_dataset_d(ds); /* libsvm's default, 1/d */
-    p.gram_storage = c->storage;
+    p.kernel.kind = c->kernel;
+    p.kernel.gamma = 1.0f / (float)pt_dataset_d(ds); /* libsvm's default, 1/d */
+    p.kernel.gram_storage = c->storage;
     p.epochs = bs_smoke() ? 2 : KEPOCHS;
     bt_epoch_clock clk;
     p.progress = bt_on_epoch;

@@ -41,7 +41,7 @@ static void bm_online(bs_state *st, const void *arg)
     pt_train_params_init(&p);
     p.path = PT_PATH_ONLINE;
     p.isa = c->isa;
-    p.pass = c->pass;
+    p.online.pass = c->pass;
     p.threads = threads;
     p.epochs = bs_smoke() ? 2 : c->epochs;
     bt_epoch_clock clk;

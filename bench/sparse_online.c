@@ -279,11 +279,11 @@ static void bm_sparse_batch(bs_state *st, const void *arg)
     pt_train_params p;
     pt_train_params_init(&p);
     p.path = PT_PATH_BATCH;
-    p.loss = PT_LOSS_SQUARED;
+    p.batch.loss = PT_LOSS_SQUARED;
     p.eta = 0.1f;
-    p.batch_size = 0;
-    p.average_iterates = 0;
-    p.tol = 0.0;
+    p.batch.size = 0;
+    p.batch.average_iterates = 0;
+    p.batch.tol = 0.0;
     p.isa = c->isa;
     p.threads = 1;
     p.epochs = bs_smoke() ? 2 : EPOCHS;

@@ -635,14 +635,10 @@ typedef enum pt_mix { PT_MIX_UNIFORM = 0, PT_MIX_MISTAKES = 1 } pt_mix;
 PT_API const char *pt_mix_name(pt_mix m); /* "uniform", "mistakes" */
 PT_API pt_status pt_mix_parse(const char *name, pt_mix *out);
 
-typedef struct pt_train_params {
-    size_t struct_size;  /* sizeof(pt_train_params), set by pt_train_params_init */
-    pt_path path;
-    int epochs;          /* maximum epochs (default 10); training stops early at an epoch with no mistake */
-    float eta;           /* learning rate (default 1) */
-    float margin;        /* tau: update when y w.x <= tau (0 = Rosenblatt) */
-    pt_variant variant;
-    int shuffle;         /* reshuffle the order each epoch from seed */
+/* The online learners' parameters (pt_train_params.online): the sample-at-a-time paths
+ * (online, its one-vs-rest lockstep, the multiclass perceptron). */
+typedef struct pt_online_params {
+    pt_online_pass pass; /* online: sequential, blocked (both cores) or auto (default) */
     /* shuffle in chunks of this many consecutive rows (0: the whole order, default): each
      * epoch the chunks come in an order shuffled from seed, and the rows of each chunk in an
      * order shuffled from seed, chunk after chunk (see pt_dataset_streamed). A streamed dataset
@@ -650,20 +646,33 @@ typedef struct pt_train_params {
      * in-memory run the same order, so both train the same model bit for bit. Online paths
      * (the batch path shuffles its blocks, which are chunks already). At most 2^32 - 1. */
     size_t shuffle_chunk;
-    uint64_t seed;
-    int bias;            /* 1: augment with a constant-1 coordinate (default) */
-    pt_online_pass pass; /* online: sequential, blocked (both cores) or auto (default) */
-    pt_isa isa;          /* PT_ISA_AUTO by default */
-    /* Threads of this call's parallel loops and OpenBLAS calls (0: OpenMP's count for the
-     * calling thread, omp_get_max_threads()). The calling thread's OpenMP count and
-     * OpenBLAS's count are set for the call and restored before pt_train returns, so what
-     * the caller sees after the call is what it set before. Other threads' OpenMP counts are
-     * never touched; OpenBLAS's count is one per process, so calls running at once in
-     * several threads each restore the count they found. At most 4096. */
-    int threads;
-    /* voted vectors, Gram cache and the like (default: half of RAM; at least 1 MiB) */
-    size_t mem_budget_bytes;
-    /* batch path */
+    /* A distributed run's online path (a dataset read by pt_dataset_read_shard on more than
+     * one rank): how the ranks' weights are mixed after each epoch of iterative parameter
+     * mixing (McDonald, Hall and Mann 2010). PT_MIX_UNIFORM (default): their mean;
+     * PT_MIX_MISTAKES: each rank's weighted by its share of the epoch's mistakes. */
+    pt_mix mix;
+    /* The voted variant (PT_VARIANT_VOTED) keeps at most this many vectors (per class for
+     * one-vs-rest); 0: every vector (the default), one per update within mem_budget_bytes. Its
+     * vote costs one dot per vector per row scored (see pt_model_score_cost), so an uncapped
+     * run over many epochs of noisy data scores slowly. The rule keeps the current vector and,
+     * of the closed ones, the K - 1 of largest survival counts: when a vector closes with the
+     * store full, the one of smallest count is dropped (of equal counts, the one that closed
+     * first; the new one itself when its count is the smallest), its count dropped with it.
+     * The vote is a sum weighted by survival, so the vectors of small count are those it misses
+     * least. Freund and Schapire (1999) weigh each vector by the samples it survived; removing
+     * the coefficient of smallest size is the removal rule of the budgeted SGD of Wang, Crammer
+     * and Vucetic (2012), here with the survival count as the coefficient (removing the oldest
+     * instead, as the Forgetron of Dekel, Shalev-Shwartz and Singer (2008) does, kept less of
+     * the full vote's accuracy on noisy data, and so did merging a dropped count into a
+     * neighbour). K = 1 keeps the last iterate (the classic variant's predictions). A run
+     * resumed or checkpointed keeps the same vectors as an uninterrupted one; a model file
+     * keeps K (a line 'voted_max_vectors K'). Any other variant refuses a cap (PT_ERR_INVALID).
+     * ptron train --voted-max-vectors K. */
+    size_t voted_max_vectors;
+} pt_online_params;
+
+/* The batch path's parameters (pt_train_params.batch). */
+typedef struct pt_batch_params {
     pt_loss loss;
     float lambda;
     /* 0: full batch. A distributed run (pt_dataset_read_shard on P > 1 ranks) takes each
@@ -675,13 +684,16 @@ typedef struct pt_train_params {
      * their small local batches went faster on sparse sets but ended at a worse objective on
      * noisy dense data, and one process with those small batches beat them;
      * scripts/compare-mpi-minibatch measures both.) batch_size below P is refused. */
-    size_t batch_size;
+    size_t size;
     pt_schedule schedule;
     double tol;          /* stop when the relative change of the objective is below (0: off) */
-    pt_batch_impl batch_impl;
+    pt_batch_impl impl;
     int average_iterates; /* batch: return the average of the iterates */
-    /* kernel path */
-    pt_kernel kernel;
+} pt_batch_params;
+
+/* The kernel (dual) path's parameters (pt_train_params.kernel). */
+typedef struct pt_kernel_params {
+    pt_kernel kind;
     int degree;          /* poly (default 2) */
     /* poly and rbf: a positive number, or a rule pt_train applies to the data (the default,
      * PT_GAMMA_SCALE, is scikit-learn's 'scale'): PT_GAMMA_SCALE 1 / (d Var(X)), Var over all
@@ -714,7 +726,40 @@ typedef struct pt_train_params {
      * pt_train, which records the expression with the numbers used). Refused with the reason:
      * a negative coef0 or constant, subtraction or division, gamma <= 0, a degree outside
      * 1..32, more than 48 nodes. Evaluated in double from the float32 inner products. */
-    char kernel_expr[256];
+    char expr[256];
+} pt_kernel_params;
+
+/* Training parameters. The parameters that one learner alone reads are nested in its
+ * sub-struct: online (pt_online_params), batch (pt_batch_params), kernel (pt_kernel_params),
+ * beside expand (pt_expand_params); the rest, read by several, are at the top. A parameter's
+ * name (its by-name key for pt_train_params_set/get and pt_train_params_key, its model-file
+ * key, and the name messages give it, "pt_train_params.batch_size") stays its own and does
+ * not spell the C path: batch_size is batch.size, batch_impl batch.impl, kernel kernel.kind,
+ * kernel_expr kernel.expr, and every other nested field keeps its name in its sub-struct
+ * (lambda is batch.lambda, gamma kernel.gamma, mix online.mix). The nesting changed the
+ * layout (the library is 0.x): struct_size grew, so a caller compiled against the flat
+ * struct of an older header is refused (PT_ERR_INVALID) until it is rebuilt against this
+ * one, with its fields renamed as above. */
+typedef struct pt_train_params {
+    size_t struct_size;  /* sizeof(pt_train_params), set by pt_train_params_init */
+    pt_path path;
+    int epochs;          /* maximum epochs (default 10); training stops early at an epoch with no mistake */
+    float eta;           /* learning rate (default 1) */
+    float margin;        /* tau: update when y w.x <= tau (0 = Rosenblatt) */
+    pt_variant variant;
+    int shuffle;         /* reshuffle the order each epoch from seed */
+    uint64_t seed;
+    int bias;            /* 1: augment with a constant-1 coordinate (default) */
+    pt_isa isa;          /* PT_ISA_AUTO by default */
+    /* Threads of this call's parallel loops and OpenBLAS calls (0: OpenMP's count for the
+     * calling thread, omp_get_max_threads()). The calling thread's OpenMP count and
+     * OpenBLAS's count are set for the call and restored before pt_train returns, so what
+     * the caller sees after the call is what it set before. Other threads' OpenMP counts are
+     * never touched; OpenBLAS's count is one per process, so calls running at once in
+     * several threads each restore the count they found. At most 4096. */
+    int threads;
+    /* voted vectors, Gram cache and the like (default: half of RAM; at least 1 MiB) */
+    size_t mem_budget_bytes;
     /* more than two classes */
     pt_multiclass multiclass;
     /* callbacks */
@@ -732,6 +777,10 @@ typedef struct pt_train_params {
      * fit the run; PT_ERR_INVALID: a parameter differs, or epochs is below the epochs done). The
      * report then lists the epochs trained after those taken over (see epochs_before). */
     const pt_model *resume;
+    /* each learner's own parameters (see above) */
+    pt_online_params online;
+    pt_batch_params batch;
+    pt_kernel_params kernel;
     /* feature expansion (kind PT_EXPAND_NONE by default): the online path streams it, row by
      * row into one buffer; the batch path materialises it within mem_budget_bytes. The model
      * remembers it, so scoring expands too. */
@@ -774,29 +823,6 @@ typedef struct pt_train_params {
      * file), so that scoring scales raw rows first: predict takes the data as it was given.
      * The epoch hook's models keep it too. */
     pt_scale_kind scale;
-    /* A distributed run's online path (a dataset read by pt_dataset_read_shard on more than
-     * one rank): how the ranks' weights are mixed after each epoch of iterative parameter
-     * mixing (McDonald, Hall and Mann 2010). PT_MIX_UNIFORM (default): their mean;
-     * PT_MIX_MISTAKES: each rank's weighted by its share of the epoch's mistakes. */
-    pt_mix mix;
-    /* The voted variant (PT_VARIANT_VOTED) keeps at most this many vectors (per class for
-     * one-vs-rest); 0: every vector (the default), one per update within mem_budget_bytes. Its
-     * vote costs one dot per vector per row scored (see pt_model_score_cost), so an uncapped
-     * run over many epochs of noisy data scores slowly. The rule keeps the current vector and,
-     * of the closed ones, the K - 1 of largest survival counts: when a vector closes with the
-     * store full, the one of smallest count is dropped (of equal counts, the one that closed
-     * first; the new one itself when its count is the smallest), its count dropped with it.
-     * The vote is a sum weighted by survival, so the vectors of small count are those it misses
-     * least. Freund and Schapire (1999) weigh each vector by the samples it survived; removing
-     * the coefficient of smallest size is the removal rule of the budgeted SGD of Wang, Crammer
-     * and Vucetic (2012), here with the survival count as the coefficient (removing the oldest
-     * instead, as the Forgetron of Dekel, Shalev-Shwartz and Singer (2008) does, kept less of
-     * the full vote's accuracy on noisy data, and so did merging a dropped count into a
-     * neighbour). K = 1 keeps the last iterate (the classic variant's predictions). A run
-     * resumed or checkpointed keeps the same vectors as an uninterrupted one; a model file
-     * keeps K (a line 'voted_max_vectors K'). Any other variant refuses a cap (PT_ERR_INVALID).
-     * ptron train --voted-max-vectors K. */
-    size_t voted_max_vectors;
 } pt_train_params;
 
 /* Every field to its default (struct_size included): the only way to start a params struct. */

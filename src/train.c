@@ -14,18 +14,18 @@
  * kernel path, and 1 (unused) elsewhere. */
 static float run_gamma(const pt_dataset *ds, const pt_train_params *p)
 {
-    if (!pt_gamma_is_rule(p->gamma)) return p->gamma;
-    return p->path == PT_PATH_KERNEL ? pt_gamma_resolve(p->gamma, ds) : 1.0f;
+    if (!pt_gamma_is_rule(p->kernel.gamma)) return p->kernel.gamma;
+    return p->path == PT_PATH_KERNEL ? pt_gamma_resolve(p->kernel.gamma, ds) : 1.0f;
 }
 
-/* The kernel expression a run uses (p->kernel PT_KERNEL_EXPR): its canonical text with the
- * gamma rules resolved from the data, into out (the size of kernel_expr). */
+/* The kernel expression a run uses (p->kernel.kind PT_KERNEL_EXPR): its canonical text with the
+ * gamma rules resolved from the data, into out (the size of kernel.expr). */
 static pt_status run_expr(const pt_dataset *ds, const pt_train_params *p, char *out)
 {
     pt_kexpr e;
-    PT_TRY(pt_kexpr_parse(p->kernel_expr, &e));
+    PT_TRY(pt_kexpr_parse(p->kernel.expr, &e));
     pt_kexpr_resolve(&e, ds);
-    return pt_kexpr_format(&e, out, sizeof p->kernel_expr);
+    return pt_kexpr_format(&e, out, sizeof p->kernel.expr);
 }
 
 /* The run recorded in p->resume must be one of this data with these parameters (its epochs
@@ -58,26 +58,26 @@ static pt_status check_resume(const pt_dataset *ds, const pt_train_params *p)
                            "%d asked for", st->epochs_done, p->epochs);
     }
     /* the parameters every step depends on */
-    char expr[sizeof p->kernel_expr] = "";
-    if (p->kernel == PT_KERNEL_EXPR) PT_TRY(run_expr(ds, p, expr));
+    char expr[sizeof p->kernel.expr] = "";
+    if (p->kernel.kind == PT_KERNEL_EXPR) PT_TRY(run_expr(ds, p, expr));
     const char *other = p->bias != m->bias ? "bias"
                         : p->eta != q->eta ? "eta"
                         : p->margin != q->margin ? "margin"
                         : p->shuffle != q->shuffle ? "shuffle"
                         : p->seed != q->seed ? "seed"
-                        : p->loss != q->loss ? "loss"
-                        : p->lambda != q->lambda ? "lambda"
-                        : p->schedule != q->schedule ? "schedule"
-                        : p->batch_size != q->batch_size ? "batch size"
-                        : p->tol != q->tol ? "tol"
-                        : p->average_iterates != q->average_iterates ? "average of iterates"
-                        : p->kernel != q->kernel ? "kernel"
-                        : p->degree != q->degree ? "degree"
-                        : run_gamma(ds, p) != q->gamma ? "gamma"
-                        : p->coef0 != q->coef0 ? "coef0"
-                        : p->budget != q->budget ? "budget"
-                        : p->voted_max_vectors != q->voted_max_vectors ? "voted_max_vectors"
-                        : strcmp(expr, p->kernel == PT_KERNEL_EXPR ? q->kernel_expr : "") != 0
+                        : p->batch.loss != q->batch.loss ? "loss"
+                        : p->batch.lambda != q->batch.lambda ? "lambda"
+                        : p->batch.schedule != q->batch.schedule ? "schedule"
+                        : p->batch.size != q->batch.size ? "batch size"
+                        : p->batch.tol != q->batch.tol ? "tol"
+                        : p->batch.average_iterates != q->batch.average_iterates ? "average of iterates"
+                        : p->kernel.kind != q->kernel.kind ? "kernel"
+                        : p->kernel.degree != q->kernel.degree ? "degree"
+                        : run_gamma(ds, p) != q->kernel.gamma ? "gamma"
+                        : p->kernel.coef0 != q->kernel.coef0 ? "coef0"
+                        : p->kernel.budget != q->kernel.budget ? "budget"
+                        : p->online.voted_max_vectors != q->online.voted_max_vectors ? "voted_max_vectors"
+                        : strcmp(expr, p->kernel.kind == PT_KERNEL_EXPR ? q->kernel.expr : "") != 0
                             ? "kernel expression"
                         : p->expand.kind != PT_EXPAND_NONE && (p->expand.degree != q->expand.degree ||
                                   p->expand.coef0 != q->expand.coef0 ||
@@ -250,7 +250,7 @@ static pt_status check_share(const pt_dataset *ds, const pt_train_params *p)
                      : p->resume && p->path == PT_PATH_ONLINE && stopped_inside(p->resume)
                          ? "resuming a run stopped inside an epoch (its position is one "
                            "process's sample order: resume it in one process)"
-                     : p->path == PT_PATH_BATCH && p->batch_size && p->batch_size < ds->shard_count
+                     : p->path == PT_PATH_BATCH && p->batch.size && p->batch.size < ds->shard_count
                          ? "mini-batches of fewer rows than ranks (each step takes its rows "
                            "from every rank: pt_train_params.batch_size at least the ranks)"
                          : NULL;
@@ -288,16 +288,16 @@ pt_status pt_train_check(const pt_dataset *ds, const pt_train_params *p)
                        "pt_read_options.mem_budget_bytes above that, or train on the online or "
                        "batch path, which stream", bytes / 1048576.0);
     }
-    if (p->shuffle && p->shuffle_chunk && pt_dataset_streamed(ds) &&
+    if (p->shuffle && p->online.shuffle_chunk && pt_dataset_streamed(ds) &&
         ds->layout != PT_LAYOUT_SPARSE) {
         /* a walker holds its chunk and the next one, read ahead */
         size_t bytes = ds->stride * sizeof(float), held;
-        if (!pt_mul_ok(p->shuffle_chunk, 2 * bytes, &held) || held > p->mem_budget_bytes)
+        if (!pt_mul_ok(p->online.shuffle_chunk, 2 * bytes, &held) || held > p->mem_budget_bytes)
             return pt_fail(PT_ERR_LIMIT, "pt_train_params.shuffle_chunk of %zu rows: a streamed "
                            "run holds two chunks (%.1f MiB), over the memory budget of %.1f MiB; "
                            "lower pt_train_params.shuffle_chunk or raise "
-                           "pt_train_params.mem_budget_bytes", p->shuffle_chunk,
-                           (double)p->shuffle_chunk * 2.0 * (double)bytes / 1048576.0,
+                           "pt_train_params.mem_budget_bytes", p->online.shuffle_chunk,
+                           (double)p->online.shuffle_chunk * 2.0 * (double)bytes / 1048576.0,
                            p->mem_budget_bytes / 1048576.0);
     }
     if (p->class_weight && p->class_weight_n != ds->nclass)
@@ -413,9 +413,9 @@ static pt_status train_dispatch(const pt_dataset *ds, const pt_train_params *p, 
     pt_stop_arm(&stop, p->stop);
     pt_train_params call = *p;
     call.stop = &stop;
-    call.gamma = run_gamma(ds, p); /* the model records the number used */
+    call.kernel.gamma = run_gamma(ds, p); /* the model records the number used */
     /* the expression with the numbers used */
-    if (p->kernel == PT_KERNEL_EXPR) PT_TRY(run_expr(ds, p, call.kernel_expr));
+    if (p->kernel.kind == PT_KERNEL_EXPR) PT_TRY(run_expr(ds, p, call.kernel.expr));
     pt_thread_counts saved = pt_threads_enter(r->threads);
 
     pt_status s;

@@ -214,9 +214,9 @@ START_TEST(test_sparse_bounds)
             pt_train_params kp;
             pt_train_params_init(&kp);
             kp.path = PT_PATH_KERNEL;
-            kp.kernel = PT_KERNEL_POLY;
-            kp.degree = 2;
-            kp.gamma = 1.0f;
+            kp.kernel.kind = PT_KERNEL_POLY;
+            kp.kernel.degree = 2;
+            kp.kernel.gamma = 1.0f;
             kp.epochs = 3;
             pt_model *km;
             ck_assert_msg(pt_train(sp, &kp, &km, NULL) == PT_OK, "%s", pt_last_error());
@@ -358,7 +358,7 @@ START_TEST(test_runs_not_covered)
     /* a polynomial kernel with a linear w* */
     pt_train_params_init(&p);
     p.path = PT_PATH_KERNEL;
-    p.kernel = PT_KERNEL_POLY;
+    p.kernel.kind = PT_KERNEL_POLY;
     b = run_bounds(ds, &p, NULL, 5);
     ck_assert_int_eq(b.covered, 0);
     ck_assert_str_eq(b.space, "kernel");
@@ -422,9 +422,9 @@ START_TEST(test_feature_space_bounds)
     pt_train_params kp, ep;
     pt_train_params_init(&kp);
     kp.path = PT_PATH_KERNEL;
-    kp.kernel = PT_KERNEL_POLY;
-    kp.degree = 2;
-    kp.gamma = 1.0f; /* the expansion's (x.z + 1)^2 */
+    kp.kernel.kind = PT_KERNEL_POLY;
+    kp.kernel.degree = 2;
+    kp.kernel.gamma = 1.0f; /* the expansion's (x.z + 1)^2 */
     pt_train_params_init(&ep);
     ep.expand.kind = PT_EXPAND_POLY;
     ep.expand.degree = 2;
@@ -458,7 +458,7 @@ START_TEST(test_feature_space_bounds)
         }
     }
     /* a kernel reference of another kernel: no claim */
-    kp.kernel = PT_KERNEL_RBF;
+    kp.kernel.kind = PT_KERNEL_RBF;
     pt_run_bounds rb = run_bounds(ds, &kp, kref, 1);
     ck_assert_int_eq(rb.covered, 0);
     pt_model *rref = train_to_convergence(ds, &kp);
@@ -476,7 +476,7 @@ START_TEST(test_feature_space_bounds)
     op.margin = 1.0f;
     kp = op;
     kp.path = PT_PATH_KERNEL;
-    kp.kernel = PT_KERNEL_LINEAR;
+    kp.kernel.kind = PT_KERNEL_LINEAR;
     pt_train_report ro, rk;
     pt_model *mo, *mk;
     op.epochs = kp.epochs = 100000;

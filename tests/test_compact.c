@@ -445,20 +445,20 @@ START_TEST(batch_same_model)
                         pt_train_params p;
                         pt_train_params_init(&p);
                         p.path = PT_PATH_BATCH;
-                        p.batch_impl = (pt_batch_impl)impl;
+                        p.batch.impl = (pt_batch_impl)impl;
                         p.threads = threads;
-                        p.loss = losses[li];
-                        p.lambda = 0.01f;
+                        p.batch.loss = losses[li];
+                        p.batch.lambda = 0.01f;
                         p.eta = li == 2 ? 0.01f : 0.1f;
                         p.epochs = 3;
                         p.seed = 7;
                         /* v 0: full batch, constant steps; 1: shuffled blocks, 1/sqrt(t),
                          * averaged; 2: blocks in order, Pegasos, class weights */
-                        p.schedule = v == 0 ? PT_SCHEDULE_CONSTANT
+                        p.batch.schedule = v == 0 ? PT_SCHEDULE_CONSTANT
                                      : v == 1 ? PT_SCHEDULE_INVSQRT : PT_SCHEDULE_PEGASOS;
-                        p.batch_size = v ? 1300 : 0;
+                        p.batch.size = v ? 1300 : 0;
                         p.shuffle = v == 1;
-                        p.average_iterates = v == 1;
+                        p.batch.average_iterates = v == 1;
                         if (v == 2) {
                             p.class_weight = cw;
                             p.class_weight_n = data[di].three ? 3 : 2;
@@ -469,8 +469,8 @@ START_TEST(batch_same_model)
                         ck_assert_msg(la == lb && memcmp(a, b, la) == 0,
                                       "%s: %s, %d threads, loss %s, case %d: the model differs "
                                       "from the float32 copy's", data[di].what,
-                                      pt_batch_impl_name(p.batch_impl), threads,
-                                      pt_loss_name(p.loss), v);
+                                      pt_batch_impl_name(p.batch.impl), threads,
+                                      pt_loss_name(p.batch.loss), v);
                         pt_buffer_free(a);
                         pt_buffer_free(b);
                         runs++;
@@ -569,11 +569,11 @@ START_TEST(bounds_same_as_f32)
             if (run == 1) p.expand.kind = PT_EXPAND_POLY;
             if (run == 2) {
                 p.path = PT_PATH_KERNEL;
-                p.kernel = PT_KERNEL_RBF;
+                p.kernel.kind = PT_KERNEL_RBF;
             }
             pt_model *ref;
             ck_assert_int_eq(pt_train(w, &p, &ref, NULL), PT_OK);
-            if (run == 2) p.gamma = PT_GAMMA_SCALE; /* resolved from each dataset */
+            if (run == 2) p.kernel.gamma = PT_GAMMA_SCALE; /* resolved from each dataset */
             pt_run_bounds ra, rb;
             ck_assert_msg(pt_bounds_for_run(c, &p, ref, 2, &ra) == PT_OK, "%s",
                           pt_last_error());
@@ -636,7 +636,7 @@ START_TEST(scores_same_as_f32)
         p.path = models[k].path;
         p.variant = models[k].variant;
         p.epochs = 3;
-        p.kernel = models[k].kernel;
+        p.kernel.kind = models[k].kernel;
         p.expand.kind = models[k].expand;
         p.scale = models[k].scale;
         if (models[k].direct) p.multiclass = PT_MULTI_DIRECT;

@@ -144,7 +144,7 @@ START_TEST(test_wrap_in_place)
     ck_assert_int_eq(pt_dataset_set_labels(copy, y), PT_OK);
     pt_train_params p;
     pt_train_params_init(&p);
-    p.pass = PT_PASS_SEQUENTIAL;
+    p.online.pass = PT_PASS_SEQUENTIAL;
     pt_model *a, *b;
     ck_assert_int_eq(pt_train(ds, &p, &a, NULL), PT_OK);
     ck_assert_int_eq(pt_train(copy, &p, &b, NULL), PT_OK);

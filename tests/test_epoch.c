@@ -61,8 +61,8 @@ static void params_for(const run_case *c, pt_train_params *p)
     p->epochs = 6;
     p->threads = 2;
     if (c->path == PT_PATH_KERNEL) {
-        p->kernel = PT_KERNEL_RBF;
-        p->gamma = 0.5f;
+        p->kernel.kind = PT_KERNEL_RBF;
+        p->kernel.gamma = 0.5f;
     }
     if (c->path == PT_PATH_BATCH) p->eta = 0.1f;
     p->expand.kind = c->expand;
@@ -189,8 +189,8 @@ static void check_overflow(pt_path path, pt_multiclass multiclass, size_t classe
     p.multiclass = multiclass;
     p.eta = 1e30f;
     if (path == PT_PATH_KERNEL) {
-        p.kernel = PT_KERNEL_POLY;
-        p.degree = 3;
+        p.kernel.kind = PT_KERNEL_POLY;
+        p.kernel.degree = 3;
         p.eta = 1.0f;
     }
     pt_model *m = NULL;

@@ -263,10 +263,10 @@ START_TEST(test_online_on_expansion_equals_kernel_perceptron)
             /* the kernel path itself, once it exists */
             pt_train_params_init(&p);
             p.path = PT_PATH_KERNEL;
-            p.kernel = PT_KERNEL_POLY;
-            p.gamma = 1.0f;
-            p.coef0 = C;
-            p.degree = D;
+            p.kernel.kind = PT_KERNEL_POLY;
+            p.kernel.gamma = 1.0f;
+            p.kernel.coef0 = C;
+            p.kernel.degree = D;
             p.bias = 0;
             p.epochs = EPOCHS;
             p.margin = 0.5f;
@@ -314,7 +314,7 @@ START_TEST(test_streamed_equals_materialised)
         if (variant == 1) p.variant = PT_VARIANT_AVERAGED;
         if (variant == 2) {
             p.path = PT_PATH_BATCH;
-            p.loss = PT_LOSS_HINGE;
+            p.batch.loss = PT_LOSS_HINGE;
             p.eta = 0.1f;
         }
         pt_expand_params ep;

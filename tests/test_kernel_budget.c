@@ -29,10 +29,10 @@ static void kernel_params(pt_train_params *p, pt_variant v, pt_gram_storage g, s
 {
     pt_train_params_init(p);
     p->path = PT_PATH_KERNEL;
-    p->kernel = PT_KERNEL_RBF;
+    p->kernel.kind = PT_KERNEL_RBF;
     p->variant = v;
-    p->gram_storage = g;
-    p->budget = budget;
+    p->kernel.gram_storage = g;
+    p->kernel.budget = budget;
     p->epochs = 5;
     p->shuffle = 1;
 }
@@ -91,14 +91,14 @@ START_TEST(test_large_budget_is_unbudgeted)
         pt_train_params p, q;
         kernel_params(&p, PT_VARIANT_CLASSIC, (pt_gram_storage)g, 0);
         q = p;
-        q.budget = ds->n;
+        q.kernel.budget = ds->n;
         pt_model *a, *b;
         ck_assert_int_eq(pt_train(ds, &p, &a, NULL), PT_OK);
         ck_assert_int_eq(pt_train(ds, &q, &b, NULL), PT_OK);
         assert_same_kernel_model(a, b);
         pt_model_free(a);
         pt_model_free(b);
-        q.budget = blobs->n + 5;
+        q.kernel.budget = blobs->n + 5;
         ck_assert_int_eq(pt_train(blobs, &p, &a, NULL), PT_OK);
         ck_assert_int_eq(pt_train(blobs, &q, &b, NULL), PT_OK);
         for (size_t c = 0; c < 3; c++) assert_same_kernel_model(a->sub[c], b->sub[c]);
@@ -155,11 +155,11 @@ START_TEST(test_resume_same)
     pt_train_params q;
     pt_train_params_init(&q);
     pt_model_get_params(snap, &q);
-    ck_assert_uint_eq(q.budget, 12);
+    ck_assert_uint_eq(q.kernel.budget, 12);
     q.resume = snap;
     ck_assert_int_eq(pt_train(ds, &q, &resumed, NULL), PT_OK);
     assert_same_kernel_model(full, resumed);
-    q.budget = 13; /* another budget is another run */
+    q.kernel.budget = 13; /* another budget is another run */
     pt_model *other = NULL;
     ck_assert_int_eq(pt_train(ds, &q, &other, NULL), PT_ERR_INVALID);
     HAS(pt_last_error(), "another budget");
@@ -262,7 +262,7 @@ START_TEST(test_refusals_and_file)
     pt_dataset *ds = gen(PT_GEN_CIRCLE, 300, 2);
     pt_train_params p;
     pt_train_params_init(&p);
-    p.budget = 10; /* the online path has no support vectors */
+    p.kernel.budget = 10; /* the online path has no support vectors */
     pt_model *m = NULL;
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
     HAS(pt_last_error(), "pt_train_params.budget");
@@ -279,7 +279,7 @@ START_TEST(test_refusals_and_file)
     ck_assert_int_eq(pt_model_load_buffer(buf, len, "budget.model", &back), PT_OK);
     pt_train_params q;
     pt_model_get_params(back, &q);
-    ck_assert_uint_eq(q.budget, 10);
+    ck_assert_uint_eq(q.kernel.budget, 10);
     assert_same_kernel_model(m, back);
     pt_buffer_free(buf);
     pt_model_free(back);

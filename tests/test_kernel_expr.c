@@ -124,9 +124,9 @@ START_TEST(test_against_direct)
     for (size_t w = 0; w < sizeof exprs / sizeof exprs[0]; w++) {
         pt_train_params p;
         pt_train_params_init(&p);
-        p.kernel = PT_KERNEL_EXPR;
+        p.kernel.kind = PT_KERNEL_EXPR;
         p.bias = 0;
-        snprintf(p.kernel_expr, sizeof p.kernel_expr, "%s", exprs[w]);
+        snprintf(p.kernel.expr, sizeof p.kernel.expr, "%s", exprs[w]);
         ck_assert_int_eq(pt_train_params_check(&p), PT_OK);
         pt_kfun kf;
         pt_kfun_from_params(&kf, &p);
@@ -179,11 +179,11 @@ static run train_expr(const pt_dataset *ds, const char *expr, pt_gram_storage g,
     pt_train_params p;
     pt_train_params_init(&p);
     p.path = PT_PATH_KERNEL;
-    p.kernel = PT_KERNEL_EXPR;
+    p.kernel.kind = PT_KERNEL_EXPR;
     p.bias = bias;
     p.epochs = 8;
-    p.gram_storage = g;
-    snprintf(p.kernel_expr, sizeof p.kernel_expr, "%s", expr);
+    p.kernel.gram_storage = g;
+    snprintf(p.kernel.expr, sizeof p.kernel.expr, "%s", expr);
     run out = {0};
     pt_train_report r;
     ck_assert_msg(pt_train(ds, &p, &out.m, &r) == PT_OK, "%s: %s", expr, pt_last_error());
@@ -307,11 +307,11 @@ START_TEST(test_model_file)
     run a = train_expr(ds, "normalize(rbf + 0.5*linear)", PT_GRAM_AUTO, 1);
     pt_train_params q;
     pt_model_get_params(a.m, &q);
-    ck_assert_int_eq(q.kernel, PT_KERNEL_EXPR);
+    ck_assert_int_eq(q.kernel.kind, PT_KERNEL_EXPR);
     char want[256];
     snprintf(want, sizeof want, "normalize(rbf(gamma=%.9g)+0.5*linear)",
              (double)pt_gamma_resolve(PT_GAMMA_SCALE, ds));
-    ck_assert_str_eq(q.kernel_expr, want);
+    ck_assert_str_eq(q.kernel.expr, want);
     void *buf;
     size_t len;
     ck_assert_int_eq(pt_model_save_buffer(a.m, &buf, &len), PT_OK);
@@ -354,10 +354,10 @@ START_TEST(test_resume)
     pt_train_params p;
     pt_train_params_init(&p);
     p.path = PT_PATH_KERNEL;
-    p.kernel = PT_KERNEL_EXPR;
+    p.kernel.kind = PT_KERNEL_EXPR;
     p.epochs = 6;
     p.shuffle = 1;
-    snprintf(p.kernel_expr, sizeof p.kernel_expr, "rbf*geometric(degree=2)+0.5");
+    snprintf(p.kernel.expr, sizeof p.kernel.expr, "rbf*geometric(degree=2)+0.5");
     pt_model *snap = NULL, *full, *resumed;
     p.epoch_hook = keep_epoch_2;
     p.epoch_user = &snap;
@@ -370,7 +370,7 @@ START_TEST(test_resume)
     ck_assert_int_eq(pt_train(ds, &q, &resumed, NULL), PT_OK);
     ck_assert_uint_eq(full->n_sv, resumed->n_sv);
     ck_assert_mem_eq(full->coef, resumed->coef, full->n_sv * sizeof(float));
-    snprintf(q.kernel_expr, sizeof q.kernel_expr, "rbf*geometric(degree=3)+0.5");
+    snprintf(q.kernel.expr, sizeof q.kernel.expr, "rbf*geometric(degree=3)+0.5");
     pt_model *other = NULL;
     ck_assert_int_eq(pt_train(ds, &q, &other, NULL), PT_ERR_INVALID);
     HAS(pt_last_error(), "another kernel expression");

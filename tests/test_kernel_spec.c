@@ -58,16 +58,16 @@ START_TEST(test_model_records_gamma)
     for (int k = 0; k < 2; k++) {
         pt_train_params p;
         pt_train_params_init(&p);
-        ck_assert(p.gamma == PT_GAMMA_SCALE); /* the default */
+        ck_assert(p.kernel.gamma == PT_GAMMA_SCALE); /* the default */
         p.path = PT_PATH_KERNEL;
-        p.kernel = k ? PT_KERNEL_RBF : PT_KERNEL_POLY;
-        p.degree = 3;
+        p.kernel.kind = k ? PT_KERNEL_RBF : PT_KERNEL_POLY;
+        p.kernel.degree = 3;
         pt_model *m, *m2;
         ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_OK);
         pt_train_params q;
         pt_model_get_params(m, &q);
-        ck_assert_float_eq(q.gamma, want);
-        p.gamma = want;
+        ck_assert_float_eq(q.kernel.gamma, want);
+        p.kernel.gamma = want;
         ck_assert_int_eq(pt_train(ds, &p, &m2, NULL), PT_OK);
         double *a = malloc(ds->n * sizeof *a), *b = malloc(ds->n * sizeof *b);
         ck_assert_int_eq(pt_model_predict(m, ds, a), PT_OK);
@@ -77,12 +77,12 @@ START_TEST(test_model_records_gamma)
         free(b);
         pt_model_free(m);
         pt_model_free(m2);
-        p.gamma = PT_GAMMA_AUTO;
+        p.kernel.gamma = PT_GAMMA_AUTO;
         ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_OK);
         pt_model_get_params(m, &q);
-        ck_assert_float_eq(q.gamma, 0.25f);
+        ck_assert_float_eq(q.kernel.gamma, 0.25f);
         pt_model_free(m);
-        p.gamma = -1.0f;
+        p.kernel.gamma = -1.0f;
         ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
         HAS(pt_last_error(), "pt_train_params.gamma must be a positive number");
     }
@@ -98,13 +98,13 @@ START_TEST(test_params_by_name)
     ck_assert_int_eq(pt_train_params_get(&p, "gamma", buf, sizeof buf), PT_OK);
     ck_assert_str_eq(buf, "scale");
     ck_assert_int_eq(pt_train_params_set(&p, "gamma", "auto"), PT_OK);
-    ck_assert(p.gamma == PT_GAMMA_AUTO);
+    ck_assert(p.kernel.gamma == PT_GAMMA_AUTO);
     ck_assert_int_eq(pt_train_params_get(&p, "gamma", buf, sizeof buf), PT_OK);
     ck_assert_str_eq(buf, "auto");
     ck_assert_int_eq(pt_train_params_set(&p, "gamma", "0.5"), PT_OK);
-    ck_assert_float_eq(p.gamma, 0.5f);
+    ck_assert_float_eq(p.kernel.gamma, 0.5f);
     ck_assert_int_eq(pt_train_params_set(&p, "gamma", "wide"), PT_ERR_INVALID);
-    ck_assert_float_eq(p.gamma, 0.5f);
+    ck_assert_float_eq(p.kernel.gamma, 0.5f);
 }
 END_TEST
 
@@ -121,22 +121,22 @@ START_TEST(test_cache_above_budget_refused)
     pt_train_params p;
     pt_train_params_init(&p);
     p.path = PT_PATH_KERNEL;
-    p.kernel = PT_KERNEL_RBF;
+    p.kernel.kind = PT_KERNEL_RBF;
     p.epochs = 2;
-    p.gram_storage = PT_GRAM_ROWS;
+    p.kernel.gram_storage = PT_GRAM_ROWS;
     p.mem_budget_bytes = (size_t)8 << 20; /* 8 MiB: under the 61 MiB of 4000 rows */
-    p.cache_mb = 60;
+    p.kernel.cache_mb = 60;
     pt_model *m = NULL;
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_LIMIT);
     ck_assert_ptr_null(m);
     HAS(pt_last_error(), "raise pt_train_params.mem_budget_bytes");
     HAS(pt_last_error(), "lower pt_train_params.cache_mb");
-    p.gram_storage = PT_GRAM_AUTO; /* the Gram does not fit either: the same refusal */
+    p.kernel.gram_storage = PT_GRAM_AUTO; /* the Gram does not fit either: the same refusal */
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_LIMIT);
-    p.cache_mb = 4; /* what the budget holds: trains */
+    p.kernel.cache_mb = 4; /* what the budget holds: trains */
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_OK);
     pt_model_free(m);
-    p.cache_mb = 0; /* the default adapts to the budget */
+    p.kernel.cache_mb = 0; /* the default adapts to the budget */
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_OK);
     pt_model_free(m);
     pt_dataset_free(ds);

@@ -65,19 +65,19 @@ static void assert_same(const pt_model *a, const pt_model *b)
     ck_assert(bits_eq(&p->margin, &q->margin, sizeof p->margin));
     ck_assert_int_eq(p->shuffle, q->shuffle);
     ck_assert(p->seed == q->seed);
-    ck_assert_int_eq(p->loss, q->loss);
-    ck_assert(bits_eq(&p->lambda, &q->lambda, sizeof p->lambda));
-    ck_assert_uint_eq(p->batch_size, q->batch_size);
-    ck_assert_int_eq(p->schedule, q->schedule);
-    ck_assert(bits_eq(&p->tol, &q->tol, sizeof p->tol));
-    ck_assert_int_eq(p->batch_impl, q->batch_impl);
-    ck_assert_int_eq(p->average_iterates, q->average_iterates);
-    ck_assert_int_eq(p->kernel, q->kernel);
-    ck_assert_int_eq(p->degree, q->degree);
-    ck_assert(bits_eq(&p->gamma, &q->gamma, sizeof p->gamma));
-    ck_assert(bits_eq(&p->coef0, &q->coef0, sizeof p->coef0));
-    ck_assert_uint_eq(p->cache_mb, q->cache_mb);
-    ck_assert_int_eq(p->gram_storage, q->gram_storage);
+    ck_assert_int_eq(p->batch.loss, q->batch.loss);
+    ck_assert(bits_eq(&p->batch.lambda, &q->batch.lambda, sizeof p->batch.lambda));
+    ck_assert_uint_eq(p->batch.size, q->batch.size);
+    ck_assert_int_eq(p->batch.schedule, q->batch.schedule);
+    ck_assert(bits_eq(&p->batch.tol, &q->batch.tol, sizeof p->batch.tol));
+    ck_assert_int_eq(p->batch.impl, q->batch.impl);
+    ck_assert_int_eq(p->batch.average_iterates, q->batch.average_iterates);
+    ck_assert_int_eq(p->kernel.kind, q->kernel.kind);
+    ck_assert_int_eq(p->kernel.degree, q->kernel.degree);
+    ck_assert(bits_eq(&p->kernel.gamma, &q->kernel.gamma, sizeof p->kernel.gamma));
+    ck_assert(bits_eq(&p->kernel.coef0, &q->kernel.coef0, sizeof p->kernel.coef0));
+    ck_assert_uint_eq(p->kernel.cache_mb, q->kernel.cache_mb);
+    ck_assert_int_eq(p->kernel.gram_storage, q->kernel.gram_storage);
     ck_assert_int_eq(q->path, b->path);
     ck_assert_int_eq(q->variant, b->variant);
     ck_assert_int_eq(q->bias, b->bias);
@@ -134,19 +134,19 @@ static pt_model *hand_linear(size_t d)
     p->margin = 1.0f / 3.0f;
     p->shuffle = 1;
     p->seed = UINT64_MAX;
-    p->loss = PT_LOSS_HINGE;
-    p->lambda = 1e-7f;
-    p->schedule = PT_SCHEDULE_PEGASOS;
-    p->batch_size = 64;
-    p->tol = 1e-9 / 3.0;
-    p->batch_impl = PT_BATCH_FUSED;
-    p->average_iterates = 1;
-    p->kernel = PT_KERNEL_RBF;
-    p->degree = 5;
-    p->gamma = 0.3f;
-    p->coef0 = -2.5f;
-    p->cache_mb = 123;
-    p->gram_storage = PT_GRAM_ROWS;
+    p->batch.loss = PT_LOSS_HINGE;
+    p->batch.lambda = 1e-7f;
+    p->batch.schedule = PT_SCHEDULE_PEGASOS;
+    p->batch.size = 64;
+    p->batch.tol = 1e-9 / 3.0;
+    p->batch.impl = PT_BATCH_FUSED;
+    p->batch.average_iterates = 1;
+    p->kernel.kind = PT_KERNEL_RBF;
+    p->kernel.degree = 5;
+    p->kernel.gamma = 0.3f;
+    p->kernel.coef0 = -2.5f;
+    p->kernel.cache_mb = 123;
+    p->kernel.gram_storage = PT_GRAM_ROWS;
     m->epochs_run = 12;
     m->b = -1e-40f;
     for (size_t j = 0; j < d; j++) m->w[j] = awkward(j);
@@ -160,10 +160,10 @@ static pt_model *hand_kernel(void)
     ck_assert_ptr_nonnull(m);
     pt_train_params_init(&m->params);
     m->path = m->params.path = PT_PATH_KERNEL;
-    m->params.kernel = PT_KERNEL_POLY;
-    m->params.degree = 3;
-    m->params.gamma = 0.7f;
-    m->params.coef0 = 1.5f;
+    m->params.kernel.kind = PT_KERNEL_POLY;
+    m->params.kernel.degree = 3;
+    m->params.kernel.gamma = 0.7f;
+    m->params.kernel.coef0 = 1.5f;
     m->d = d;
     m->bias = 1;
     m->nclass = 2;
@@ -426,7 +426,7 @@ START_TEST(roundtrip_sparse_kernel)
         pt_train_params p;
         pt_train_params_init(&p);
         p.path = PT_PATH_KERNEL;
-        p.kernel = PT_KERNEL_RBF;
+        p.kernel.kind = PT_KERNEL_RBF;
         p.epochs = 3;
         pt_model *tm = NULL;
         ck_assert_int_eq(pt_train(sp, &p, &tm, NULL), PT_OK);
@@ -501,7 +501,7 @@ START_TEST(roundtrip_binary_section)
     pt_train_params p;
     pt_train_params_init(&p);
     p.path = PT_PATH_KERNEL;
-    p.kernel = PT_KERNEL_RBF;
+    p.kernel.kind = PT_KERNEL_RBF;
     p.variant = PT_VARIANT_AVERAGED;
     p.epochs = 3;
     pt_model *tm = NULL;
@@ -876,13 +876,13 @@ START_TEST(contradictory_fields)
     pt_model_free(m);
     unlink(p);
     /* a cap (voted_max_vectors) kept in the file, and no fewer than the vectors listed */
-    l->params.voted_max_vectors = 2;
+    l->params.online.voted_max_vectors = 2;
     size_t capped_len;
     char *capped = model_text(l, &capped_len);
     ck_assert(has(capped, "\nvoted_max_vectors 2\n"));
     p = tu_write_file("voted", ".model", capped);
     ck_assert_msg(pt_model_load(p, &m) == PT_OK, "%s", pt_last_error());
-    ck_assert_uint_eq(m->params.voted_max_vectors, 2);
+    ck_assert_uint_eq(m->params.online.voted_max_vectors, 2);
     ck_assert_uint_eq(m->n_votes, 2);
     pt_model_free(m);
     unlink(p);
@@ -891,7 +891,7 @@ START_TEST(contradictory_fields)
     refused(with_line(capped, "voted_max_vectors", "0"),
             ":27: voted_max_vectors: 0 is written as no such line");
     free(capped);
-    l->params.voted_max_vectors = 0;
+    l->params.online.voted_max_vectors = 0;
     /* lines: 28 b, 29 w, 30..33 the weights, 34 votes, 35 and 36 the vectors */
     ck_assert(has(t, "\nvotes 2\n3 0 1 0 0 0\n4 1 1 0 0 0\n"));
     refused(with_line(t, "path", "batch"), ":34: votes: only the voted variant of the online path");
@@ -1220,7 +1220,7 @@ START_TEST(edited_run_state)
 
     /* the kernel path's dual lines */
     p.path = PT_PATH_KERNEL;
-    p.kernel = PT_KERNEL_RBF;
+    p.kernel.kind = PT_KERNEL_RBF;
     part = interrupted(ds, &p, 5);
     t = model_text(part, &len);
     char alpha[8192];

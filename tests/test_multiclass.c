@@ -297,7 +297,7 @@ START_TEST(test_kernel_ovr_equals_online_ovr)
     pt_model *mo, *mk, *back;
     ck_assert_int_eq(pt_train(train, &p, &mo, &ro), PT_OK);
     p.path = PT_PATH_KERNEL;
-    p.kernel = PT_KERNEL_LINEAR;
+    p.kernel.kind = PT_KERNEL_LINEAR;
     ck_assert_msg(pt_train(train, &p, &mk, &rk) == PT_OK, "%s", pt_last_error());
     ck_assert_int_eq(ro.epochs_run, rk.epochs_run);
     ck_assert_mem_eq(ro.mistakes_per_epoch, rk.mistakes_per_epoch, (size_t)ro.epochs_run * sizeof(size_t));
@@ -352,14 +352,14 @@ START_TEST(test_kernel_ovr_equals_binary_kernel_runs)
             pt_train_params p;
             pt_train_params_init(&p);
             p.path = PT_PATH_KERNEL;
-            p.kernel = PT_KERNEL_RBF;
-            p.gamma = 2.0f;
+            p.kernel.kind = PT_KERNEL_RBF;
+            p.kernel.gamma = 2.0f;
             p.variant = variant ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
             p.shuffle = 1;
             p.seed = 3;
             p.epochs = 6;
-            p.gram_storage = runs[r].storage;
-            p.cache_mb = runs[r].cache_mb;
+            p.kernel.gram_storage = runs[r].storage;
+            p.kernel.cache_mb = runs[r].cache_mb;
             p.threads = 2;
             /* rows, no cache: 1 MiB leaves room for under 256 rows (two blocks), so none */
             if (runs[r].storage == PT_GRAM_ROWS && runs[r].cache_mb == 0) p.mem_budget_bytes = 1 << 20;
@@ -430,15 +430,15 @@ START_TEST(test_kernel_ovr_workers_identical)
                         pt_train_params p;
                         pt_train_params_init(&p);
                         p.path = PT_PATH_KERNEL;
-                        p.kernel = PT_KERNEL_RBF;
-                        p.gamma = 2.0f;
+                        p.kernel.kind = PT_KERNEL_RBF;
+                        p.kernel.gamma = 2.0f;
                         p.variant = v == 1 ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
-                        p.budget = v == 2 ? 60 : 0;
+                        p.kernel.budget = v == 2 ? 60 : 0;
                         p.shuffle = 1;
                         p.seed = 3;
                         p.epochs = 6;
-                        p.gram_storage = runs[r].storage;
-                        p.cache_mb = runs[r].cache_mb;
+                        p.kernel.gram_storage = runs[r].storage;
+                        p.kernel.cache_mb = runs[r].cache_mb;
                         if (runs[r].budget_bytes) p.mem_budget_bytes = runs[r].budget_bytes;
                         p.threads = t + 1;
                         int calls = 0;

@@ -60,23 +60,23 @@ START_TEST(test_set_reaches_fields)
     ck_assert_int_eq(p.shuffle, 1);
     ck_assert_uint_eq(p.seed, UINT64_MAX);
     ck_assert_int_eq(p.bias, 0);
-    ck_assert_int_eq(p.pass, PT_PASS_BLOCKED);
+    ck_assert_int_eq(p.online.pass, PT_PASS_BLOCKED);
     ck_assert_int_eq(p.isa, PT_ISA_SCALAR);
     ck_assert_int_eq(p.threads, 3);
     ck_assert_uint_eq(p.mem_budget_bytes, 12345);
-    ck_assert_int_eq(p.loss, PT_LOSS_HINGE);
-    ck_assert_float_eq(p.lambda, 1e-4f);
-    ck_assert_uint_eq(p.batch_size, 64);
-    ck_assert_int_eq(p.schedule, PT_SCHEDULE_PEGASOS);
-    ck_assert_double_eq(p.tol, 0.001);
-    ck_assert_int_eq(p.batch_impl, PT_BATCH_GEMV);
-    ck_assert_int_eq(p.average_iterates, 1);
-    ck_assert_int_eq(p.kernel, PT_KERNEL_RBF);
-    ck_assert_int_eq(p.degree, 3);
-    ck_assert_float_eq(p.gamma, 0.25f);
-    ck_assert_float_eq(p.coef0, -1.5f);
-    ck_assert_uint_eq(p.cache_mb, 100);
-    ck_assert_int_eq(p.gram_storage, PT_GRAM_ROWS);
+    ck_assert_int_eq(p.batch.loss, PT_LOSS_HINGE);
+    ck_assert_float_eq(p.batch.lambda, 1e-4f);
+    ck_assert_uint_eq(p.batch.size, 64);
+    ck_assert_int_eq(p.batch.schedule, PT_SCHEDULE_PEGASOS);
+    ck_assert_double_eq(p.batch.tol, 0.001);
+    ck_assert_int_eq(p.batch.impl, PT_BATCH_GEMV);
+    ck_assert_int_eq(p.batch.average_iterates, 1);
+    ck_assert_int_eq(p.kernel.kind, PT_KERNEL_RBF);
+    ck_assert_int_eq(p.kernel.degree, 3);
+    ck_assert_float_eq(p.kernel.gamma, 0.25f);
+    ck_assert_float_eq(p.kernel.coef0, -1.5f);
+    ck_assert_uint_eq(p.kernel.cache_mb, 100);
+    ck_assert_int_eq(p.kernel.gram_storage, PT_GRAM_ROWS);
     ck_assert_int_eq(p.multiclass, PT_MULTI_DIRECT);
     ck_assert_int_eq(p.expand.kind, PT_EXPAND_RFF);
     ck_assert_int_eq(p.expand.degree, 4);
@@ -88,7 +88,7 @@ START_TEST(test_set_reaches_fields)
     ck_assert_uint_eq(p.expand.mem_budget_bytes, 4096);
     ck_assert_int_eq(p.expand.hash_bits, 18);
     ck_assert_int_eq(p.init_random, 1);
-    ck_assert_uint_eq(p.voted_max_vectors, 1000);
+    ck_assert_uint_eq(p.online.voted_max_vectors, 1000);
     char buf[32];
     ck_assert_int_eq(pt_train_params_get(&p, "eta", buf, sizeof buf), PT_OK);
     ck_assert_str_eq(buf, "0.100000001"); /* the float nearest 0.1, %.9g */
@@ -104,10 +104,10 @@ START_TEST(test_voted_max_vectors_range)
 {
     pt_train_params p;
     pt_train_params_init(&p);
-    ck_assert_uint_eq(p.voted_max_vectors, 0);
+    ck_assert_uint_eq(p.online.voted_max_vectors, 0);
     ck_assert_int_eq(pt_train_params_set(&p, "voted_max_vectors", "-3"), PT_ERR_INVALID);
     ck_assert_int_eq(pt_train_params_set(&p, "voted_max_vectors", "2.5"), PT_ERR_INVALID);
-    ck_assert_uint_eq(p.voted_max_vectors, 0);
+    ck_assert_uint_eq(p.online.voted_max_vectors, 0);
     ck_assert_int_eq(pt_train_params_set(&p, "voted_max_vectors", "64"), PT_OK);
     ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID); /* classic */
     ck_assert_ptr_nonnull(strstr(pt_last_error(), "pt_train_params.voted_max_vectors caps the voted"));
@@ -115,7 +115,7 @@ START_TEST(test_voted_max_vectors_range)
     ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
     p.variant = PT_VARIANT_VOTED;
     ck_assert_int_eq(pt_train_params_check(&p), PT_OK);
-    p.voted_max_vectors = SIZE_MAX;
+    p.online.voted_max_vectors = SIZE_MAX;
     ck_assert_int_eq(pt_train_params_check(&p), PT_OK);
 }
 END_TEST
@@ -174,12 +174,12 @@ START_TEST(test_shuffle_chunk_bounded)
         ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
         ck_assert_ptr_null(m);
     }
-    p.shuffle_chunk = SIZE_MAX;
+    p.online.shuffle_chunk = SIZE_MAX;
     ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
-    p.shuffle_chunk = UINT32_MAX; /* more rows than the data: one chunk, the whole order */
+    p.online.shuffle_chunk = UINT32_MAX; /* more rows than the data: one chunk, the whole order */
     pt_model *m = NULL, *whole = NULL;
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_OK);
-    p.shuffle_chunk = ds->n;
+    p.online.shuffle_chunk = ds->n;
     ck_assert_int_eq(pt_train(ds, &p, &whole, NULL), PT_OK);
     ck_assert_mem_eq(pt_model_weights(m, NULL), pt_model_weights(whole, NULL), 4 * sizeof(float));
     pt_model_free(m);
@@ -208,22 +208,22 @@ START_TEST(test_ranges_checked)
                                                  "averaged, voted (got 77)"},
         {offsetof(pt_train_params, path), -1, "pt_train_params.path is not one of online, batch, "
                                               "kernel (got -1)"},
-        {offsetof(pt_train_params, loss), 99, "pt_train_params.loss is not one of"},
-        {offsetof(pt_train_params, kernel), 99, "pt_train_params.kernel is not one of linear, "
+        {offsetof(pt_train_params, batch.loss), 99, "pt_train_params.loss is not one of"},
+        {offsetof(pt_train_params, kernel.kind), 99, "pt_train_params.kernel is not one of linear, "
                                                 "poly, rbf, expr (got 99)"},
-        {offsetof(pt_train_params, pass), 3, "pt_train_params.pass is not one of"},
+        {offsetof(pt_train_params, online.pass), 3, "pt_train_params.pass is not one of"},
         {offsetof(pt_train_params, isa), 5, "pt_train_params.isa is not one of"},
-        {offsetof(pt_train_params, schedule), -2, "pt_train_params.schedule is not one of"},
-        {offsetof(pt_train_params, batch_impl), 3, "pt_train_params.batch_impl is not one of"},
-        {offsetof(pt_train_params, gram_storage), 3, "pt_train_params.gram_storage is not one of"},
+        {offsetof(pt_train_params, batch.schedule), -2, "pt_train_params.schedule is not one of"},
+        {offsetof(pt_train_params, batch.impl), 3, "pt_train_params.batch_impl is not one of"},
+        {offsetof(pt_train_params, kernel.gram_storage), 3, "pt_train_params.gram_storage is not one of"},
         {offsetof(pt_train_params, multiclass), 2, "pt_train_params.multiclass is not one of"},
         {offsetof(pt_train_params, expand.kind), 3, "pt_train_params.expand.kind is not one of "
                                                     "none, poly, rff (got 3)"},
-        {offsetof(pt_train_params, mix), 2, "pt_train_params.mix is not one of uniform, mistakes"},
+        {offsetof(pt_train_params, online.mix), 2, "pt_train_params.mix is not one of uniform, mistakes"},
         {offsetof(pt_train_params, scale), 4, "pt_train_params.scale"},
         {offsetof(pt_train_params, shuffle), 2, "pt_train_params.shuffle must be 0 or 1 (got 2)"},
         {offsetof(pt_train_params, bias), -1, "pt_train_params.bias must be 0 or 1"},
-        {offsetof(pt_train_params, average_iterates), 7, "pt_train_params.average_iterates must"},
+        {offsetof(pt_train_params, batch.average_iterates), 7, "pt_train_params.average_iterates must"},
         {offsetof(pt_train_params, init_random), 3, "pt_train_params.init_random must be 0 or 1"},
         {offsetof(pt_train_params, threads), 4097, "pt_train_params.threads must be at most 4096"},
     };

@@ -222,21 +222,21 @@ START_TEST(test_concurrent_calls_each_get_their_own_model)
     online.threads = 1;
     pt_train_params_init(&batch);
     batch.path = PT_PATH_BATCH;
-    batch.batch_impl = PT_BATCH_FUSED;
-    batch.loss = PT_LOSS_HINGE;
-    batch.lambda = 1e-3f;
+    batch.batch.impl = PT_BATCH_FUSED;
+    batch.batch.loss = PT_LOSS_HINGE;
+    batch.batch.lambda = 1e-3f;
     batch.eta = 0.1f;
     batch.epochs = 15;
     batch.threads = 2;
     pt_train_params_init(&kernel);
     kernel.path = PT_PATH_KERNEL;
-    kernel.kernel = PT_KERNEL_RBF;
-    kernel.gamma = 0.5f;
+    kernel.kernel.kind = PT_KERNEL_RBF;
+    kernel.kernel.gamma = 0.5f;
     kernel.variant = PT_VARIANT_AVERAGED;
     kernel.epochs = 8;
     kernel.threads = 1;
     pt_train_params_init(&blocked);
-    blocked.pass = PT_PASS_BLOCKED;
+    blocked.online.pass = PT_PASS_BLOCKED;
     blocked.shuffle = 1;
     blocked.seed = 3;
     blocked.epochs = 10;
@@ -313,7 +313,7 @@ START_TEST(test_request_stop_stops_every_running_call)
     online.threads = 1;
     pt_train_params_init(&batch);
     batch.path = PT_PATH_BATCH;
-    batch.batch_impl = PT_BATCH_FUSED;
+    batch.batch.impl = PT_BATCH_FUSED;
     batch.epochs = 10;
     batch.threads = 1;
 
@@ -432,12 +432,12 @@ START_TEST(test_thread_counts_restored)
         pt_train_params p;
         pt_train_params_init(&p);
         p.path = runs[r].path;
-        p.batch_impl = runs[r].impl;
+        p.batch.impl = runs[r].impl;
         p.epochs = 3;
         p.threads = 2;
         if (runs[r].budget) {
             p.mem_budget_bytes = runs[r].budget;
-            p.gram_storage = PT_GRAM_FULL;
+            p.kernel.gram_storage = PT_GRAM_FULL;
         }
         pt_model *m = NULL;
         pt_status s = pt_train(runs[r].multi ? blobs : bin, &p, &m, NULL);
@@ -509,7 +509,7 @@ START_TEST(test_messages_name_fields)
     ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
     ck_assert_str_eq(pt_last_error(), "pt_train_params.epochs must be at least 1 (got 0)");
     pt_train_params_init(&p);
-    p.schedule = PT_SCHEDULE_PEGASOS;
+    p.batch.schedule = PT_SCHEDULE_PEGASOS;
     ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
     ck_assert_msg(strstr(pt_last_error(), "pt_train_params.lambda") && !strstr(pt_last_error(), "--"),
                   "%s", pt_last_error());

@@ -92,18 +92,18 @@ static ref_eval ref_subgrad(const pt_dataset *ds, const pt_train_params *p, cons
     if (gw) memset(gw, 0, d * sizeof *gw);
     for (size_t i = 0; i < n; i++) {
         double y = ds->y[i], m = ref_margin(ds, i, w, b, p->bias), g;
-        loss += ref_loss(p->loss, m, y, &g);
+        loss += ref_loss(p->batch.loss, m, y, &g);
         e.mistakes += y * m <= 0.0;
         gs += g;
         if (gw)
             for (size_t j = 0; j < d; j++) gw[j] += g * (double)ds->X[i * ds->stride + j];
     }
     for (size_t j = 0; j < d; j++) {
-        if (gw) gw[j] = gw[j] / (double)n + p->lambda * w[j];
+        if (gw) gw[j] = gw[j] / (double)n + p->batch.lambda * w[j];
         w2 += w[j] * w[j];
     }
     if (gb) *gb = p->bias ? gs / (double)n : 0.0;
-    e.objective = loss / (double)n + 0.5 * p->lambda * w2;
+    e.objective = loss / (double)n + 0.5 * p->batch.lambda * w2;
     return e;
 }
 
@@ -121,10 +121,10 @@ static int ref_train(const pt_dataset *ds, const pt_train_params *p, double *w, 
     for (e = 1; e <= p->epochs; e++) {
         ref_eval ev = ref_subgrad(ds, p, w, *b, gw, &gb);
         if (per_epoch) per_epoch[e - 1] = ev;
-        if (p->loss == PT_LOSS_PERCEPTRON && ev.mistakes == 0) break;
+        if (p->batch.loss == PT_LOSS_PERCEPTRON && ev.mistakes == 0) break;
         t += 1.0;
-        double eta = p->schedule == PT_SCHEDULE_INVSQRT   ? p->eta / sqrt(t)
-                     : p->schedule == PT_SCHEDULE_PEGASOS ? 1.0 / (p->lambda * t)
+        double eta = p->batch.schedule == PT_SCHEDULE_INVSQRT   ? p->eta / sqrt(t)
+                     : p->batch.schedule == PT_SCHEDULE_PEGASOS ? 1.0 / (p->batch.lambda * t)
                                                           : p->eta;
         double w2 = 0.0;
         for (size_t j = 0; j < d; j++) {
@@ -132,14 +132,14 @@ static int ref_train(const pt_dataset *ds, const pt_train_params *p, double *w, 
             w2 += w[j] * w[j];
         }
         *b -= eta * gb;
-        if (p->schedule == PT_SCHEDULE_PEGASOS && w2 * p->lambda > 1.0) {
-            for (size_t j = 0; j < d; j++) w[j] /= sqrt(p->lambda * w2);
+        if (p->batch.schedule == PT_SCHEDULE_PEGASOS && w2 * p->batch.lambda > 1.0) {
+            for (size_t j = 0; j < d; j++) w[j] /= sqrt(p->batch.lambda * w2);
             ref_projections++;
         }
         for (size_t j = 0; j < d; j++) avg[j] += (w[j] - avg[j]) / t;
         avg_b += (*b - avg_b) / t;
     }
-    if (p->average_iterates && t > 0.0) {
+    if (p->batch.average_iterates && t > 0.0) {
         memcpy(w, avg, d * sizeof *w);
         *b = avg_b;
     }
@@ -206,18 +206,18 @@ START_TEST(test_subgradient_matches_double)
                 for (int impl = PT_BATCH_GEMV; impl <= PT_BATCH_FUSED; impl++) {
                     pt_train_params p;
                     batch_params(&p);
-                    p.loss = losses[li];
-                    p.lambda = lam ? 0.3f : 0.0f;
+                    p.batch.loss = losses[li];
+                    p.batch.lambda = lam ? 0.3f : 0.0f;
                     p.bias = bias;
                     size_t active = 0;
                     for (size_t i = 0; i < n; i++) {
                         double ym = ds->y[i] * ref_margin(ds, i, wd, b, bias), g;
                         ck_assert_msg(fabs(ym) > 1e-3 && fabs(ym - 1.0) > 1e-3, "tie at row %zu",
                                       i);
-                        ref_loss(p.loss, ym * ds->y[i], ds->y[i], &g);
+                        ref_loss(p.batch.loss, ym * ds->y[i], ds->y[i], &g);
                         active += g != 0.0;
                     }
-                    ck_assert_msg((active > 5 && active < n - 5) || p.loss == PT_LOSS_SQUARED,
+                    ck_assert_msg((active > 5 && active < n - 5) || p.batch.loss == PT_LOSS_SQUARED,
                                   "loss %d: %zu of %zu rows active", li, active, n);
                     ref_eval re = ref_subgrad(ds, &p, wd, b, ref, &rb);
                     float gb = -1.0f;
@@ -237,7 +237,7 @@ START_TEST(test_subgradient_matches_double)
                     /* the pass's loss against the reference objective less lambda/2 |w|^2 */
                     double w2 = 0.0;
                     for (size_t j = 0; j < d; j++) w2 += wd[j] * wd[j];
-                    double want = re.objective - 0.5 * p.lambda * w2, got = ev.loss / (double)n;
+                    double want = re.objective - 0.5 * p.batch.lambda * w2, got = ev.loss / (double)n;
                     ck_assert_msg(fabs(got - want) <= 1e-5 * fmax(1.0, want), "loss %.9g want %.9g",
                                   got, want);
                 }
@@ -272,13 +272,13 @@ START_TEST(test_steps_match_double)
         for (int impl = PT_BATCH_GEMV; impl <= PT_BATCH_FUSED; impl++) {
             pt_train_params p;
             batch_params(&p);
-            p.loss = cases[c].loss;
-            p.schedule = cases[c].sched;
+            p.batch.loss = cases[c].loss;
+            p.batch.schedule = cases[c].sched;
             p.eta = cases[c].eta;
-            p.lambda = cases[c].lambda;
+            p.batch.lambda = cases[c].lambda;
             p.bias = cases[c].bias;
-            p.average_iterates = cases[c].avg;
-            p.batch_impl = (pt_batch_impl)impl;
+            p.batch.average_iterates = cases[c].avg;
+            p.batch.impl = (pt_batch_impl)impl;
             p.epochs = 4;
             double wr[13], br;
             ref_eval re[4];
@@ -329,7 +329,7 @@ START_TEST(test_single_sample_is_online_update)
             pt_model *mo = train(one, &p, NULL);
             p.path = PT_PATH_BATCH;
             for (int impl = PT_BATCH_GEMV; impl <= PT_BATCH_FUSED; impl++) {
-                p.batch_impl = (pt_batch_impl)impl;
+                p.batch.impl = (pt_batch_impl)impl;
                 pt_train_report r;
                 pt_model *mb = train(one, &p, &r);
                 float bo, bb;
@@ -364,9 +364,9 @@ START_TEST(test_separable_converges)
         for (int lam = 0; lam < 2; lam++) {
             pt_train_params p;
             batch_params(&p);
-            p.lambda = lam ? 1e-4f : 0.0f;
-            p.batch_size = bs[ib];
-            p.batch_impl = (pt_batch_impl)impl;
+            p.batch.lambda = lam ? 1e-4f : 0.0f;
+            p.batch.size = bs[ib];
+            p.batch.impl = (pt_batch_impl)impl;
             p.epochs = 5000;
             pt_train_report r;
             pt_model *m = train(ds, &p, &r);
@@ -444,15 +444,15 @@ START_TEST(test_pegasos_reaches_svm_minimum)
         for (int impl = PT_BATCH_GEMV; impl <= PT_BATCH_FUSED; impl++) {
             pt_train_params p;
             batch_params(&p);
-            p.loss = PT_LOSS_HINGE;
-            p.schedule = PT_SCHEDULE_PEGASOS;
-            p.lambda = (float)lambda;
+            p.batch.loss = PT_LOSS_HINGE;
+            p.batch.schedule = PT_SCHEDULE_PEGASOS;
+            p.batch.lambda = (float)lambda;
             p.bias = 0;
-            p.batch_size = cases[c].bs;
-            p.average_iterates = cases[c].avg;
+            p.batch.size = cases[c].bs;
+            p.batch.average_iterates = cases[c].avg;
             p.shuffle = cases[c].shuffle;
             p.epochs = cases[c].epochs;
-            p.batch_impl = (pt_batch_impl)impl;
+            p.batch.impl = (pt_batch_impl)impl;
             pt_model *m = train(ds, &p, NULL);
             const float *w = pt_model_weights(m, NULL);
             double wd[5];
@@ -479,17 +479,17 @@ START_TEST(test_gemv_fused_agree)
         for (int ib = 0; ib < 2; ib++) {
             pt_train_params p;
             batch_params(&p);
-            p.loss = losses[li];
-            p.lambda = 0.01f;
+            p.batch.loss = losses[li];
+            p.batch.lambda = 0.01f;
             p.eta = li == PT_LOSS_SQUARED ? 0.05f : 0.5f;
-            p.schedule = PT_SCHEDULE_INVSQRT;
+            p.batch.schedule = PT_SCHEDULE_INVSQRT;
             p.epochs = ib ? 3 : 20; /* 20 steps either way: 3 epochs of 8 blocks = 24 */
-            p.batch_size = bs[ib];
+            p.batch.size = bs[ib];
             p.shuffle = 1;
-            p.batch_impl = PT_BATCH_GEMV;
+            p.batch.impl = PT_BATCH_GEMV;
             pt_train_report rg, rf;
             pt_model *mg = train(ds, &p, &rg);
-            p.batch_impl = PT_BATCH_FUSED;
+            p.batch.impl = PT_BATCH_FUSED;
             pt_model *mf = train(ds, &p, &rf);
             float bg, bf;
             const float *wg = pt_model_weights(mg, &bg), *wf = pt_model_weights(mf, &bf);
@@ -531,13 +531,13 @@ START_TEST(test_threads_bit_identical)
                 for (int ib = 0; ib < 2; ib++) {
                     pt_train_params p;
                     batch_params(&p);
-                    p.loss = losses[li];
-                    p.lambda = 0.001f;
+                    p.batch.loss = losses[li];
+                    p.batch.lambda = 0.001f;
                     p.eta = 0.1f;
                     p.epochs = 6;
-                    p.batch_size = bs[ib];
-                    p.average_iterates = 1;
-                    p.batch_impl = (pt_batch_impl)impl;
+                    p.batch.size = bs[ib];
+                    p.batch.average_iterates = 1;
+                    p.batch.impl = (pt_batch_impl)impl;
                     pt_model *m[3];
                     pt_train_report r[3];
                     for (int t = 0; t < 3; t++) {
@@ -551,7 +551,7 @@ START_TEST(test_threads_bit_identical)
                         const float *w = pt_model_weights(m[t], &b);
                         ck_assert_msg(memcmp(w, w0, ds->stride * sizeof *w) == 0,
                                       "%s d %zu loss %d bs %zu: %d threads differ from 1",
-                                      pt_batch_impl_name(p.batch_impl), ds->d, li, bs[ib], t + 1);
+                                      pt_batch_impl_name(p.batch.impl), ds->d, li, bs[ib], t + 1);
                         ck_assert(memcmp(&b, &b0, sizeof b) == 0);
                         ck_assert_int_eq(r[t].epochs_run, r[0].epochs_run);
                         ck_assert(memcmp(r[t].objective_per_epoch, r[0].objective_per_epoch,
@@ -579,8 +579,8 @@ START_TEST(test_wide_auto_gemv_threads_bit_identical)
     ck_assert_int_eq(pt_batch_impl_resolve(PT_BATCH_AUTO, k, ds->stride), PT_BATCH_GEMV);
     pt_train_params p;
     batch_params(&p);
-    p.loss = PT_LOSS_HINGE;
-    p.lambda = 1e-3f;
+    p.batch.loss = PT_LOSS_HINGE;
+    p.batch.lambda = 1e-3f;
     p.eta = 0.5f;
     p.epochs = 4;
     pt_model *m[3];
@@ -606,14 +606,14 @@ START_TEST(test_minibatch_shuffle_reproducible)
     for (int impl = PT_BATCH_GEMV; impl <= PT_BATCH_FUSED; impl++) {
         pt_train_params p;
         batch_params(&p);
-        p.loss = PT_LOSS_HINGE;
-        p.lambda = 0.01f;
+        p.batch.loss = PT_LOSS_HINGE;
+        p.batch.lambda = 0.01f;
         p.eta = 0.2f;
         p.epochs = 5;
-        p.batch_size = 64;
+        p.batch.size = 64;
         p.shuffle = 1;
         p.seed = 42;
-        p.batch_impl = (pt_batch_impl)impl;
+        p.batch.impl = (pt_batch_impl)impl;
         pt_model *a = train(ds, &p, NULL), *b = train(ds, &p, NULL);
         p.seed = 43;
         pt_model *c = train(ds, &p, NULL);
@@ -641,10 +641,10 @@ START_TEST(test_tol_and_divergence)
     pt_dataset *ds = gen(PT_GEN_NOISY, 500, 6, 2);
     pt_train_params p;
     batch_params(&p);
-    p.loss = PT_LOSS_SQUARED;
+    p.batch.loss = PT_LOSS_SQUARED;
     p.eta = 0.5f;
     p.epochs = 10000;
-    p.tol = 1e-6;
+    p.batch.tol = 1e-6;
     pt_train_report r;
     pt_model *m = train(ds, &p, &r);
     ck_assert_int_lt(r.epochs_run, p.epochs);
@@ -658,7 +658,7 @@ START_TEST(test_tol_and_divergence)
     pt_model_free(m);
 
     p.eta = 1e6f;
-    p.tol = 0.0;
+    p.batch.tol = 0.0;
     p.epochs = 1000;
     pt_model *bad = NULL;
     ck_assert_int_eq(pt_train(ds, &p, &bad, NULL), PT_ERR_NUMERIC);
@@ -718,11 +718,11 @@ START_TEST(test_init_continues_run)
             for (size_t bs = 0; bs <= 300; bs += 300) {
                 pt_train_params p;
                 batch_params(&p);
-                p.batch_impl = (pt_batch_impl)impl;
-                p.loss = losses[li];
-                p.lambda = li ? 0.01f : 0.0f;
+                p.batch.impl = (pt_batch_impl)impl;
+                p.batch.loss = losses[li];
+                p.batch.lambda = li ? 0.01f : 0.0f;
                 p.eta = 0.5f;
-                p.batch_size = bs;
+                p.batch.size = bs;
                 p.epochs = E;
                 pt_train_report r;
                 pt_model *full = train(ds, &p, &r);
@@ -797,8 +797,8 @@ START_TEST(test_compact_subgradient_bit_identical)
                 for (int threads = 1; threads <= 3; threads++) {
                     pt_train_params p;
                     batch_params(&p);
-                    p.loss = losses[li];
-                    p.lambda = 0.01f;
+                    p.batch.loss = losses[li];
+                    p.batch.lambda = 0.01f;
                     p.threads = threads;
                     float ba = 0.0f, bb = 1.0f;
                     pt_batch_eval ea, eb;
@@ -811,7 +811,7 @@ START_TEST(test_compact_subgradient_bit_identical)
                     ck_assert_msg(memcmp(ga, gb, len * sizeof *ga) == 0 &&
                                       memcmp(&ba, &bb, sizeof ba) == 0,
                                   "%s loss %d %s %d threads: the gradient differs",
-                                  t ? "u8" : "bf16", li, pt_batch_impl_name(p.batch_impl),
+                                  t ? "u8" : "bf16", li, pt_batch_impl_name(p.batch.impl),
                                   threads);
                     ck_assert(ea.mistakes == eb.mistakes && ea.active == eb.active &&
                               ea.loss == eb.loss && ea.gsum == eb.gsum);
@@ -838,14 +838,14 @@ START_TEST(test_sparse_equals_dense)
                 if (losses[li] == PT_LOSS_SQUARED && sch[si] == PT_SCHEDULE_PEGASOS) continue;
                 pt_train_params p;
                 batch_params(&p);
-                p.loss = losses[li];
-                p.lambda = sch[si] == PT_SCHEDULE_PEGASOS ? 0.01f : 0.001f;
+                p.batch.loss = losses[li];
+                p.batch.lambda = sch[si] == PT_SCHEDULE_PEGASOS ? 0.01f : 0.001f;
                 p.eta = losses[li] == PT_LOSS_SQUARED ? 0.5f : 2.0f;
-                p.schedule = sch[si];
+                p.batch.schedule = sch[si];
                 p.epochs = 8;
-                p.batch_size = bs[ib];
+                p.batch.size = bs[ib];
                 p.shuffle = 1;
-                p.average_iterates = si == 1;
+                p.batch.average_iterates = si == 1;
                 pt_train_report rd, rs;
                 pt_model *md = train(dn, &p, &rd), *ms = train(sp, &p, &rs);
                 float bd, bsp;
@@ -884,7 +884,7 @@ START_TEST(test_sparse_equals_dense)
     ck_assert_int_eq(pt_dataset_convert(blobs, PT_LAYOUT_SPARSE, 0, &bsp), PT_OK);
     pt_train_params p;
     batch_params(&p);
-    p.loss = PT_LOSS_HINGE;
+    p.batch.loss = PT_LOSS_HINGE;
     p.epochs = 5;
     pt_train_report rd, rs;
     pt_model *md = train(blobs, &p, &rd), *ms = train(bsp, &p, &rs);
@@ -921,17 +921,17 @@ START_TEST(test_sparse_threads_bit_identical)
         for (int ib = 0; ib < 2; ib++) {
             pt_train_params p;
             batch_params(&p);
-            p.loss = losses[li];
-            p.lambda = 0.001f;
+            p.batch.loss = losses[li];
+            p.batch.lambda = 0.001f;
             p.eta = 1.0f;
             p.epochs = 5;
-            p.batch_size = bs[ib];
-            p.average_iterates = 1;
+            p.batch.size = bs[ib];
+            p.batch.average_iterates = 1;
             pt_model *m[3];
             pt_train_report r[3];
             for (int t = 0; t < 3; t++) {
                 p.threads = t + 1;
-                p.batch_impl = (pt_batch_impl)t; /* auto, gemv, fused: one sparse pass */
+                p.batch.impl = (pt_batch_impl)t; /* auto, gemv, fused: one sparse pass */
                 m[t] = train(sp, &p, &r[t]);
             }
             float b0, b;
@@ -956,8 +956,8 @@ START_TEST(test_sparse_threads_bit_identical)
     ck_assert_int_eq(pt_kernels_get(PT_ISA_AUTO, &k), PT_OK);
     pt_train_params p;
     batch_params(&p);
-    p.loss = PT_LOSS_HINGE;
-    p.lambda = 0.0f;
+    p.batch.loss = PT_LOSS_HINGE;
+    p.batch.lambda = 0.0f;
     p.threads = 2;
     const size_t len = sp->stride;
     float *w = calloc(len, sizeof *w), *gw = calloc(len, sizeof *gw);

@@ -63,7 +63,7 @@ static void kernel_params(pt_train_params *p, pt_kernel kind)
 {
     pt_train_params_init(p);
     p->path = PT_PATH_KERNEL;
-    p->kernel = kind;
+    p->kernel.kind = kind;
 }
 
 /* ---------------------------------------------------------------- the test's own oracle */
@@ -273,7 +273,7 @@ START_TEST(test_linear_equals_online)
                 pt_train_report ro, rk;
                 pt_model *mo = train_ok(ds, &p, &ro);
                 p.path = PT_PATH_KERNEL;
-                p.kernel = PT_KERNEL_LINEAR;
+                p.kernel.kind = PT_KERNEL_LINEAR;
                 pt_model *mk = train_ok(ds, &p, &rk);
                 ck_assert_int_gt(ro.mistakes_per_epoch[ro.epochs_run - 1], 0); /* not separable */
                 assert_same_mistakes(&ro, &rk);
@@ -373,9 +373,9 @@ START_TEST(test_poly_equals_online_expansion)
     kernel_params(&p, PT_KERNEL_POLY);
     p.bias = 0;
     p.epochs = 10;
-    p.degree = 2;
-    p.gamma = 1.0f;
-    p.coef0 = 1.0f;
+    p.kernel.degree = 2;
+    p.kernel.gamma = 1.0f;
+    p.kernel.coef0 = 1.0f;
     pt_model *mk = train_ok(ds, &p, &rk);
     ck_assert_int_gt(rk.epochs_run, 2);
     assert_same_mistakes(&ro, &rk);
@@ -424,13 +424,13 @@ START_TEST(test_rows_equal_full)
         for (int averaged = 0; averaged <= 1; averaged++) {
             pt_train_params p;
             kernel_params(&p, kinds[q]);
-            p.gamma = kinds[q] == PT_KERNEL_RBF ? 0.5f : 0.25f;
-            p.degree = 3;
+            p.kernel.gamma = kinds[q] == PT_KERNEL_RBF ? 0.5f : 0.25f;
+            p.kernel.degree = 3;
             p.epochs = 8;
             p.shuffle = 1;
             p.seed = 5;
             p.variant = averaged ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
-            p.gram_storage = PT_GRAM_FULL;
+            p.kernel.gram_storage = PT_GRAM_FULL;
             pt_train_report rf;
             pt_model *mf = train_ok(ds, &p, &rf);
             ck_assert_int_gt(rf.mistakes_per_epoch[1], 0);
@@ -445,8 +445,8 @@ START_TEST(test_rows_equal_full)
             for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
                 if (runs[k].isa != PT_ISA_AUTO && !pt_isa_available(runs[k].isa)) continue;
                 pt_train_params pr = p;
-                pr.gram_storage = runs[k].st;
-                pr.cache_mb = runs[k].mb;
+                pr.kernel.gram_storage = runs[k].st;
+                pr.kernel.cache_mb = runs[k].mb;
                 pr.threads = runs[k].threads;
                 pr.isa = runs[k].isa;
                 pt_train_report rr;
@@ -466,7 +466,7 @@ START_TEST(test_rows_equal_full)
     pt_train_params p;
     kernel_params(&p, PT_KERNEL_RBF);
     p.epochs = 2;
-    p.cache_mb = 1;
+    p.kernel.cache_mb = 1;
     logged[0] = 0;
     pt_set_log(capture_log, NULL);
     pt_train_report r;
@@ -475,7 +475,7 @@ START_TEST(test_rows_equal_full)
     ck_assert_msg(strstr(logged, "3.8 MiB") && strstr(logged, "pt_train_params.cache_mb"), "warning: %s", logged);
     pt_train_report_clear(&r);
     pt_model_free(m);
-    p.gram_storage = PT_GRAM_FULL;
+    p.kernel.gram_storage = PT_GRAM_FULL;
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_LIMIT);
     ck_assert_msg(strstr(pt_last_error(), "pt_train_params.cache_mb") && strstr(pt_last_error(), "MiB"),
                   "%s",
@@ -485,7 +485,7 @@ START_TEST(test_rows_equal_full)
     pt_dataset_free(ds);
     g.n = 20000;
     ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
-    p.gram_storage = PT_GRAM_AUTO;
+    p.kernel.gram_storage = PT_GRAM_AUTO;
     p.mem_budget_bytes = (size_t)1 << 20;
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_LIMIT);
     ck_assert_msg(strstr(pt_last_error(), "before any kernel value, above the memory budget of "
@@ -509,7 +509,7 @@ START_TEST(test_xor_and_circle_degree_2)
         ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
         pt_train_params p;
         kernel_params(&p, PT_KERNEL_POLY);
-        p.degree = 2;
+        p.kernel.degree = 2;
         p.epochs = 100;
         pt_train_report r;
         pt_model *m = train_ok(ds, &p, &r);
@@ -518,7 +518,7 @@ START_TEST(test_xor_and_circle_degree_2)
         ck_assert_int_eq(pt_model_evaluate(m, ds, &e), PT_OK);
         ck_assert_uint_eq(e.correct, 400);
         /* a linear kernel cannot (XOR: never; the circle: not through the origin's side) */
-        p.degree = 1;
+        p.kernel.degree = 1;
         p.epochs = 20;
         pt_model *m1 = train_ok(ds, &p, NULL);
         ck_assert_int_eq(pt_model_evaluate(m1, ds, &e), PT_OK);
@@ -567,8 +567,8 @@ START_TEST(test_predictions_equal_dual_sum)
         for (int v = 0; v < 2; v++) {
             pt_train_params p;
             kernel_params(&p, kinds[q]);
-            p.gamma = 2.0f;
-            p.degree = 3;
+            p.kernel.gamma = 2.0f;
+            p.kernel.degree = 3;
             p.epochs = 4;
             p.bias = v;
             p.variant = v ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
@@ -679,19 +679,19 @@ START_TEST(test_poly_negative_coef0_refused)
     ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
     pt_train_params p;
     kernel_params(&p, PT_KERNEL_POLY);
-    p.coef0 = -0.5f;
+    p.kernel.coef0 = -0.5f;
     ck_assert_int_eq(pt_train_params_check(&p), PT_ERR_INVALID);
     ck_assert_ptr_nonnull(strstr(pt_last_error(), "coef0"));
     ck_assert_ptr_nonnull(strstr(pt_last_error(), ">= 0"));
     pt_model *m = NULL;
     ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_INVALID);
     ck_assert_ptr_null(m);
-    p.coef0 = 0.0f;
+    p.kernel.coef0 = 0.0f;
     ck_assert_int_eq(pt_train_params_check(&p), PT_OK);
-    p.coef0 = -0.5f;
-    p.kernel = PT_KERNEL_RBF;
+    p.kernel.coef0 = -0.5f;
+    p.kernel.kind = PT_KERNEL_RBF;
     ck_assert_int_eq(pt_train_params_check(&p), PT_OK);
-    p.kernel = PT_KERNEL_POLY;
+    p.kernel.kind = PT_KERNEL_POLY;
     p.path = PT_PATH_ONLINE;
     ck_assert_int_eq(pt_train_params_check(&p), PT_OK);
     pt_dataset_free(ds);
@@ -767,9 +767,9 @@ START_TEST(test_sparse_equals_dense)
         for (int averaged = 0; averaged <= 1; averaged++) {
             pt_train_params p;
             kernel_params(&p, kinds[q]);
-            p.gamma = 1.0f;
-            p.degree = 2;
-            p.coef0 = 1.0f;
+            p.kernel.gamma = 1.0f;
+            p.kernel.degree = 2;
+            p.kernel.coef0 = 1.0f;
             p.epochs = 6;
             p.shuffle = 1;
             p.variant = averaged ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
@@ -777,8 +777,8 @@ START_TEST(test_sparse_equals_dense)
             pt_model *md = train_ok(dn, &p, &rd);
             ck_assert_int_gt(rd.mistakes_per_epoch[1], 0);
             for (size_t v = 0; v < 4; v++) {
-                p.gram_storage = stor[v].st;
-                p.cache_mb = stor[v].mb; /* 1 MiB: the 1.4 MiB Gram does not fit */
+                p.kernel.gram_storage = stor[v].st;
+                p.kernel.cache_mb = stor[v].mb; /* 1 MiB: the 1.4 MiB Gram does not fit */
                 pt_train_report rs;
                 pt_model *ms = train_ok(sp, &p, &rs);
                 assert_same_mistakes(&rd, &rs);
@@ -822,7 +822,7 @@ START_TEST(test_sparse_equals_dense)
     ck_assert_int_eq(pt_dataset_convert(bd, PT_LAYOUT_SPARSE, 0, &bs), PT_OK);
     pt_train_params p;
     kernel_params(&p, PT_KERNEL_RBF);
-    p.gamma = 0.5f;
+    p.kernel.gamma = 0.5f;
     p.epochs = 4;
     pt_train_report rd, rs;
     pt_model *md = train_ok(bd, &p, &rd), *ms = train_ok(bs, &p, &rs);
@@ -875,14 +875,14 @@ START_TEST(test_train_correct_equals_evaluate)
     for (size_t q = 0; q < sizeof runs / sizeof runs[0]; q++) {
         pt_train_params p;
         kernel_params(&p, runs[q].kind);
-        p.gamma = 0.05f;
-        p.degree = 2;
+        p.kernel.gamma = 0.05f;
+        p.kernel.degree = 2;
         p.epochs = 3;
         p.shuffle = 1;
         p.variant = runs[q].averaged ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
         p.bias = runs[q].bias;
-        p.gram_storage = runs[q].st;
-        p.cache_mb = runs[q].mb;
+        p.kernel.gram_storage = runs[q].st;
+        p.kernel.cache_mb = runs[q].mb;
         p.threads = runs[q].threads;
         pt_train_report r;
         pt_model *m = train_ok(ds, &p, &r);
@@ -902,10 +902,10 @@ START_TEST(test_train_correct_equals_evaluate)
     /* a row cache smaller than the support vectors: no count (the CLI evaluates the model) */
     pt_train_params p;
     kernel_params(&p, PT_KERNEL_RBF);
-    p.gamma = 0.05f;
+    p.kernel.gamma = 0.05f;
     p.epochs = 3;
-    p.gram_storage = PT_GRAM_ROWS;
-    p.cache_mb = 1; /* 218 rows */
+    p.kernel.gram_storage = PT_GRAM_ROWS;
+    p.kernel.cache_mb = 1; /* 218 rows */
     pt_train_report r;
     pt_model *m = train_ok(ds, &p, &r);
     ck_assert_int_gt((int)m->sub[0]->n_sv, 0);
@@ -915,8 +915,8 @@ START_TEST(test_train_correct_equals_evaluate)
     /* AUTO, never switching to the Gram: rows of d >= 300 are cached (every support vector's
      * row is there at the end), cheaper ones recomputed (not there) */
     pt_gram_set_switch_seconds(1e9);
-    p.gram_storage = PT_GRAM_AUTO;
-    p.cache_mb = 0;
+    p.kernel.gram_storage = PT_GRAM_AUTO;
+    p.kernel.cache_mb = 0;
     m = train_ok(ds, &p, &r);
     ck_assert_int_eq(r.train_scored, 0); /* d = 24 */
     pt_train_report_clear(&r);
@@ -930,7 +930,7 @@ START_TEST(test_train_correct_equals_evaluate)
         labels[i] = ds->class_values[(size_t)(ds->cls[i] + (i % 5 == 0)) % g.classes];
     ck_assert_int_eq(pt_dataset_set_labels(ds, labels), PT_OK);
     free(labels);
-    p.gamma = 0.005f;
+    p.kernel.gamma = 0.005f;
     m = train_ok(ds, &p, &r);
     pt_gram_set_switch_seconds(-1.0);
     pt_eval ev;

@@ -401,7 +401,7 @@ START_TEST(test_isa_and_pass_identical)
                 p.shuffle = shuffle;
                 p.variant = variant ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
                 p.isa = PT_ISA_SCALAR;
-                p.pass = PT_PASS_SEQUENTIAL;
+                p.online.pass = PT_PASS_SEQUENTIAL;
                 pt_train_report ref;
                 pt_model *mref = train(ds, &p, &ref);
                 for (int isa = PT_ISA_SCALAR; isa <= PT_ISA_NEON; isa++) {
@@ -409,7 +409,7 @@ START_TEST(test_isa_and_pass_identical)
                     for (int pass = PT_PASS_SEQUENTIAL; pass <= PT_PASS_BLOCKED; pass++)
                         for (int threads = 1; threads <= 2; threads++) {
                             p.isa = (pt_isa)isa;
-                            p.pass = (pt_online_pass)pass;
+                            p.online.pass = (pt_online_pass)pass;
                             p.threads = threads;
                             pt_train_report r;
                             pt_model *m = train(ds, &p, &r);
@@ -534,7 +534,7 @@ START_TEST(test_resume_from_checkpoint)
         pt_train_params_init(&p);
         p.epochs = 8;
         p.shuffle = 1;
-        p.pass = (pt_online_pass)pass;
+        p.online.pass = (pt_online_pass)pass;
         p.threads = 2;
         p.variant = PT_VARIANT_AVERAGED;
         p.epoch_hook = keep_epoch_3;
@@ -707,7 +707,7 @@ START_TEST(test_voted_cap)
     p.epochs = 4;
     p.shuffle = 1;
     pt_model *full = train(ds, &p, NULL);
-    p.voted_max_vectors = 40;
+    p.online.voted_max_vectors = 40;
     p.epoch_hook = keep_epoch_2;
     pt_model *capped = train(ds, &p, NULL);
     assert_cap_of(capped, full, 40);
@@ -730,11 +730,11 @@ START_TEST(test_voted_cap)
     /* the final model's file keeps the cap and the vectors */
     ck_assert_int_eq(pt_model_save(capped, path), PT_OK);
     ck_assert_msg(pt_model_load(path, &back) == PT_OK, "%s", pt_last_error());
-    ck_assert_uint_eq(back->params.voted_max_vectors, 40);
+    ck_assert_uint_eq(back->params.online.voted_max_vectors, 40);
     assert_cap_of(back, full, 40);
     pt_model_free(back);
     /* K = 1: the last iterate alone */
-    p.voted_max_vectors = 1;
+    p.online.voted_max_vectors = 1;
     pt_model *one = train(ds, &p, NULL);
     assert_cap_of(one, full, 1);
     pt_model_free(one);
@@ -742,9 +742,9 @@ START_TEST(test_voted_cap)
     pt_model_free(full);
     /* one-vs-rest: each class's own vectors, capped */
     pt_dataset *three = generated(PT_GEN_BLOBS, 900, 2, 3, 9);
-    p.voted_max_vectors = 0;
+    p.online.voted_max_vectors = 0;
     full = train(three, &p, NULL);
-    p.voted_max_vectors = 4;
+    p.online.voted_max_vectors = 4;
     capped = train(three, &p, NULL);
     for (size_t c = 0; c < 3; c++) assert_cap_of(capped->sub[c], full->sub[c], 4);
     pt_model_free(full);
@@ -1081,10 +1081,10 @@ START_TEST(test_sparse_blocked_identical)
                 p.variant = (pt_variant)variant;
                 p.shuffle = shuffle;
                 p.threads = 2;
-                p.pass = PT_PASS_SEQUENTIAL;
+                p.online.pass = PT_PASS_SEQUENTIAL;
                 pt_train_report rs, rb;
                 pt_model *ms = train(sets[k], &p, &rs);
-                p.pass = PT_PASS_BLOCKED;
+                p.online.pass = PT_PASS_BLOCKED;
                 pt_model *mb = train(sets[k], &p, &rb);
                 char what[64];
                 snprintf(what, sizeof what, "set %d variant %d shuffle %d", k, variant, shuffle);
@@ -1189,7 +1189,7 @@ START_TEST(test_init_continues_run)
     for (size_t q = 0; q < sizeof runs / sizeof runs[0]; q++) {
         pt_train_params p;
         pt_train_params_init(&p);
-        p.pass = (pt_online_pass)runs[q].pass;
+        p.online.pass = (pt_online_pass)runs[q].pass;
         p.threads = 2;
         p.bias = runs[q].bias;
         p.multiclass = runs[q].multi;
@@ -1399,11 +1399,11 @@ START_TEST(test_blocked_float_identical)
                                                                                  : PT_VARIANT_VOTED;
                     p.eta = shuffle ? 0.37f : 1.0f;
                     p.margin = variant == 0 && a % 2 ? 0.25f : 0.0f;
-                    p.pass = PT_PASS_SEQUENTIAL;
+                    p.online.pass = PT_PASS_SEQUENTIAL;
                     pt_train_report ref;
                     pt_model *mref = train(ds, &p, &ref);
                     for (int threads = 1; threads <= 4; threads++) {
-                        p.pass = PT_PASS_BLOCKED;
+                        p.online.pass = PT_PASS_BLOCKED;
                         p.threads = threads;
                         pt_train_report r;
                         pt_model *m = train(ds, &p, &r);

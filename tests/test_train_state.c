@@ -102,16 +102,16 @@ static void params_of(const config *c, int epochs, pt_train_params *p)
     p->epochs = epochs;
     p->shuffle = c->shuffle;
     p->seed = 7;
-    p->batch_size = c->batch_size;
-    p->average_iterates = c->average_iterates;
-    p->loss = c->loss;
-    p->lambda = c->lambda;
+    p->batch.size = c->batch_size;
+    p->batch.average_iterates = c->average_iterates;
+    p->batch.loss = c->loss;
+    p->batch.lambda = c->lambda;
     p->eta = c->path == PT_PATH_BATCH ? 0.5f : 1.0f;
-    p->pass = c->pass ? c->pass : PT_PASS_SEQUENTIAL;
+    p->online.pass = c->pass ? c->pass : PT_PASS_SEQUENTIAL;
     p->threads = c->threads ? c->threads : 1;
-    p->kernel = c->kernel;
-    p->gamma = 2.0f;
-    p->gram_storage = c->gram;
+    p->kernel.kind = c->kernel;
+    p->kernel.gamma = 2.0f;
+    p->kernel.gram_storage = c->gram;
     if (c->expand) {
         p->expand.kind = PT_EXPAND_POLY;
         p->expand.degree = c->expand;

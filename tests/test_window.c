@@ -83,7 +83,7 @@ static void same_models(const pt_dataset *mem, const pt_dataset *str, const char
         p.epochs = 4;
         p.threads = 2;
         p.shuffle = shuffled;
-        p.shuffle_chunk = shuffled ? 37 : 0;
+        p.online.shuffle_chunk = shuffled ? 37 : 0;
         p.seed = 9;
         const pt_variant variants[] = {PT_VARIANT_CLASSIC, PT_VARIANT_AVERAGED, PT_VARIANT_VOTED};
         for (size_t v = 0; v < 3; v++) {
@@ -100,9 +100,9 @@ static void same_models(const pt_dataset *mem, const pt_dataset *str, const char
             p.multiclass = PT_MULTI_OVR;
         }
         p.path = PT_PATH_BATCH;
-        p.loss = PT_LOSS_HINGE;
-        p.lambda = 0.01f;
-        p.batch_size = shuffled ? 50 : 0;
+        p.batch.loss = PT_LOSS_HINGE;
+        p.batch.lambda = 0.01f;
+        p.batch.size = shuffled ? 50 : 0;
         snprintf(what, sizeof what, "%s batch shuffled %d", layout, shuffled);
         assert_same_model(mem, str, &p, what);
     }
@@ -306,16 +306,16 @@ START_TEST(compact_batch_same_model)
                     pt_train_params p;
                     pt_train_params_init(&p);
                     p.path = PT_PATH_BATCH;
-                    p.loss = PT_LOSS_HINGE;
-                    p.lambda = 0.01f;
+                    p.batch.loss = PT_LOSS_HINGE;
+                    p.batch.lambda = 0.01f;
                     p.epochs = 3;
-                    p.batch_impl = (pt_batch_impl)impl;
+                    p.batch.impl = (pt_batch_impl)impl;
                     p.threads = threads;
-                    p.batch_size = mini ? 1300 : 0;
+                    p.batch.size = mini ? 1300 : 0;
                     p.shuffle = mini;
                     p.seed = 3;
                     snprintf(what, sizeof what, "%s%s %s %d threads%s", pt_dtype_name(dtype),
-                             three ? " 3 classes" : "", pt_batch_impl_name(p.batch_impl),
+                             three ? " 3 classes" : "", pt_batch_impl_name(p.batch.impl),
                              threads, mini ? " mini-batches" : "");
                     assert_same_model(mem, str, &p, what);
                     assert_same_model(wide, str, &p, what);
@@ -369,7 +369,7 @@ START_TEST(window_is_the_default_chunk)
     p.shuffle = 1;
     pt_model *a = NULL, *b = NULL;
     ck_assert_int_eq(pt_train(str, &p, &b, NULL), PT_OK);
-    p.shuffle_chunk = pt_dataset_streamed(str);
+    p.online.shuffle_chunk = pt_dataset_streamed(str);
     ck_assert_int_eq(pt_train(mem, &p, &a, NULL), PT_OK);
     const size_t d = 30;
     float ba, bb, bc;
@@ -377,7 +377,7 @@ START_TEST(window_is_the_default_chunk)
     ck_assert(ba == bb);
     /* and not the whole-order shuffle's */
     pt_model *c = NULL;
-    p.shuffle_chunk = 0;
+    p.online.shuffle_chunk = 0;
     ck_assert_int_eq(pt_train(mem, &p, &c, NULL), PT_OK);
     ck_assert(memcmp(pt_model_weights(a, &ba), pt_model_weights(c, &bc), d * sizeof(float)) != 0);
     pt_model_free(a);

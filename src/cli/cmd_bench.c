@@ -223,11 +223,11 @@ static void run_path(const pt_dataset *ds, const pt_dataset *test, const bench_o
     p.epochs = o->epochs;
     p.threads = o->threads;
     p.isa = o->isa;
-    p.kernel = o->kernel;
-    if (o->gamma > 0) p.gamma = o->gamma;
+    p.kernel.kind = o->kernel;
+    if (o->gamma > 0) p.kernel.gamma = o->gamma;
     if (p.path == PT_PATH_BATCH) { /* train's defaults */
-        p.batch_size = CLI_BATCH_SIZE;
-        p.average_iterates = 1;
+        p.batch.size = CLI_BATCH_SIZE;
+        p.batch.average_iterates = 1;
     }
     r->test_accuracy = -1.0;
     pt_model *m = NULL;

@@ -60,10 +60,10 @@ static int info_model(const char *path, bool json)
         json_str(&j, "variant", pt_variant_name(mi.variant));
         if (mi.path == PT_PATH_KERNEL) {
             json_str(&j, "kernel", pt_kernel_name(mi.kernel));
-            if (mi.kernel == PT_KERNEL_EXPR) json_str(&j, "kernel_expr", mp.kernel_expr);
+            if (mi.kernel == PT_KERNEL_EXPR) json_str(&j, "kernel_expr", mp.kernel.expr);
             if (mi.kernel == PT_KERNEL_POLY || mi.kernel == PT_KERNEL_RBF)
-                json_num(&j, "gamma", mp.gamma);
-            if (mp.budget) json_int(&j, "budget", (long long)mp.budget);
+                json_num(&j, "gamma", mp.kernel.gamma);
+            if (mp.kernel.budget) json_int(&j, "budget", (long long)mp.kernel.budget);
             json_int(&j, "support_vectors", (long long)mi.n_support);
         }
         json_int(&j, "d", (long long)mi.d);
@@ -102,7 +102,7 @@ static int info_model(const char *path, bool json)
         }
         if (mi.path == PT_PATH_KERNEL)
             printf("  kernel %s, %zu support vectors\n",
-                   mi.kernel == PT_KERNEL_EXPR ? mp.kernel_expr : pt_kernel_name(mi.kernel),
+                   mi.kernel == PT_KERNEL_EXPR ? mp.kernel.expr : pt_kernel_name(mi.kernel),
                    mi.n_support);
         if (pt_model_scaling(m))
             printf("  scales the features it scores (%s): predict takes raw data\n",

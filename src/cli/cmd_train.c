@@ -127,10 +127,10 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         } else if (IS("--margin")) cli_float(&a, arg, 0.0, 1e30, &p->margin);
         else if (IS("--averaged")) p->variant = PT_VARIANT_AVERAGED;
         else if (IS("--voted")) p->variant = PT_VARIANT_VOTED;
-        else if (IS("--voted-max-vectors")) cli_size(&a, arg, 1, SIZE_MAX, &p->voted_max_vectors);
+        else if (IS("--voted-max-vectors")) cli_size(&a, arg, 1, SIZE_MAX, &p->online.voted_max_vectors);
         else if (IS("--train-accuracy")) o->train_accuracy = true;
         else if (IS("--shuffle")) p->shuffle = 1;
-        else if (IS("--shuffle-chunk")) cli_size(&a, arg, 1, SIZE_MAX >> 1, &p->shuffle_chunk);
+        else if (IS("--shuffle-chunk")) cli_size(&a, arg, 1, SIZE_MAX >> 1, &p->online.shuffle_chunk);
         else if (IS("--multiclass")) {
             const char *v = cli_value(&a, arg);
             if (v && pt_multiclass_parse(v, &p->multiclass)) return cli_usage_error("train", "%s", pt_last_error());
@@ -151,54 +151,54 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         }
         else if (IS("--pass")) {
             const char *v = cli_value(&a, arg);
-            if (v && pt_online_pass_parse(v, &p->pass)) return cli_usage_error("train", "%s", pt_last_error());
+            if (v && pt_online_pass_parse(v, &p->online.pass)) return cli_usage_error("train", "%s", pt_last_error());
         }
         else if (IS("--seed")) cli_u64(&a, arg, &p->seed);
         else if (IS("--mix")) {
             const char *v = cli_value(&a, arg);
-            if (v && pt_mix_parse(v, &p->mix)) return cli_usage_error("train", "%s", pt_last_error());
+            if (v && pt_mix_parse(v, &p->online.mix)) return cli_usage_error("train", "%s", pt_last_error());
         }
         else if (IS("--no-bias")) p->bias = 0;
         else if (IS("--loss")) {
             const char *v = cli_value(&a, arg);
-            if (v && pt_loss_parse(v, &p->loss)) return cli_usage_error("train", "%s", pt_last_error());
-        } else if (IS("--lambda")) cli_float(&a, arg, 0.0, 1e30, &p->lambda);
+            if (v && pt_loss_parse(v, &p->batch.loss)) return cli_usage_error("train", "%s", pt_last_error());
+        } else if (IS("--lambda")) cli_float(&a, arg, 0.0, 1e30, &p->batch.lambda);
         else if (IS("--batch-size")) {
-            cli_size(&a, arg, 0, SIZE_MAX, &p->batch_size);
+            cli_size(&a, arg, 0, SIZE_MAX, &p->batch.size);
             o->batch_size_given = true;
         }
         else if (IS("--schedule")) {
             const char *v = cli_value(&a, arg);
-            if (v && pt_schedule_parse(v, &p->schedule)) return cli_usage_error("train", "%s", pt_last_error());
-        } else if (IS("--tol")) cli_double(&a, arg, 0.0, 1.0, &p->tol);
+            if (v && pt_schedule_parse(v, &p->batch.schedule)) return cli_usage_error("train", "%s", pt_last_error());
+        } else if (IS("--tol")) cli_double(&a, arg, 0.0, 1.0, &p->batch.tol);
         else if (IS("--batch-impl")) {
             const char *v = cli_value(&a, arg);
-            if (v && pt_batch_impl_parse(v, &p->batch_impl)) return cli_usage_error("train", "%s", pt_last_error());
-        } else if (IS("--average-iterates")) p->average_iterates = 1;
+            if (v && pt_batch_impl_parse(v, &p->batch.impl)) return cli_usage_error("train", "%s", pt_last_error());
+        } else if (IS("--average-iterates")) p->batch.average_iterates = 1;
         else if (IS("--last-iterate")) o->last_iterate = true;
         else if (IS("--kernel")) {
             /* a name (linear, poly, rbf), else an expression (checked with the parameters) */
             const char *v = cli_value(&a, arg);
-            if (v && pt_kernel_parse(v, &p->kernel) != PT_OK) {
-                if (strlen(v) >= sizeof p->kernel_expr)
+            if (v && pt_kernel_parse(v, &p->kernel.kind) != PT_OK) {
+                if (strlen(v) >= sizeof p->kernel.expr)
                     return cli_usage_error("train", "--kernel: the expression is longer than "
-                                           "%zu bytes", sizeof p->kernel_expr - 1);
-                p->kernel = PT_KERNEL_EXPR;
-                memcpy(p->kernel_expr, v, strlen(v) + 1);
+                                           "%zu bytes", sizeof p->kernel.expr - 1);
+                p->kernel.kind = PT_KERNEL_EXPR;
+                memcpy(p->kernel.expr, v, strlen(v) + 1);
             }
         } else if (IS("--degree")) {
-            if (cli_int(&a, arg, 1, 32, &l)) p->degree = (int)l;
+            if (cli_int(&a, arg, 1, 32, &l)) p->kernel.degree = (int)l;
         } else if (IS("--gamma")) {
             /* scale | auto | G */
             const char *v = a.i < a.argc ? a.argv[a.i] : NULL;
             if (v && (strcmp(v, "scale") == 0 || strcmp(v, "auto") == 0)) {
                 cli_value(&a, arg);
-                p->gamma = v[0] == 's' ? PT_GAMMA_SCALE : PT_GAMMA_AUTO;
+                p->kernel.gamma = v[0] == 's' ? PT_GAMMA_SCALE : PT_GAMMA_AUTO;
             } else {
-                cli_float(&a, arg, 1e-30, 1e30, &p->gamma);
+                cli_float(&a, arg, 1e-30, 1e30, &p->kernel.gamma);
             }
         }
-        else if (IS("--coef0")) cli_float(&a, arg, -1e30, 1e30, &p->coef0);
+        else if (IS("--coef0")) cli_float(&a, arg, -1e30, 1e30, &p->kernel.coef0);
         else if (IS("--hash-bits")) {
             long hb = 0;
             if (cli_int(&a, arg, 1, 31, &hb)) p->expand.hash_bits = (int)hb;
@@ -219,11 +219,11 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
                 else p->expand.degree = (int)k;
             }
         }
-        else if (IS("--cache-mb")) cli_size(&a, arg, 1, SIZE_MAX / 2 >> 20, &p->cache_mb);
-        else if (IS("--budget")) cli_size(&a, arg, 1, SIZE_MAX, &p->budget);
+        else if (IS("--cache-mb")) cli_size(&a, arg, 1, SIZE_MAX / 2 >> 20, &p->kernel.cache_mb);
+        else if (IS("--budget")) cli_size(&a, arg, 1, SIZE_MAX, &p->kernel.budget);
         else if (IS("--gram")) {
             const char *v = cli_value(&a, arg);
-            if (v && pt_gram_storage_parse(v, &p->gram_storage)) return cli_usage_error("train", "%s", pt_last_error());
+            if (v && pt_gram_storage_parse(v, &p->kernel.gram_storage)) return cli_usage_error("train", "%s", pt_last_error());
         } else if (IS("--threads")) {
             if (cli_int(&a, arg, 1, 4096, &l)) p->threads = (int)l;
         } else if (IS("--isa")) {
@@ -267,18 +267,18 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
     if (!o->model && strcmp(o->file, "-") == 0)
         return cli_usage_error("train", "data from standard input (-) has no default model "
                                "name: give one (train - MODEL, or -o MODEL)");
-    if (o->last_iterate && p->average_iterates)
+    if (o->last_iterate && p->batch.average_iterates)
         return cli_usage_error("train", "--average-iterates and --last-iterate exclude each other");
     /* The batch path's defaults: averaged mini-batches (ptron help train says why) */
     if (p->path == PT_PATH_BATCH) {
-        if (!o->batch_size_given) p->batch_size = CLI_BATCH_SIZE;
-        if (!o->last_iterate) p->average_iterates = 1;
+        if (!o->batch_size_given) p->batch.size = CLI_BATCH_SIZE;
+        if (!o->last_iterate) p->batch.average_iterates = 1;
     }
     if (p->expand.hash_bits && p->expand.kind != PT_EXPAND_POLY)
         return cli_usage_error("train", "--hash-bits goes with --expand D or poly:D");
     /* --expand reuses --coef0 (poly), --gamma and --seed (rff, --hash-bits) */
-    p->expand.coef0 = p->coef0;
-    if (p->gamma > 0.0f) p->expand.gamma = p->gamma; /* a rule: the expansion's own default */
+    p->expand.coef0 = p->kernel.coef0;
+    if (p->kernel.gamma > 0.0f) p->expand.gamma = p->kernel.gamma; /* a rule: the expansion's own default */
     p->expand.seed = p->seed;
     if (o->early_stop && !o->test) return cli_usage_error("train", "--early-stop needs --test FILE");
     if ((o->cv || o->search) &&
@@ -396,13 +396,13 @@ static int load_resume(const train_opts *o, pt_train_params *p, pt_model **resum
     if (o->epochs_given) p->epochs = kept.epochs;
     p->threads = kept.threads;
     p->isa = kept.isa;
-    p->pass = kept.pass;
+    p->online.pass = kept.online.pass;
     p->mem_budget_bytes = kept.mem_budget_bytes;
-    p->cache_mb = kept.cache_mb;
+    p->kernel.cache_mb = kept.kernel.cache_mb;
     p->stop = kept.stop;
     /* not in the model: given again, as under the run it continues */
-    p->mix = kept.mix;
-    p->shuffle_chunk = kept.shuffle_chunk;
+    p->online.mix = kept.online.mix;
+    p->online.shuffle_chunk = kept.online.shuffle_chunk;
     p->resume = *resume;
     return EXIT_OK;
 }
@@ -480,25 +480,25 @@ static void print_json(const train_result *t)
      * batch pass reads the rows twice) */
     json_str(&j, "data_mode", t->data.streamed ? "streamed" : "in memory");
     json_int(&j, "bytes_per_epoch", (long long)t->data.bytes *
-             (p->path == PT_PATH_BATCH && p->batch_impl == PT_BATCH_GEMV ? 2 : 1));
+             (p->path == PT_PATH_BATCH && p->batch.impl == PT_BATCH_GEMV ? 2 : 1));
     if (t->data.streamed) json_int(&j, "stream_rows", (long long)t->data.stream_rows);
     if (t->data.stream_pages) json_str(&j, "stream_pages", t->data.stream_pages);
-    if (p->shuffle && (p->shuffle_chunk || t->data.streamed))
+    if (p->shuffle && (p->online.shuffle_chunk || t->data.streamed))
         json_int(&j, "shuffle_chunk",
-                 (long long)(p->shuffle_chunk ? p->shuffle_chunk : t->data.stream_rows));
+                 (long long)(p->online.shuffle_chunk ? p->online.shuffle_chunk : t->data.stream_rows));
     if (p->expand.kind != PT_EXPAND_NONE)
         json_int(&j, "expanded_d", (long long)pt_expand_dim(&p->expand, t->d));
     if (o->init) json_str(&j, "init", p->init_random ? "random" : o->init);
     if (p->path == PT_PATH_KERNEL) {
-        json_str(&j, "kernel", pt_kernel_name(p->kernel));
-        if (p->kernel == PT_KERNEL_EXPR) json_str(&j, "kernel_expr", p->kernel_expr);
-        if (p->kernel == PT_KERNEL_POLY) json_int(&j, "degree", p->degree);
-        if (p->kernel == PT_KERNEL_POLY || p->kernel == PT_KERNEL_RBF) {
-            json_num(&j, "gamma", p->gamma);
+        json_str(&j, "kernel", pt_kernel_name(p->kernel.kind));
+        if (p->kernel.kind == PT_KERNEL_EXPR) json_str(&j, "kernel_expr", p->kernel.expr);
+        if (p->kernel.kind == PT_KERNEL_POLY) json_int(&j, "degree", p->kernel.degree);
+        if (p->kernel.kind == PT_KERNEL_POLY || p->kernel.kind == PT_KERNEL_RBF) {
+            json_num(&j, "gamma", p->kernel.gamma);
             json_str(&j, "gamma_rule", gamma_rule(t->gamma_asked));
         }
-        if (p->kernel == PT_KERNEL_POLY) json_num(&j, "coef0", p->coef0);
-        if (p->budget) json_int(&j, "budget", (long long)p->budget);
+        if (p->kernel.kind == PT_KERNEL_POLY) json_num(&j, "coef0", p->kernel.coef0);
+        if (p->kernel.budget) json_int(&j, "budget", (long long)p->kernel.budget);
         json_int(&j, "support_vectors", (long long)t->n_support);
     }
     if (p->scale != PT_SCALE_NONE) json_str(&j, "scale", pt_scale_kind_name(p->scale));
@@ -594,16 +594,16 @@ static void print_text(const train_result *t)
         printf("expansion: %zu random Fourier features, gamma %g, seed %llu (%s)\n",
                p->expand.rff_dim, (double)p->expand.gamma, (unsigned long long)p->expand.seed,
                p->path == PT_PATH_ONLINE ? "streamed" : "materialised");
-    if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_POLY)
-        printf("kernel: (gamma x.z + coef0)^%d, gamma %.6g (%s), coef0 %g\n", p->degree,
-               (double)p->gamma, gamma_rule(t->gamma_asked), (double)p->coef0);
-    else if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_RBF)
-        printf("kernel: exp(-gamma |x - z|^2), gamma %.6g (%s)\n", (double)p->gamma,
+    if (p->path == PT_PATH_KERNEL && p->kernel.kind == PT_KERNEL_POLY)
+        printf("kernel: (gamma x.z + coef0)^%d, gamma %.6g (%s), coef0 %g\n", p->kernel.degree,
+               (double)p->kernel.gamma, gamma_rule(t->gamma_asked), (double)p->kernel.coef0);
+    else if (p->path == PT_PATH_KERNEL && p->kernel.kind == PT_KERNEL_RBF)
+        printf("kernel: exp(-gamma |x - z|^2), gamma %.6g (%s)\n", (double)p->kernel.gamma,
                gamma_rule(t->gamma_asked));
-    else if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_EXPR)
-        printf("kernel: %s\n", p->kernel_expr);
-    if (p->path == PT_PATH_KERNEL && p->budget)
-        printf("support vectors: %zu (budget %zu, random removal)\n", t->n_support, p->budget);
+    else if (p->path == PT_PATH_KERNEL && p->kernel.kind == PT_KERNEL_EXPR)
+        printf("kernel: %s\n", p->kernel.expr);
+    if (p->path == PT_PATH_KERNEL && p->kernel.budget)
+        printf("support vectors: %zu (budget %zu, random removal)\n", t->n_support, p->kernel.budget);
     if (p->scale != PT_SCALE_NONE)
         printf("features scaled (%s), the scaling kept in the model\n",
                pt_scale_kind_name(p->scale));
@@ -611,7 +611,7 @@ static void print_text(const train_result *t)
     if (t->data.streamed)
         printf("data streamed from %s (over --mem-mb), %zu rows a window (pages %s)%s\n", o->file,
                t->data.stream_rows, t->data.stream_pages,
-               p->shuffle && !p->shuffle_chunk ? ", shuffled in chunks of that many rows" : "");
+               p->shuffle && !p->online.shuffle_chunk ? ", shuffled in chunks of that many rows" : "");
     if (p->init_random)
         printf("started from random weights (uniform in [0, 1), seed %llu)\n",
                (unsigned long long)p->seed);
@@ -856,7 +856,7 @@ static int agree_options(const train_opts *o, const pt_train_params *p, int rc)
         ADD("mix=%s\nscale=%s\n--format=%s\n--max-features=%zu\n--delimiter=%d\n"
             "--label-column=%d %s\n--layout=%s\n--resume=%s\n--init=%s\n--class-weight=%s\n"
             "--test=%s\n--early-stop=%ld\n--cv=%zu\n--search=%d\n--proba=%d\n--bounds=%d\n",
-            pt_mix_name(p->mix), pt_scale_kind_name(p->scale), o->format ? o->format : "",
+            pt_mix_name(p->online.mix), pt_scale_kind_name(p->scale), o->format ? o->format : "",
             o->max_features, cli_csv_delimiter, cli_csv_label_column,
             cli_csv_label_name ? cli_csv_label_name : "", pt_layout_name(cli_layout),
             o->resume ? o->resume : "", o->init ? o->init : "",
@@ -1008,12 +1008,12 @@ int cmd_train(int argc, char **argv)
         goto out;
     }
     /* the gamma the run used (a rule resolved from the data), as the model records it */
-    const float gamma_asked = p.gamma;
+    const float gamma_asked = p.kernel.gamma;
     pt_train_params used;
     pt_train_params_init(&used);
     pt_model_get_params(m, &used);
-    p.gamma = used.gamma;
-    memcpy(p.kernel_expr, used.kernel_expr, sizeof p.kernel_expr);
+    p.kernel.gamma = used.kernel.gamma;
+    memcpy(p.kernel.expr, used.kernel.expr, sizeof p.kernel.expr);
     bool interrupted = s == PT_ERR_INTERRUPTED;
     char stop_msg[512];
     snprintf(stop_msg, sizeof stop_msg, "%s", interrupted ? cli_message(pt_last_error()) : "");

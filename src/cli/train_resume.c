@@ -69,11 +69,11 @@ static bool key_differs(const char *key, const pt_train_params *asked,
      * number the saved run recorded */
     if (strcmp(key, "gamma") == 0 && (strcmp(a, "scale") == 0 || strcmp(a, "auto") == 0))
         return false;
-    if (strcmp(key, "kernel") == 0 && asked->kernel == PT_KERNEL_EXPR &&
-        saved->kernel == PT_KERNEL_EXPR) {
-        char ea[sizeof asked->kernel_expr], es[sizeof saved->kernel_expr];
-        squeeze(asked->kernel_expr, ea, sizeof ea);
-        squeeze(saved->kernel_expr, es, sizeof es);
+    if (strcmp(key, "kernel") == 0 && asked->kernel.kind == PT_KERNEL_EXPR &&
+        saved->kernel.kind == PT_KERNEL_EXPR) {
+        char ea[sizeof asked->kernel.expr], es[sizeof saved->kernel.expr];
+        squeeze(asked->kernel.expr, ea, sizeof ea);
+        squeeze(saved->kernel.expr, es, sizeof es);
         snprintf(saved_text, cap, "kernel %s", es);
         return strcmp(ea, es) != 0;
     }

@@ -34,13 +34,13 @@ static size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
 void pt_kfun_from_params(pt_kfun *kf, const pt_train_params *p)
 {
-    kf->kind = p->kernel;
-    kf->degree = p->degree;
-    kf->gamma = p->gamma;
-    kf->coef0 = p->coef0;
+    kf->kind = p->kernel.kind;
+    kf->degree = p->kernel.degree;
+    kf->gamma = p->kernel.gamma;
+    kf->coef0 = p->kernel.coef0;
     kf->add = p->bias ? 1.0f : 0.0f;
     /* an expression the parameters' check let through parses (else it evaluates to 0) */
-    if (p->kernel == PT_KERNEL_EXPR && pt_kexpr_parse(p->kernel_expr, &kf->expr) != PT_OK)
+    if (p->kernel.kind == PT_KERNEL_EXPR && pt_kexpr_parse(p->kernel.expr, &kf->expr) != PT_OK)
         kf->expr.n = 0;
 }
 

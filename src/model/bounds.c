@@ -225,15 +225,15 @@ static pt_status kernel_margins(const pt_dataset *ds, const pt_model *ref, int b
 /* a: a model's (gamma a number), b: the run's on ds (gamma maybe a rule). */
 static bool same_kernel(const pt_train_params *a, const pt_train_params *b, const pt_dataset *ds)
 {
-    if (a->kernel != b->kernel) return false;
-    const float gb = pt_gamma_resolve(b->gamma, ds);
-    switch (a->kernel) {
-    case PT_KERNEL_POLY: return a->degree == b->degree && a->gamma == gb && a->coef0 == b->coef0;
-    case PT_KERNEL_RBF: return a->gamma == gb;
+    if (a->kernel.kind != b->kernel.kind) return false;
+    const float gb = pt_gamma_resolve(b->kernel.gamma, ds);
+    switch (a->kernel.kind) {
+    case PT_KERNEL_POLY: return a->kernel.degree == b->kernel.degree && a->kernel.gamma == gb && a->kernel.coef0 == b->kernel.coef0;
+    case PT_KERNEL_RBF: return a->kernel.gamma == gb;
     case PT_KERNEL_EXPR: {
         pt_kexpr ea, eb;
-        if (pt_kexpr_parse(a->kernel_expr, &ea) != PT_OK ||
-            pt_kexpr_parse(b->kernel_expr, &eb) != PT_OK)
+        if (pt_kexpr_parse(a->kernel.expr, &ea) != PT_OK ||
+            pt_kexpr_parse(b->kernel.expr, &eb) != PT_OK)
             return false;
         pt_kexpr_resolve(&eb, ds);
         return pt_kexpr_same(&ea, &eb);
@@ -290,7 +290,7 @@ pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
     out->eta = p->eta;
     out->passes = passes;
     const bool expanded = p->expand.kind != PT_EXPAND_NONE;
-    const bool kernel_space = p->path == PT_PATH_KERNEL && p->kernel != PT_KERNEL_LINEAR;
+    const bool kernel_space = p->path == PT_PATH_KERNEL && p->kernel.kind != PT_KERNEL_LINEAR;
     snprintf(out->space, sizeof out->space, "%s",
              expanded ? "expanded" : kernel_space ? "kernel" : "input");
     size_t space_d;
@@ -314,10 +314,10 @@ pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
     else if (p->init || p->init_random)
         not_covered(out, "the run started from %s weights; the classic bounds start from w = 0",
                     p->init ? "a model's" : "random");
-    else if (p->path == PT_PATH_KERNEL && p->budget && p->budget < ds->n)
+    else if (p->path == PT_PATH_KERNEL && p->kernel.budget && p->kernel.budget < ds->n)
         not_covered(out, "the run kept at most %zu support vectors (pt_train_params.budget), "
                          "removing others; the classic bounds are for the perceptron that keeps "
-                         "every update", p->budget);
+                         "every update", p->kernel.budget);
     else if (p->scale != PT_SCALE_NONE)
         not_covered(out, "the run trains on scaled features (pt_train_params.scale), where R and "
                          "the reference's margin are not those of the data as given");
@@ -327,7 +327,7 @@ pt_status pt_bounds_for_run(const pt_dataset *ds, const pt_train_params *p,
     else if (kernel_space && !ref_kernel)
         not_covered(out, "the run trains in the feature space of the %s kernel, where a linear w* "
                          "does not live: give a reference kernel model with the same kernel",
-                    pt_kernel_name(p->kernel));
+                    pt_kernel_name(p->kernel.kind));
     else if (ref_kernel && (p->path != PT_PATH_KERNEL || !same_kernel(&reference->params, p, ds)))
         not_covered(out, "the reference is a kernel model whose feature space is not the run's "
                          "(another path or kernel)");

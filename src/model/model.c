@@ -248,7 +248,7 @@ void pt_model_get_info(const pt_model *m, pt_model_info *info)
     memset(info, 0, sizeof *info);
     info->path = m->path;
     info->variant = m->variant;
-    info->kernel = m->params.kernel;
+    info->kernel = m->params.kernel.kind;
     info->d = m->d;
     info->nclass = m->nclass;
     info->multiclass = m->multiclass;

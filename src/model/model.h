@@ -73,8 +73,8 @@ void pt_train_state_order(const pt_train_state *from, uint64_t seed, uint32_t *o
 /* The same for an order shuffled by pt_rng_shuffle_chunks in chunks of `chunk` rows. */
 void pt_train_state_order_chunks(const pt_train_state *from, uint64_t seed, uint32_t *order,
                                  size_t count, size_t chunk, pt_rng *rng, int *shuffles);
-/* The chunk of p's shuffled order on ds: p->shuffle_chunk, else a streamed dataset's window
- * (0: the whole order). */
+/* The chunk of p's shuffled order on ds: p->online.shuffle_chunk, else a streamed dataset's
+ * window (0: the whole order). */
 size_t pt_shuffle_chunk(const pt_train_params *p, const pt_dataset *ds);
 /* Fill st->hist with the last epochs' mistakes up to st->epochs_done: those after
  * r->epochs_before from the report, the older ones from prev (the state the run started from,

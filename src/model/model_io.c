@@ -87,9 +87,9 @@ static pt_status check_savable(const pt_model *m)
 {
     const pt_train_params *p = &m->params;
     const char *names[] = {pt_path_name(m->path), pt_variant_name(m->variant),
-                           pt_loss_name(p->loss), pt_schedule_name(p->schedule),
-                           pt_batch_impl_name(p->batch_impl), pt_kernel_name(p->kernel),
-                           pt_gram_storage_name(p->gram_storage)};
+                           pt_loss_name(p->batch.loss), pt_schedule_name(p->batch.schedule),
+                           pt_batch_impl_name(p->batch.impl), pt_kernel_name(p->kernel.kind),
+                           pt_gram_storage_name(p->kernel.gram_storage)};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(names[i], "unknown") == 0)
             return pt_fail(PT_ERR_INVALID, "cannot save a model with an unknown enum value");
@@ -104,8 +104,8 @@ static pt_status check_savable(const pt_model *m)
     if (m->W && (!all_finite(m->W, m->nclass * pt_stride_for(m->d)) || !all_finite(m->Bk, m->nclass)))
         return pt_fail(PT_ERR_NUMERIC, "cannot save a model whose weights are not finite");
     if (
-        !isfinite(p->eta) || !isfinite(p->margin) || !isfinite(p->lambda) ||
-        !isfinite(p->tol) || !isfinite(p->gamma) || !isfinite(p->coef0) || !isfinite(m->b))
+        !isfinite(p->eta) || !isfinite(p->margin) || !isfinite(p->batch.lambda) ||
+        !isfinite(p->batch.tol) || !isfinite(p->kernel.gamma) || !isfinite(p->kernel.coef0) || !isfinite(m->b))
         return pt_fail(PT_ERR_INVALID, "cannot save a model with a non-finite label or parameter");
     if (m->W) return PT_OK;
     if (m->w ? !all_finite(m->w, m->d)
@@ -217,7 +217,7 @@ static void print_state(FILE *f, const pt_train_state *st, const state_shape *sh
 static void print_states(FILE *f, const pt_model *m)
 {
     state_shape sh = shape_of(m->path, m->variant, m->multiclass, m->nclass,
-                              m->params.average_iterates, m->d);
+                              m->params.batch.average_iterates, m->d);
     for (size_t k = 0; k < m->nstates; k++) print_state(f, m->states[k], &sh);
 }
 
@@ -367,26 +367,26 @@ static bool print_model(FILE *f, const pt_model *m)
     fprintf(f, "eta %.9g\nmargin %.9g\nepochs %d\nshuffle %d\nseed %" PRIu64 "\n", (double)p->eta,
             (double)p->margin, p->epochs, p->shuffle ? 1 : 0, p->seed);
     fprintf(f, "loss %s\nlambda %.9g\nschedule %s\nbatch_size %zu\ntol %.17g\n",
-            pt_loss_name(p->loss), (double)p->lambda, pt_schedule_name(p->schedule), p->batch_size,
-            p->tol);
-    fprintf(f, "average_iterates %d\nbatch_impl %s\n", p->average_iterates ? 1 : 0,
-            pt_batch_impl_name(p->batch_impl));
+            pt_loss_name(p->batch.loss), (double)p->batch.lambda, pt_schedule_name(p->batch.schedule), p->batch.size,
+            p->batch.tol);
+    fprintf(f, "average_iterates %d\nbatch_impl %s\n", p->batch.average_iterates ? 1 : 0,
+            pt_batch_impl_name(p->batch.impl));
     /* gamma: the number a kernel run used, or a rule (models trained off the kernel path by
      * hand-made parameters) by its name */
     char gamma[32];
-    if (p->gamma == PT_GAMMA_SCALE || p->gamma == PT_GAMMA_AUTO)
-        snprintf(gamma, sizeof gamma, "%s", p->gamma == PT_GAMMA_SCALE ? "scale" : "auto");
-    else snprintf(gamma, sizeof gamma, "%.9g", (double)p->gamma);
+    if (p->kernel.gamma == PT_GAMMA_SCALE || p->kernel.gamma == PT_GAMMA_AUTO)
+        snprintf(gamma, sizeof gamma, "%s", p->kernel.gamma == PT_GAMMA_SCALE ? "scale" : "auto");
+    else snprintf(gamma, sizeof gamma, "%.9g", (double)p->kernel.gamma);
     fprintf(f, "kernel %s\ndegree %d\ngamma %s\ncoef0 %.9g\ncache_mb %zu\ngram_storage %s\n",
-            pt_kernel_name(p->kernel), p->degree, gamma, (double)p->coef0, p->cache_mb,
-            pt_gram_storage_name(p->gram_storage));
-    if (p->budget) fprintf(f, "budget %zu\n", p->budget); /* optional: 0 without it */
-    if (p->voted_max_vectors) /* optional, as budget */
-        fprintf(f, "voted_max_vectors %zu\n", p->voted_max_vectors);
-    if (p->kernel == PT_KERNEL_EXPR) { /* optional: the expression, canonical (no spaces) */
+            pt_kernel_name(p->kernel.kind), p->kernel.degree, gamma, (double)p->kernel.coef0, p->kernel.cache_mb,
+            pt_gram_storage_name(p->kernel.gram_storage));
+    if (p->kernel.budget) fprintf(f, "budget %zu\n", p->kernel.budget); /* optional: 0 without it */
+    if (p->online.voted_max_vectors) /* optional, as budget */
+        fprintf(f, "voted_max_vectors %zu\n", p->online.voted_max_vectors);
+    if (p->kernel.kind == PT_KERNEL_EXPR) { /* optional: the expression, canonical (no spaces) */
         pt_kexpr e;
-        char canon[sizeof p->kernel_expr];
-        bool ok = pt_kexpr_parse(p->kernel_expr, &e) == PT_OK &&
+        char canon[sizeof p->kernel.expr];
+        bool ok = pt_kexpr_parse(p->kernel.expr, &e) == PT_OK &&
                   pt_kexpr_format(&e, canon, sizeof canon) == PT_OK;
         fprintf(f, "kernel_expr %s\n", ok ? canon : "?");
     }
@@ -771,42 +771,42 @@ static pt_status parse_key(const parser *r, enum key k, char *line, fields *f)
         break;
     case K_SHUFFLE: s = parse_int(r, name, t, 1, &p->shuffle); break;
     case K_SEED: s = parse_u64(r, name, t, UINT64_MAX, &p->seed); break;
-    case K_LOSS: s = parse_enum(r, name, t, loss_name, 3, &e); p->loss = (pt_loss)e; break;
+    case K_LOSS: s = parse_enum(r, name, t, loss_name, 3, &e); p->batch.loss = (pt_loss)e; break;
     case K_LAMBDA:
-        if ((s = parse_f32(r, name, t, &p->lambda)) == PT_OK && p->lambda < 0.0f)
+        if ((s = parse_f32(r, name, t, &p->batch.lambda)) == PT_OK && p->batch.lambda < 0.0f)
             s = perr(r, "lambda: %s must be >= 0", t);
         break;
     case K_SCHEDULE:
         s = parse_enum(r, name, t, schedule_name, 3, &e);
-        p->schedule = (pt_schedule)e;
+        p->batch.schedule = (pt_schedule)e;
         break;
-    case K_BATCH_SIZE: s = parse_u64(r, name, t, SIZE_MAX, &u); p->batch_size = (size_t)u; break;
+    case K_BATCH_SIZE: s = parse_u64(r, name, t, SIZE_MAX, &u); p->batch.size = (size_t)u; break;
     case K_TOL:
-        if ((s = parse_f64(r, name, t, &p->tol)) == PT_OK && p->tol < 0.0)
+        if ((s = parse_f64(r, name, t, &p->batch.tol)) == PT_OK && p->batch.tol < 0.0)
             s = perr(r, "tol: %s must be >= 0", t);
         break;
-    case K_AVERAGE_ITERATES: s = parse_int(r, name, t, 1, &p->average_iterates); break;
+    case K_AVERAGE_ITERATES: s = parse_int(r, name, t, 1, &p->batch.average_iterates); break;
     case K_BATCH_IMPL:
         s = parse_enum(r, name, t, batch_impl_name, 3, &e);
-        p->batch_impl = (pt_batch_impl)e;
+        p->batch.impl = (pt_batch_impl)e;
         break;
-    case K_KERNEL: s = parse_enum(r, name, t, kernel_name, 4, &e); p->kernel = (pt_kernel)e; break;
+    case K_KERNEL: s = parse_enum(r, name, t, kernel_name, 4, &e); p->kernel.kind = (pt_kernel)e; break;
     case K_DEGREE:
-        if ((s = parse_int(r, name, t, INT32_MAX, &p->degree)) == PT_OK &&
-            (p->degree < 1 || p->degree > 32))
+        if ((s = parse_int(r, name, t, INT32_MAX, &p->kernel.degree)) == PT_OK &&
+            (p->kernel.degree < 1 || p->kernel.degree > 32))
             s = perr(r, "degree: %s is outside 1..32", t);
         break;
     case K_GAMMA:
         if (strcmp(t, "scale") == 0 || strcmp(t, "auto") == 0)
-            p->gamma = t[0] == 's' ? PT_GAMMA_SCALE : PT_GAMMA_AUTO;
-        else if ((s = parse_f32(r, name, t, &p->gamma)) == PT_OK && !(p->gamma > 0.0f))
+            p->kernel.gamma = t[0] == 's' ? PT_GAMMA_SCALE : PT_GAMMA_AUTO;
+        else if ((s = parse_f32(r, name, t, &p->kernel.gamma)) == PT_OK && !(p->kernel.gamma > 0.0f))
             s = perr(r, "gamma: %s must be > 0", t);
         break;
-    case K_COEF0: s = parse_f32(r, name, t, &p->coef0); break;
-    case K_CACHE_MB: s = parse_u64(r, name, t, SIZE_MAX, &u); p->cache_mb = (size_t)u; break;
+    case K_COEF0: s = parse_f32(r, name, t, &p->kernel.coef0); break;
+    case K_CACHE_MB: s = parse_u64(r, name, t, SIZE_MAX, &u); p->kernel.cache_mb = (size_t)u; break;
     case K_GRAM_STORAGE:
         s = parse_enum(r, name, t, gram_storage_name, 3, &e);
-        p->gram_storage = (pt_gram_storage)e;
+        p->kernel.gram_storage = (pt_gram_storage)e;
         break;
     case K_EPOCHS_RUN: s = parse_int(r, name, t, INT32_MAX, &f->epochs_run); break;
     case K_B: s = parse_f32(r, name, t, &f->b); break;
@@ -1430,7 +1430,7 @@ static pt_status parse_state_v2(parser *r, char *line, const fields *f, const st
     st->pos = (size_t)v[2];
     st->epoch_mistakes = (size_t)v[3];
     st->updates = (size_t)v[4];
-    size_t B = f->p.batch_size == 0 || f->p.batch_size >= n ? n : f->p.batch_size;
+    size_t B = f->p.batch.size == 0 || f->p.batch.size >= n ? n : f->p.batch.size;
     PT_TRY(check_counters(r, st, sh, f, sh->kind == ST_BATCH ? (n + B - 1) / B : n));
     uint64_t sum;
     int keep = st->epochs_done < PT_STATE_HISTORY ? st->epochs_done : PT_STATE_HISTORY;
@@ -1445,7 +1445,7 @@ static pt_status parse_state_v2(parser *r, char *line, const fields *f, const st
     if (st->finished && keep == 0) return perr(r, "resume: finished before its first epoch");
     char *l;
     if (sh->kind == ST_KERNEL) {
-        PT_TRY(parse_alpha(r, st, f->p.budget));
+        PT_TRY(parse_alpha(r, st, f->p.kernel.budget));
         if (sh->dual_avg) {
             PT_TRY(state_line(r, "beta", &l));
             for (size_t i = 0; i < n; i++) {
@@ -1509,7 +1509,7 @@ static pt_status parse_state_v2(parser *r, char *line, const fields *f, const st
 static pt_status parse_states(parser *r, char *line, const fields *f, pt_model *m)
 {
     state_shape sh = shape_of(f->path, f->variant, f->multiclass, (size_t)f->nclass,
-                              f->p.average_iterates, (size_t)f->d);
+                              f->p.batch.average_iterates, (size_t)f->d);
     if (!(m->states = calloc(sh.blocks, sizeof *m->states)))
         return pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu training states", r->path, sh.blocks);
     m->nstates = sh.blocks;
@@ -1653,19 +1653,19 @@ static pt_status check_header(const parser *r, const fields *f, const char *key)
     if (f->epochs_run > p->epochs)
         return perr_at(r, f->at[K_EPOCHS_RUN], "epochs_run %d: more than the %d epochs of the run",
                        f->epochs_run, p->epochs);
-    if (p->schedule == PT_SCHEDULE_PEGASOS && !(p->lambda > 0.0f))
+    if (p->batch.schedule == PT_SCHEDULE_PEGASOS && !(p->batch.lambda > 0.0f))
         return perr_at(r, f->at[K_SCHEDULE], "schedule pegasos: steps 1/(lambda t) need lambda > 0");
-    if ((p->kernel == PT_KERNEL_EXPR) != (p->kernel_expr[0] != 0))
-        return perr_at(r, f->at[K_KERNEL], "kernel %s: %s", pt_kernel_name(p->kernel),
-                       p->kernel_expr[0] ? "a 'kernel_expr' line belongs to kernel expr"
+    if ((p->kernel.kind == PT_KERNEL_EXPR) != (p->kernel.expr[0] != 0))
+        return perr_at(r, f->at[K_KERNEL], "kernel %s: %s", pt_kernel_name(p->kernel.kind),
+                       p->kernel.expr[0] ? "a 'kernel_expr' line belongs to kernel expr"
                                          : "kernel expr needs its 'kernel_expr' line");
-    if (f->path == PT_PATH_KERNEL && p->kernel != PT_KERNEL_LINEAR &&
-        (p->gamma == PT_GAMMA_SCALE || p->gamma == PT_GAMMA_AUTO))
+    if (f->path == PT_PATH_KERNEL && p->kernel.kind != PT_KERNEL_LINEAR &&
+        (p->kernel.gamma == PT_GAMMA_SCALE || p->kernel.gamma == PT_GAMMA_AUTO))
         return perr_at(r, f->at[K_GAMMA], "gamma %s: a kernel model records the number its run "
-                       "used", p->gamma == PT_GAMMA_SCALE ? "scale" : "auto");
-    if (f->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_POLY && p->coef0 < 0.0f)
+                       "used", p->kernel.gamma == PT_GAMMA_SCALE ? "scale" : "auto");
+    if (f->path == PT_PATH_KERNEL && p->kernel.kind == PT_KERNEL_POLY && p->kernel.coef0 < 0.0f)
         return perr_at(r, f->at[K_COEF0], "coef0 %g: (gamma x.z + c)^k is a kernel only for c >= 0",
-                       (double)p->coef0);
+                       (double)p->kernel.coef0);
     for (uint64_t c = 0; f->names && c < f->nclass; c++)
         if (f->labels[c] != (double)c)
             return perr_at(r, f->at_names, "names: a model of text labels has labels 0..%" PRIu64,
@@ -1699,7 +1699,7 @@ static pt_status check_votes(const parser *r, const fields *f, const pt_model *m
         return perr_at(r, f->at[K_VARIANT], "variant voted: the file holds no voted vectors "
                        "('%s' after the weights) for a run of %d epochs",
                        m->W ? "ovr_votes" : "votes", f->epochs_run);
-    const size_t cap = f->p.voted_max_vectors;
+    const size_t cap = f->p.online.voted_max_vectors;
     for (size_t c = 0; cap && c < (m->W && m->sub ? m->nclass : 1); c++) {
         size_t nv = m->W && m->sub ? m->sub[c]->n_votes : m->n_votes;
         if (nv > cap)
@@ -1782,34 +1782,34 @@ static pt_status parse_fields(parser *r, fields *fp, pt_model **out)
         if (strcmp(key, "kernel_expr") == 0) { /* optional (kernel expr) */
             char *t = token(&rest);
             pt_kexpr e;
-            if (f.p.kernel_expr[0]) return perr(r, "key 'kernel_expr' given twice");
-            if (!t || token(&rest) || strlen(t) >= sizeof f.p.kernel_expr)
+            if (f.p.kernel.expr[0]) return perr(r, "key 'kernel_expr' given twice");
+            if (!t || token(&rest) || strlen(t) >= sizeof f.p.kernel.expr)
                 return perr(r, "kernel_expr: expected one expression of at most %zu bytes",
-                            sizeof f.p.kernel_expr - 1);
+                            sizeof f.p.kernel.expr - 1);
             if (pt_kexpr_parse(t, &e) != PT_OK) return perr(r, "%s", pt_last_error());
             if (pt_kexpr_has_rule(&e))
                 return perr(r, "kernel_expr %s: a model records the gamma numbers its run used", t);
-            memcpy(f.p.kernel_expr, t, strlen(t) + 1);
+            memcpy(f.p.kernel.expr, t, strlen(t) + 1);
             continue;
         }
         if (strcmp(key, "budget") == 0) { /* optional (a kernel run's support vector budget) */
             uint64_t u = 0;
             char *t = token(&rest);
-            if (f.p.budget) return perr(r, "key 'budget' given twice");
+            if (f.p.kernel.budget) return perr(r, "key 'budget' given twice");
             if (!t || token(&rest)) return perr(r, "budget: expected one value");
             PT_TRY(parse_u64(r, key, t, SIZE_MAX, &u));
             if (u == 0) return perr(r, "budget: 0 is written as no 'budget' line");
-            f.p.budget = (size_t)u;
+            f.p.kernel.budget = (size_t)u;
             continue;
         }
         if (strcmp(key, "voted_max_vectors") == 0) { /* optional (a voted run's cap) */
             uint64_t u = 0;
             char *t = token(&rest);
-            if (f.p.voted_max_vectors) return perr(r, "key 'voted_max_vectors' given twice");
+            if (f.p.online.voted_max_vectors) return perr(r, "key 'voted_max_vectors' given twice");
             if (!t || token(&rest)) return perr(r, "voted_max_vectors: expected one value");
             PT_TRY(parse_u64(r, key, t, SIZE_MAX, &u));
             if (u == 0) return perr(r, "voted_max_vectors: 0 is written as no such line");
-            f.p.voted_max_vectors = (size_t)u;
+            f.p.online.voted_max_vectors = (size_t)u;
             continue;
         }
         if (strcmp(key, "names") == 0) {

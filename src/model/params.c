@@ -25,13 +25,13 @@ void pt_train_params_init(pt_train_params *p)
     p->bias = 1;
     p->isa = PT_ISA_AUTO;
     p->mem_budget_bytes = pt_default_mem_budget();
-    p->loss = PT_LOSS_PERCEPTRON;
-    p->lambda = 0.0f;
-    p->schedule = PT_SCHEDULE_CONSTANT;
-    p->kernel = PT_KERNEL_LINEAR;
-    p->degree = 2;
-    p->gamma = PT_GAMMA_SCALE;
-    p->coef0 = 1.0f;
+    p->batch.loss = PT_LOSS_PERCEPTRON;
+    p->batch.lambda = 0.0f;
+    p->batch.schedule = PT_SCHEDULE_CONSTANT;
+    p->kernel.kind = PT_KERNEL_LINEAR;
+    p->kernel.degree = 2;
+    p->kernel.gamma = PT_GAMMA_SCALE;
+    p->kernel.coef0 = 1.0f;
     pt_expand_params_init(&p->expand);
     p->expand.kind = PT_EXPAND_NONE;
 }
@@ -97,12 +97,12 @@ static pt_status check_enums_and_flags(const pt_train_params *p);
 static pt_status check_ranges(const pt_train_params *p)
 {
     PT_TRY(check_enums_and_flags(p));
-    if ((int)p->mix < 0 || p->mix > PT_MIX_MISTAKES)
+    if ((int)p->online.mix < 0 || p->online.mix > PT_MIX_MISTAKES)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.mix is not one of uniform, mistakes "
-                       "(got %d)", (int)p->mix);
-    if (p->shuffle_chunk > MAX_CHUNK_ROWS)
+                       "(got %d)", (int)p->online.mix);
+    if (p->online.shuffle_chunk > MAX_CHUNK_ROWS)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.shuffle_chunk must be at most %u rows "
-                       "(got %zu)", (unsigned)MAX_CHUNK_ROWS, p->shuffle_chunk);
+                       "(got %zu)", (unsigned)MAX_CHUNK_ROWS, p->online.shuffle_chunk);
     /* a budget below what any run needs beside its data would be ignored, not honoured */
     if (p->mem_budget_bytes < PT_MIN_MEM_BUDGET)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.mem_budget_bytes must be at least %zu "
@@ -127,10 +127,10 @@ pt_status pt_train_params_check(const pt_train_params *p)
     if (!isfinite(p->margin) || p->margin < 0.0f)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.margin must be >= 0 (got %g)",
                        (double)p->margin);
-    if (!isfinite(p->lambda) || p->lambda < 0.0f)
+    if (!isfinite(p->batch.lambda) || p->batch.lambda < 0.0f)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.lambda must be >= 0 (got %g)",
-                       (double)p->lambda);
-    if (p->schedule == PT_SCHEDULE_PEGASOS && !(p->lambda > 0.0f))
+                       (double)p->batch.lambda);
+    if (p->batch.schedule == PT_SCHEDULE_PEGASOS && !(p->batch.lambda > 0.0f))
         return pt_fail(PT_ERR_INVALID, "pt_train_params.schedule PT_SCHEDULE_PEGASOS needs "
                                        "pt_train_params.lambda > 0");
     if (p->path == PT_PATH_BATCH && p->variant != PT_VARIANT_CLASSIC)
@@ -140,48 +140,48 @@ pt_status pt_train_params_check(const pt_train_params *p)
     if (p->threads < 0)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.threads must be >= 0 (got %d)",
                        p->threads);
-    if (p->degree < 1 || p->degree > 32)
+    if (p->kernel.degree < 1 || p->kernel.degree > 32)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.degree must be in 1..32 (got %d)",
-                       p->degree);
-    if ((!(p->gamma > 0.0f) || !isfinite(p->gamma)) && p->gamma != PT_GAMMA_SCALE &&
-        p->gamma != PT_GAMMA_AUTO)
+                       p->kernel.degree);
+    if ((!(p->kernel.gamma > 0.0f) || !isfinite(p->kernel.gamma)) && p->kernel.gamma != PT_GAMMA_SCALE &&
+        p->kernel.gamma != PT_GAMMA_AUTO)
         return pt_fail(PT_ERR_INVALID,
                        "pt_train_params.gamma must be a positive number, PT_GAMMA_SCALE or "
                        "PT_GAMMA_AUTO (got %g)",
-                       (double)p->gamma);
-    if (!isfinite(p->coef0)) return pt_fail(PT_ERR_INVALID, "pt_train_params.coef0 must be finite");
+                       (double)p->kernel.gamma);
+    if (!isfinite(p->kernel.coef0)) return pt_fail(PT_ERR_INVALID, "pt_train_params.coef0 must be finite");
     /* (gamma x.z + c)^k = sum_j C(k, j) c^(k-j) (gamma x.z)^j is an inner product of feature
      * maps (a kernel) only for c >= 0: with c < 0 the terms of odd k - j have negative
      * coefficients, which no feature map gives, and the mistake bounds (docs/theory.md) are
      * void */
-    if (p->path == PT_PATH_KERNEL && p->kernel == PT_KERNEL_POLY && p->coef0 < 0.0f)
+    if (p->path == PT_PATH_KERNEL && p->kernel.kind == PT_KERNEL_POLY && p->kernel.coef0 < 0.0f)
         return pt_fail(PT_ERR_INVALID,
                        "pt_train_params.coef0 must be >= 0 for the polynomial kernel (got %g): "
                        "(gamma x.z + coef0)^degree is a kernel only for coef0 >= 0",
-                       (double)p->coef0);
-    if (p->kernel == PT_KERNEL_EXPR) {
+                       (double)p->kernel.coef0);
+    if (p->kernel.kind == PT_KERNEL_EXPR) {
         pt_kexpr e;
-        char canon[sizeof p->kernel_expr];
-        if (!memchr(p->kernel_expr, 0, sizeof p->kernel_expr))
+        char canon[sizeof p->kernel.expr];
+        if (!memchr(p->kernel.expr, 0, sizeof p->kernel.expr))
             return pt_fail(PT_ERR_INVALID, "pt_train_params.kernel_expr is not terminated");
-        PT_TRY(pt_kexpr_parse(p->kernel_expr, &e));
+        PT_TRY(pt_kexpr_parse(p->kernel.expr, &e));
         PT_TRY(pt_kexpr_format(&e, canon, sizeof canon));
     }
-    if (p->budget && p->path != PT_PATH_KERNEL)
+    if (p->kernel.budget && p->path != PT_PATH_KERNEL)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.budget (support vectors) applies to the "
                        "kernel path (pt_train_params.path PT_PATH_KERNEL)");
     /* The average of the iterates is a sum over every vector ever used; dropping the removed
      * vectors' part leaves an average of nothing in particular (chance level on circle data,
      * where the budgeted last iterate does well) */
-    if (p->budget && p->variant == PT_VARIANT_AVERAGED)
+    if (p->kernel.budget && p->variant == PT_VARIANT_AVERAGED)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.budget keeps the last iterate within "
                        "the budget; the averaged variant (PT_VARIANT_AVERAGED) averages every "
                        "vector ever used, so it has no budgeted form: train the classic one");
-    if (p->voted_max_vectors && p->variant != PT_VARIANT_VOTED)
+    if (p->online.voted_max_vectors && p->variant != PT_VARIANT_VOTED)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.voted_max_vectors caps the voted "
                        "perceptron's vectors (PT_VARIANT_VOTED); the %s variant keeps one vector",
                        pt_variant_name(p->variant));
-    if (p->tol < 0.0 || !isfinite(p->tol))
+    if (p->batch.tol < 0.0 || !isfinite(p->batch.tol))
         return pt_fail(PT_ERR_INVALID, "pt_train_params.tol must be >= 0");
     if (p->init && p->init_random)
         return pt_fail(PT_ERR_INVALID, "pt_train_params.init and pt_train_params.init_random both "
@@ -262,8 +262,13 @@ typedef struct field {
 
 #define FIELD(name, type) {#name, type, offsetof(pt_train_params, name), NULL}
 #define ENUM(name, fn) {#name, F_ENUM, offsetof(pt_train_params, name), fn}
+/* A field of a learner's sub-struct, under its own key (a key is a name, not a C path). */
+#define NFIELD(key, member, type) {key, type, offsetof(pt_train_params, member), NULL}
+#define NENUM(key, member, fn) {key, F_ENUM, offsetof(pt_train_params, member), fn}
 
-/* In the order of the struct. The names are the fields' (expand's with "expand." before). */
+/* In the order of the keys (pt_train_params_key; Python's Model.params() follows it). The
+ * names are the fields' (expand's with "expand." before); a learner's sub-struct's fields
+ * keep their flat names ("batch_size" is batch.size). */
 static const field fields[] = {
     ENUM(path, pt_path_name_int),
     FIELD(epochs, F_INT),
@@ -271,28 +276,28 @@ static const field fields[] = {
     FIELD(margin, F_FLOAT),
     ENUM(variant, pt_variant_name_int),
     FIELD(shuffle, F_BOOL),
-    FIELD(shuffle_chunk, F_SIZE),
+    NFIELD("shuffle_chunk", online.shuffle_chunk, F_SIZE),
     FIELD(seed, F_U64),
     FIELD(bias, F_BOOL),
-    ENUM(pass, pt_online_pass_name_int),
+    NENUM("pass", online.pass, pt_online_pass_name_int),
     ENUM(isa, pt_isa_name_int),
     FIELD(threads, F_INT),
     FIELD(mem_budget_bytes, F_SIZE),
-    ENUM(loss, pt_loss_name_int),
-    FIELD(lambda, F_FLOAT),
-    FIELD(batch_size, F_SIZE),
-    ENUM(schedule, pt_schedule_name_int),
-    FIELD(tol, F_DOUBLE),
-    ENUM(batch_impl, pt_batch_impl_name_int),
-    FIELD(average_iterates, F_BOOL),
-    ENUM(kernel, pt_kernel_name_int),
-    FIELD(degree, F_INT),
-    FIELD(gamma, F_GAMMA),
-    FIELD(coef0, F_FLOAT),
-    FIELD(cache_mb, F_SIZE),
-    ENUM(gram_storage, pt_gram_storage_name_int),
-    FIELD(budget, F_SIZE),
-    FIELD(kernel_expr, F_TEXT),
+    NENUM("loss", batch.loss, pt_loss_name_int),
+    NFIELD("lambda", batch.lambda, F_FLOAT),
+    NFIELD("batch_size", batch.size, F_SIZE),
+    NENUM("schedule", batch.schedule, pt_schedule_name_int),
+    NFIELD("tol", batch.tol, F_DOUBLE),
+    NENUM("batch_impl", batch.impl, pt_batch_impl_name_int),
+    NFIELD("average_iterates", batch.average_iterates, F_BOOL),
+    NENUM("kernel", kernel.kind, pt_kernel_name_int),
+    NFIELD("degree", kernel.degree, F_INT),
+    NFIELD("gamma", kernel.gamma, F_GAMMA),
+    NFIELD("coef0", kernel.coef0, F_FLOAT),
+    NFIELD("cache_mb", kernel.cache_mb, F_SIZE),
+    NENUM("gram_storage", kernel.gram_storage, pt_gram_storage_name_int),
+    NFIELD("budget", kernel.budget, F_SIZE),
+    NFIELD("kernel_expr", kernel.expr, F_TEXT),
     ENUM(multiclass, pt_multiclass_name_int),
     ENUM(expand.kind, expand_kind_name),
     FIELD(expand.degree, F_INT),
@@ -304,7 +309,7 @@ static const field fields[] = {
     FIELD(expand.mem_budget_bytes, F_SIZE),
     FIELD(expand.hash_bits, F_INT),
     FIELD(init_random, F_BOOL),
-    FIELD(voted_max_vectors, F_SIZE),
+    NFIELD("voted_max_vectors", online.voted_max_vectors, F_SIZE),
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -490,7 +495,7 @@ static pt_status set_field(const field *table, size_t count, const char *what, v
     if (!f) return unknown(what, name);
     if (!value) return pt_fail(PT_ERR_INVALID, "%s: no value", name);
     if (f->type == F_TEXT) { /* kernel_expr: checked with the parameters (pt_train_params_check) */
-        const size_t cap = sizeof ((pt_train_params *)0)->kernel_expr;
+        const size_t cap = sizeof ((pt_train_params *)0)->kernel.expr;
         pt_kexpr e;
         if (strlen(value) >= cap)
             return pt_fail(PT_ERR_INVALID, "%s: longer than %zu bytes", name, cap - 1);

@@ -118,7 +118,7 @@ void pt_train_state_order(const pt_train_state *from, uint64_t seed, uint32_t *o
 
 size_t pt_shuffle_chunk(const pt_train_params *p, const pt_dataset *ds)
 {
-    return p->shuffle_chunk ? p->shuffle_chunk : pt_dataset_streamed(ds);
+    return p->online.shuffle_chunk ? p->online.shuffle_chunk : pt_dataset_streamed(ds);
 }
 
 void pt_train_state_order_chunks(const pt_train_state *from, uint64_t seed, uint32_t *order,

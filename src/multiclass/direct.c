@@ -251,7 +251,7 @@ pt_status pt_train_direct(const pt_dataset *ds, const pt_train_params *p, const 
                             epoch);
             break;
         }
-        if (dist) mistakes = pt_mixer_mix(&mx, mistakes, p->mix); /* all ranks' */
+        if (dist) mistakes = pt_mixer_mix(&mx, mistakes, p->online.mix); /* all ranks' */
         r->updates += mistakes - before;
         if (s != PT_OK) break;
         bool epoch_done, stop;

@@ -292,7 +292,7 @@ pt_status pt_train_ovr(const pt_dataset *ds, const pt_train_params *p, const pt_
     ovr o = {.ds = ds, .k = k, .p = p, .inner = *p, .m = m, .K = K, .len = pt_stride_for(ds->d),
              .threads = pt_threads_resolve(p->threads)};
     o.inner.threads = 1; /* parallel over classes instead */
-    o.inner.pass = PT_PASS_SEQUENTIAL;
+    o.inner.online.pass = PT_PASS_SEQUENTIAL;
     o.inner.progress = NULL;
     o.inner.epoch_hook = NULL;
     o.inner.resume = NULL;

@@ -25,7 +25,7 @@
 void online_pass_init(online_pass *ps, const pt_train_params *p, int threads,
                       const pt_dataset *ds, size_t len, bool mapped)
 {
-    *ps = (online_pass){.mode = p->pass, .threads = threads, .n = ds->n, .mapped = mapped,
+    *ps = (online_pass){.mode = p->online.pass, .threads = threads, .n = ds->n, .mapped = mapped,
                         .big = (ds->layout == PT_LAYOUT_SPARSE
                                     ? pt_sparse_bytes(ds->n, ds->nnz)
                                     : ds->n * len * pt_dtype_size(ds->dtype)) >= AUTO_MIN_BYTES,

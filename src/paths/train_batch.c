@@ -219,7 +219,7 @@ static void fused_chunk(const batch_run *run, size_t g0, size_t rows, float *wid
     const pt_dataset *ds = run->rows;
     const size_t len = run->len;
     const float bb = run->p->bias ? run->b : 0.0f;
-    const pt_loss loss = run->p->loss;
+    const pt_loss loss = run->p->batch.loss;
     const float *Y = run->Y + g0;
     const int32_t *C = run->C + g0;
     /* the stored row's bytes: the prefetch runs as far ahead in bytes whatever the type */
@@ -262,7 +262,7 @@ static void sparse_chunk(const batch_run *run, size_t r0, size_t rows, float *ac
     const pt_sparse_kernels *sk = run->k->sparse;
     const pt_dataset *ds = run->ds;
     const float bb = run->p->bias ? run->b : 0.0f;
-    const pt_loss loss = run->p->loss;
+    const pt_loss loss = run->p->batch.loss;
     const uint64_t *rp = ds->rowptr;
     const uint32_t *col = ds->col;
     const float *val = ds->val, *Y = run->Y;
@@ -421,7 +421,7 @@ static void gemv_chunk(const batch_run *run, const float *X, const float *Y, con
 {
     const size_t len = run->len;
     const float bb = run->p->bias ? run->b : 0.0f;
-    const pt_loss loss = run->p->loss;
+    const pt_loss loss = run->p->batch.loss;
     pt_batch_eval e = {0};
     cblas_sgemv(CblasRowMajor, CblasNoTrans, (blasint)rows, (blasint)run->d, 1.0f, X,
                 (blasint)len, run->w, 1, 0.0f, mg, 1);
@@ -493,9 +493,9 @@ static double norm2(const float *w, size_t d)
 
 static double step_size(const pt_train_params *p, double t)
 {
-    switch (p->schedule) {
+    switch (p->batch.schedule) {
     case PT_SCHEDULE_INVSQRT: return p->eta / sqrt(t);
-    case PT_SCHEDULE_PEGASOS: return 1.0 / ((double)p->lambda * t);
+    case PT_SCHEDULE_PEGASOS: return 1.0 / ((double)p->batch.lambda * t);
     default: return p->eta;
     }
 }
@@ -507,13 +507,13 @@ static void update(batch_run *run, const float *G, double gsum, size_t rows, dou
     const size_t len = run->len;
     float *w = run->w;
     double eta = step_size(p, t);
-    run->k->scale_add((float)(1.0 - eta * (double)p->lambda), w, (float)(-eta / (double)rows), G,
+    run->k->scale_add((float)(1.0 - eta * (double)p->batch.lambda), w, (float)(-eta / (double)rows), G,
                       w, len);
     if (p->bias) run->b = (float)((double)run->b - eta * gsum / (double)rows);
-    if (p->schedule == PT_SCHEDULE_PEGASOS) {
+    if (p->batch.schedule == PT_SCHEDULE_PEGASOS) {
         double nw2 = norm2(w, run->d);
-        if (nw2 * (double)p->lambda > 1.0) {
-            float s = (float)(1.0 / sqrt((double)p->lambda * nw2));
+        if (nw2 * (double)p->batch.lambda > 1.0) {
+            float s = (float)(1.0 / sqrt((double)p->batch.lambda * nw2));
             for (size_t j = 0; j < len; j++) w[j] *= s;
         }
     }
@@ -574,7 +574,7 @@ static pt_status run_init(batch_run *run, const pt_dataset *ds, const pt_train_p
     }
     if (!(run->cst = pt_calloc(nch * sizeof *run->cst, "batch chunk counts")))
         return PT_ERR_NOMEM;
-    if (p->average_iterates && !(run->avg = pt_calloc(len * sizeof(float), "averaged iterate")))
+    if (p->batch.average_iterates && !(run->avg = pt_calloc(len * sizeof(float), "averaged iterate")))
         return PT_ERR_NOMEM;
     /* the fused and sparse passes run their chunks on a crew; gemv's OpenMP team keeps
      * OpenBLAS on each calling thread (pass_gemv) */
@@ -608,7 +608,7 @@ pt_status pt_batch_subgradient(const pt_dataset *ds, const pt_train_params *p,
         const float *G = pass(&run, 0, n, &e);
         pt_threads_leave(ts);
         for (size_t j = 0; j < run.len; j++)
-            gw[j] = (float)((double)G[j] / (double)n + (double)p->lambda * (double)w[j]);
+            gw[j] = (float)((double)G[j] / (double)n + (double)p->batch.lambda * (double)w[j]);
         *gb = p->bias ? (float)(e.gsum / (double)n) : 0.0f;
         if (ev) *ev = e;
     }
@@ -754,7 +754,7 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
      * rows of all shares */
     const bool dist = ds->shard_count > 1;
     const size_t n_all = dist ? ds->n_total : n;
-    const size_t B = p->batch_size == 0 || p->batch_size >= n_all ? n_all : p->batch_size;
+    const size_t B = p->batch.size == 0 || p->batch.size >= n_all ? n_all : p->batch.size;
     const size_t nblk = (n_all + B - 1) / B;
     /* the most rows of a block on this rank */
     const size_t B_here = dist ? (n + nblk - 1) / nblk : B;
@@ -768,7 +768,7 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
     uint32_t *order = NULL;
     pt_model *snap = NULL; /* what the epoch hook sees */
     pt_train_state *state = NULL;
-    pt_status s = run_init(&run, ds, p, k, p->batch_impl, m->w, B_here);
+    pt_status s = run_init(&run, ds, p, k, p->batch.impl, m->w, B_here);
     if (s != PT_OK) goto out;
     if ((p->shuffle && nblk > 1 && !(order = pt_alloc(nblk * sizeof *order, "block order"))) ||
         !(state = batch_state_new(&run, n_all)) ||
@@ -780,7 +780,7 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
     pt_rng rng;
     int shuffles = 0; /* the block order has had one per epoch begun */
     if (order) pt_train_state_order(from, p->seed, order, nblk, &rng, &shuffles);
-    const bool perceptron = p->loss == PT_LOSS_PERCEPTRON;
+    const bool perceptron = p->batch.loss == PT_LOSS_PERCEPTRON;
     batch_pos at = {.prev = NAN};
     run.b = m->b;
     if (from) {
@@ -817,7 +817,7 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
         for (size_t q = resumed ? start.q : 0; q < nblk; q++) {
             size_t r0, rows;
             block_rows(n, B, nblk, dist, order ? order[q] : q, &r0, &rows);
-            double reg = 0.5 * (double)p->lambda * norm2(run.w, run.d);
+            double reg = 0.5 * (double)p->batch.lambda * norm2(run.w, run.d);
             pt_batch_eval e;
             const float *G = pass(&run, r0, rows, &e);
             bool stop_any = false; /* a share: whether any rank is asked to stop */
@@ -842,7 +842,7 @@ pt_status pt_train_batch(const pt_dataset *ds, const pt_train_params *p, const p
         obj /= (double)n_all;
         r->updates = (size_t)at.t;
         bool finished = (perceptron && mistakes == 0) ||
-                        (p->tol > 0.0 && epoch > 1 && fabs(obj - at.prev) <= p->tol * fabs(at.prev));
+                        (p->batch.tol > 0.0 && epoch > 1 && fabs(obj - at.prev) <= p->batch.tol * fabs(at.prev));
         bool done, stop;
         hook.obj = obj;
         s = pt_epoch_end(&end, epoch, mistakes, obj, finished, &done, &stop);

@@ -14,7 +14,7 @@
  * vectors, by the lazy trick of the primal path: an update of sample i after t visits adds
  * t to beta_i; the averaged coefficient is eta y_i (alpha_i - beta_i / T) (in double).
  *
- * Storage of K (p->gram_storage), all giving the same model, since every kernel value is
+ * Storage of K (p->kernel.gram_storage), all giving the same model, since every kernel value is
  * computed bit for bit the same way wherever it is computed (gram.h):
  *  - FULL: the n x n float32 Gram, built once (features/gram.c, OpenMP over tiles), when it fits under
  *    --cache-mb; forcing it when it does not is an error.
@@ -625,13 +625,13 @@ static pt_status sparse_setup(kstate *s, const pt_train_params *p, size_t gram_b
     const size_t n = s->n;
     bool lazy = s->storage != PT_GRAM_ROWS && s->gram_fits;
     /* a --cache-mb that holds the Gram the budget cannot: refused, never silently ignored */
-    if (s->storage == PT_GRAM_AUTO && !lazy && p->cache_mb && gram_bytes <= cache_bytes)
+    if (s->storage == PT_GRAM_AUTO && !lazy && p->kernel.cache_mb && gram_bytes <= cache_bytes)
         return pt_fail(PT_ERR_LIMIT,
                        "pt_train_params.cache_mb %zu would hold the %zu x %zu Gram matrix "
                        "(%.1f MiB), but the memory budget of %.1f MiB cannot beside the kernel "
                        "path's working memory: raise pt_train_params.mem_budget_bytes, or lower "
                        "pt_train_params.cache_mb below %.0f to compute rows on demand",
-                       p->cache_mb, n, n, gram_bytes / MIB,
+                       p->kernel.cache_mb, n, n, gram_bytes / MIB,
                        (p->mem_budget_bytes ? p->mem_budget_bytes : pt_default_mem_budget()) / MIB,
                        floor(gram_bytes / MIB));
     if (s->storage == PT_GRAM_AUTO && !lazy)
@@ -641,7 +641,7 @@ static pt_status sparse_setup(kstate *s, const pt_train_params *p, size_t gram_b
                "kernel row from the sparse rows when a mistake needs it",
                n, n, gram_bytes / MIB, cache_bytes / MIB);
     PT_TRY(pt_gram_csc_init(&s->csc, ds->rowptr, ds->col, ds->val, n, ds->d));
-    if (p->kernel == PT_KERNEL_RBF || p->kernel == PT_KERNEL_EXPR) { /* norms in the kernel */
+    if (p->kernel.kind == PT_KERNEL_RBF || p->kernel.kind == PT_KERNEL_EXPR) { /* norms in the kernel */
         if (!(s->snorm_all = pt_alloc(s->ld * sizeof(float), "squared norms"))) return PT_ERR_NOMEM;
         pt_gram_sparse_norms(ds->rowptr, ds->val, n, s->k, s->snorm_all);
     }
@@ -702,12 +702,12 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
     s->threads = pt_threads_resolve(p->threads);
 
     const size_t budget = p->mem_budget_bytes ? p->mem_budget_bytes : pt_default_mem_budget();
-    const size_t cache_bytes = p->cache_mb ? mul_or_max(p->cache_mb, (size_t)1 << 20) : pt_default_mem_budget();
+    const size_t cache_bytes = p->kernel.cache_mb ? mul_or_max(p->kernel.cache_mb, (size_t)1 << 20) : pt_default_mem_budget();
     const size_t row_bytes = s->ld * sizeof(float);
     const size_t gram_bytes = mul_or_max(n, row_bytes);
     s->sparse = ds->layout == PT_LAYOUT_SPARSE;
     /* sparse: the transposed rows, norms and a kernel row instead of the packed rows */
-    size_t fixed = pt_gram_rows_bytes(n, d, p->kernel);
+    size_t fixed = pt_gram_rows_bytes(n, d, p->kernel.kind);
     if (s->sparse)
         fixed = add_or_max(add_or_max(mul_or_max(2 * s->ld, sizeof(float)), n),
                            pt_gram_csc_bytes(d, (size_t)(ds->rowptr[n] - ds->rowptr[0])));
@@ -727,7 +727,7 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
                        "before any kernel value, above the memory budget of %zu bytes (%.1f MiB)",
                        fixed, fixed / MIB, n, d, budget, budget / MIB);
     s->gram_fits = gram_bytes <= cache_bytes && add_or_max(add_or_max(fixed, gram_bytes), tiles) <= budget;
-    s->storage = p->gram_storage;
+    s->storage = p->kernel.gram_storage;
     if (s->storage == PT_GRAM_FULL && !s->gram_fits) {
         if (gram_bytes > cache_bytes)
             return pt_fail(PT_ERR_LIMIT,
@@ -772,14 +772,14 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
         if (cap > n) cap = n;
         /* a --cache-mb the budget cannot honour is refused, never silently shrunk */
         size_t want = cache_bytes / row_bytes < n ? cache_bytes / row_bytes : n;
-        if (p->cache_mb && want > cap)
+        if (p->kernel.cache_mb && want > cap)
             return pt_fail(PT_ERR_LIMIT,
                            "pt_train_params.cache_mb %zu asks for a kernel row cache of %zu rows "
                            "(%.1f MiB), but the memory budget of %.1f MiB leaves %.1f MiB beside "
                            "the kernel path's %.1f MiB of working memory: raise "
                            "pt_train_params.mem_budget_bytes to %.0f MiB, or lower "
                            "pt_train_params.cache_mb to %.0f",
-                           p->cache_mb, want, want * (double)row_bytes / MIB, budget / MIB,
+                           p->kernel.cache_mb, want, want * (double)row_bytes / MIB, budget / MIB,
                            room / MIB, fixed / MIB, ceil((fixed + want * (double)row_bytes) / MIB),
                            floor(room / MIB));
         if (s->storage == PT_GRAM_AUTO && gram_bytes > cache_bytes)
@@ -810,7 +810,7 @@ static pt_status kernel_setup(kstate *s, const pt_dataset *ds, const pt_train_pa
     }
 
     double t0 = pt_now();
-    PT_TRY(pt_gram_rows_init(&s->rows, ds->X, n, d, ds->stride, d, p->kernel, s->k, s->threads));
+    PT_TRY(pt_gram_rows_init(&s->rows, ds->X, n, d, ds->stride, d, p->kernel.kind, s->k, s->threads));
     s->setup_seconds += pt_now() - t0;
     PT_TRY(s->storage == PT_GRAM_FULL ? build_full(s) : setup_rows(s, cap));
     return workers_setup(s);
@@ -930,7 +930,7 @@ static pt_status mistake(kstate *s, kworker *w, const pt_dataset *view, size_t i
     const float eta = p->eta, *Y = view->y, *cw = p->class_weight;
     uint32_t *alpha = dv->alpha;
     float *f = dv->f;
-    if (p->budget && !alpha[i] && *nsv >= p->budget) {
+    if (p->kernel.budget && !alpha[i] && *nsv >= p->kernel.budget) {
         /* the budget is full: a random support vector leaves (kernel_budget.c) */
         size_t j = pt_budget_victim(alpha, s->n, *nsv, p->seed, (uint64_t)steps);
         const float eta_j = cw ? eta * cw[view->cls[j]] : eta;
@@ -1059,7 +1059,7 @@ static pt_status train_problem(kstate *s, kworker *w, const pt_dataset *view,
                 "or rescale the features",
         .snapshot = hook_model, .release = hook_release, .path = &hook};
     size_t nsv = 0; /* support vectors (the budget's count) */
-    for (size_t i = 0; p->budget && i < n; i++) nsv += alpha[i] != 0;
+    for (size_t i = 0; p->kernel.budget && i < n; i++) nsv += alpha[i] != 0;
     for (int epoch = first; epoch <= limit && !finished; epoch++) {
         for (; shuffles < epoch; shuffles++) pt_rng_shuffle(&rng, order, n);
         size_t mistakes = epoch == first ? carried : 0, before = mistakes;

@@ -97,7 +97,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
         .cw = p->class_weight,
         .eta0 = p->eta,
         /* a cap of K: K - 1 closed vectors beside the current one */
-        .keep = p->voted_max_vectors ? p->voted_max_vectors - 1 : SIZE_MAX,
+        .keep = p->online.voted_max_vectors ? p->online.voted_max_vectors - 1 : SIZE_MAX,
     };
     size_t row_bytes = (map ? pt_stride_for(map->d_out) : ds->stride) * sizeof(float) + 2 * sizeof(float);
     o.max_vectors = p->mem_budget_bytes / row_bytes;
@@ -187,7 +187,7 @@ static pt_status train(const pt_dataset *ds, const pt_row_map *map, const pt_tra
                             epoch);
             break;
         }
-        if (dist) mistakes = pt_mixer_mix(&mx, mistakes, p->mix); /* all ranks' */
+        if (dist) mistakes = pt_mixer_mix(&mx, mistakes, p->online.mix); /* all ranks' */
         r->updates += mistakes - before;
         if (s == PT_ERR_INTERRUPTED && o.vote_error != PT_OK) s = pt_fail(o.vote_error, "%s", o.vote_msg);
         if (s == PT_ERR_INTERRUPTED) {

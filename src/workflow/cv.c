@@ -115,8 +115,8 @@ pt_status pt_cross_validate(const pt_dataset *ds, const pt_train_params *p, size
     if (threads > 1) {
         /* the folds at once share the memory budgets a single run would have */
         q.mem_budget_bytes = p->mem_budget_bytes / (size_t)threads;
-        size_t cache = p->cache_mb ? p->cache_mb : pt_default_mem_budget() >> 20;
-        q.cache_mb = cache / (size_t)threads ? cache / (size_t)threads : 1;
+        size_t cache = p->kernel.cache_mb ? p->kernel.cache_mb : pt_default_mem_budget() >> 20;
+        q.kernel.cache_mb = cache / (size_t)threads ? cache / (size_t)threads : 1;
     }
     q.progress = NULL;
     q.progress_user = NULL;

@@ -28,17 +28,17 @@ static int batch_point(pt_train_params *p, size_t i, char *desc, size_t cap)
     size_t n = 2 * LEN(lambdas);
     if (i > n) return 0;
     if (i == n) {
-        p->loss = PT_LOSS_PERCEPTRON;
-        p->lambda = 0.0f;
-        p->schedule = PT_SCHEDULE_CONSTANT;
+        p->batch.loss = PT_LOSS_PERCEPTRON;
+        p->batch.lambda = 0.0f;
+        p->batch.schedule = PT_SCHEDULE_CONSTANT;
         snprintf(desc, cap, "--loss perceptron --lambda 0 --schedule constant");
         return 1;
     }
-    p->loss = PT_LOSS_HINGE;
-    p->lambda = lambdas[i / 2];
-    p->schedule = i % 2 ? PT_SCHEDULE_INVSQRT : PT_SCHEDULE_PEGASOS;
-    snprintf(desc, cap, "--loss hinge --lambda %g --schedule %s", (double)p->lambda,
-             pt_schedule_name(p->schedule));
+    p->batch.loss = PT_LOSS_HINGE;
+    p->batch.lambda = lambdas[i / 2];
+    p->batch.schedule = i % 2 ? PT_SCHEDULE_INVSQRT : PT_SCHEDULE_PEGASOS;
+    snprintf(desc, cap, "--loss hinge --lambda %g --schedule %s", (double)p->batch.lambda,
+             pt_schedule_name(p->batch.schedule));
     return 1;
 }
 
@@ -51,16 +51,16 @@ static int kernel_point(pt_train_params *p, size_t i, char *desc, size_t cap)
     p->variant = i % 2 ? PT_VARIANT_AVERAGED : PT_VARIANT_CLASSIC;
     const char *avg = i % 2 ? " --averaged" : "";
     if (k < LEN(gammas)) {
-        p->kernel = PT_KERNEL_RBF;
-        p->gamma = gammas[k];
-        snprintf(desc, cap, "--kernel rbf --gamma %g%s", (double)p->gamma, avg);
+        p->kernel.kind = PT_KERNEL_RBF;
+        p->kernel.gamma = gammas[k];
+        snprintf(desc, cap, "--kernel rbf --gamma %g%s", (double)p->kernel.gamma, avg);
     } else if (k < LEN(gammas) + 2) {
-        p->kernel = PT_KERNEL_POLY;
-        p->degree = (int)(k - LEN(gammas)) + 2;
-        snprintf(desc, cap, "--kernel poly --degree %d --coef0 %g%s", p->degree,
-                 (double)p->coef0, avg);
+        p->kernel.kind = PT_KERNEL_POLY;
+        p->kernel.degree = (int)(k - LEN(gammas)) + 2;
+        snprintf(desc, cap, "--kernel poly --degree %d --coef0 %g%s", p->kernel.degree,
+                 (double)p->kernel.coef0, avg);
     } else {
-        p->kernel = PT_KERNEL_LINEAR;
+        p->kernel.kind = PT_KERNEL_LINEAR;
         snprintf(desc, cap, "--kernel linear%s", avg);
     }
     return 1;
