@@ -15,15 +15,15 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 def _candidates():
     """Where to look for libptron.so, in order: PTRON_LIB, the library this package was
-    installed beside (recorded by meson install), the repository's build/src/, then the
-    system loader's search path."""
+    installed beside (recorded by meson install, or by the wheel's build relative to this
+    directory), the repository's build/src/, then the system loader's search path."""
     env = os.environ.get("PTRON_LIB")
     if env:
         return [("PTRON_LIB", env)]
     found = []
     try:
         from . import _installed  # written by meson install, absent in the source tree
-        found.append(("installed", _installed.LIBRARY))
+        found.append(("installed", os.path.normpath(os.path.join(_HERE, _installed.LIBRARY))))
     except ImportError:
         pass
     repo = os.path.dirname(os.path.dirname(_HERE))

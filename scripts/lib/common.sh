@@ -4,8 +4,10 @@
 # The packages every build needs (DESIGN.md's list).
 PTRON_BUILD_PACKAGES="meson ninja-build pkg-config gcc g++ libopenblas-openmp-dev check libxxhash-dev zlib1g-dev openmpi-bin libopenmpi-dev"
 # The Python binding and its tests (Debian's python3; pandas for scikit-learn's checks of
-# DataFrame input, which skip without it).
-PTRON_PYTHON_PACKAGES="python3-numpy python3-scipy python3-sklearn python3-pytest python3-pandas"
+# DataFrame input, which skip without it); pip install and the wheel offline (the build
+# backend meson-python, which needs patchelf for the library it bundles, build, venv).
+PTRON_PYTHON_PACKAGES="python3-numpy python3-scipy python3-sklearn python3-pytest python3-pandas
+    python3-mesonpy python3-build python3-venv patchelf"
 
 # ensure_packages PKG...: apt-get install whatever is missing (sudo when not root).
 ensure_packages() {

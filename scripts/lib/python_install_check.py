@@ -1,7 +1,9 @@
-"""The check of scripts/test-extra.d/python-install: the installed package, imported from the
-install directory with no PTRON_LIB, loads the library its record names and trains.
+"""The check of scripts/test-extra.d/python-install and python-pip: the installed package,
+imported from the install directory with no PTRON_LIB, loads the library its record names and
+trains.
 
-usage: python_install_check.py LIBRARY SITE_DIR     (run with PYTHONPATH=SITE_DIR)
+usage: python_install_check.py LIBRARY SITE_DIR
+  (run by a python that imports ptron from SITE_DIR: PYTHONPATH=SITE_DIR, or a venv's python)
 """
 import sys
 
