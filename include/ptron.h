@@ -147,10 +147,12 @@ PT_API pt_format pt_format_from_path(const char *path);
 
 /* CSV as read: one row a line, fields split at csv_delimiter and trimmed of blanks, the label
  * in column csv_label_column, every other field a feature value (numbers only; labels may be
- * words). With csv_header -1 the first line is a header when its words stand where the next
- * line has numbers, in a column other than the label's: "y,a,b" above "1,0.5,2" is a header,
- * a first line with an empty field is data. An empty field is a missing value, and missing
- * values are refused with the file, line and column (as NaN and Inf are): ptron does not
+ * words). With csv_header -1 the first line is a header when it holds no number (in the
+ * label's column or any other), at least one word, and the next line has numbers: "y,a,b"
+ * above "1,0.5,2" is a header (empty names too: ",a,b"), anything else is data, so a malformed
+ * first row ("1,2x,3", a NUL byte) is refused with its line and column, not dropped as a
+ * header, and a first line of empty fields is data. An empty field is a missing value, and
+ * missing values are refused with the file, line and column (as NaN and Inf are): ptron does not
  * impute, so fill them in first (0 where a feature is absent, as a LIBSVM file means it).
  * With the default delimiter, a first line without a comma that holds ';', a tab, '|' or a
  * space is refused with the separator found (such a file would otherwise read as one column

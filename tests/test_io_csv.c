@@ -376,6 +376,43 @@ START_TEST(header_by_content)
 }
 END_TEST
 
+/* A header holds no number: a first row with a numeric label or value is data, and a bad
+ * cell in it is an error naming its line and column (it is not dropped as a header). */
+START_TEST(malformed_first_row_is_data)
+{
+    expect_fail("1,2x,3\n-1,3,4\n1,5,6\n", 1, "column 2: '2x' is not a number");
+    expect_fail("label,a,b\n1,2x,3\n", 2, "column 2: '2x' is not a number");
+    /* a word among numbers in the first row is bad data too, in any column */
+    expect_fail("1,2,zz\n-1,3,4\n", 1, "column 3: 'zz' is not a number");
+    /* a NUL byte in the first row: refused, said as such, at its line and column */
+    static const char nul_value[] = "1,2\0,3\n-1,3,4\n";
+    static const char nul_label[] = "1\0,2,3\n-1,3,4\n";
+    const struct { const char *text; size_t len; const char *key; } cases[] = {
+        {nul_value, sizeof nul_value - 1, "column 2 holds a NUL byte (byte 2 of the field)"},
+        {nul_label, sizeof nul_label - 1, "column 1 (the label) holds a NUL byte"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s", tu_write_bytes("nul", ".csv", cases[k].text,
+                                                         cases[k].len));
+        pt_read_options o = opts(-1, 0);
+        pt_dataset *ds = NULL;
+        ck_assert_int_eq(pt_dataset_read(path, &o, &ds), PT_ERR_PARSE);
+        ck_assert_ptr_null(ds);
+        char tag[600];
+        snprintf(tag, sizeof tag, "%s:1: %s", path, cases[k].key);
+        HAS(pt_last_error(), tag);
+        unlink(path);
+    }
+    /* a header with an empty label name (pandas' index column) is still a header */
+    pt_read_options o = opts(-1, 0);
+    pt_dataset *ds = read_text(",a,b\n1,2,3\n", &o);
+    ck_assert_uint_eq(pt_dataset_n(ds), 1);
+    check_row(ds, 0, 1, (const float[]){2, 3}, 2);
+    pt_dataset_free(ds);
+}
+END_TEST
+
 /* A first line without a comma but with another separator is refused, naming it and the
  * option; with csv_delimiter set the file reads. */
 START_TEST(other_separators)
@@ -480,6 +517,7 @@ static Suite *suite(void)
     tcase_add_test(t, header_detected);
     tcase_add_test(t, header_forced);
     tcase_add_test(t, header_by_content);
+    tcase_add_test(t, malformed_first_row_is_data);
     tcase_add_test(t, other_separators);
     tcase_add_test(t, label_column);
     tcase_add_test(t, label_last_and_named);

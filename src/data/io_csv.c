@@ -100,22 +100,29 @@ static bool is_word(const char *s, const char *e)
     return s < e && parse_cell(s, e, &v, NULL) == NUM_BAD;
 }
 
-/* Header detection by content: the first line [p, le) is a header when one of its cells is a
- * word where the next non-blank line [q, qe) has a number (q NULL: there is none, and any word
- * will do). The label column is left out unless it is the only one, since labels may be words.
- * An empty cell is no sign of a header: a first data line with a missing value stays data and
- * is refused as such. */
+/* Whether the cell [s, e) holds a number: NaN and Inf count, as for is_word. */
+static bool is_number(const char *s, const char *e) { return s < e && !is_word(s, e); }
+
+/* Header detection by content: the first line [p, le) is a header when none of its cells is
+ * a number (the label's included), at least one is a word, and the next non-blank line
+ * [q, qe) has a number in some cell (q NULL: there is none, and the words will do). Anything
+ * else is data, and a bad cell in it is refused with its line and column: a malformed first
+ * row ("1,2x,3", or one holding a NUL byte) is not dropped as a header. Empty cells are
+ * allowed in a header ("y,a," names two columns; pandas leaves its index column's name
+ * empty), but a first line of empty cells only is data with missing values. */
 static bool looks_like_header(const csv_file *c, const char *p, const char *le, const char *q,
                               const char *qe)
 {
+    bool words = false, numbers_below = q == NULL;
     for (size_t col = 0; col < c->ncols; col++) {
         const char *s, *e, *s2 = NULL, *e2 = NULL;
         next_cell(&p, le, c->sep, &s, &e);
+        if (is_number(s, e)) return false;
+        words = words || s < e;
         if (q) next_cell(&q, qe, c->sep, &s2, &e2);
-        if (col == c->label && c->ncols > 1) continue;
-        if (is_word(s, e) && (!q || (s2 < e2 && !is_word(s2, e2)))) return true;
+        numbers_below = numbers_below || is_number(s2, e2);
     }
-    return false;
+    return words && numbers_below;
 }
 
 /* The separator a first line without the delimiter seems to use instead, or 0. */
@@ -165,6 +172,12 @@ static pt_status cell_error(const csv_file *c, size_t line, size_t col, const ch
     if (st == NUM_NONFINITE)
         return pt_fail(PT_ERR_PARSE, "%s:%zu: column %zu%s: '%.*s' is not finite (NaN and Inf "
                        "are refused)", c->path, line, col + 1, what, shown, s);
+    /* (a NUL byte would cut the field short in the message: it is named instead) */
+    const char *nul = memchr(s, '\0', (size_t)(e - s));
+    if (nul)
+        return pt_fail(PT_ERR_PARSE, "%s:%zu: column %zu%s holds a NUL byte (byte %zu of the "
+                       "field): not a number (is this a text file?)", c->path, line, col + 1,
+                       what, (size_t)(nul - s) + 1);
     /* a field that holds another separator, or a decimal comma, says why */
     const char *hint = "";
     for (const char *t = ";\t|"; *t && !*hint; t++)
@@ -202,6 +215,8 @@ static pt_status parse_line(const csv_file *c, size_t line, const char *p, const
         const char *s, *e;
         next_cell(&p, le, c->sep, &s, &e);
         int st;
+        if (col == c->label && memchr(s, '\0', (size_t)(e - s)))
+            return cell_error(c, line, col, s, e, NUM_BAD); /* (its text would stop there) */
         if (col == c->label) {
             /* keep every label's text: if any is not a number, labels are words */
             if (!(*text = label_text(s, e)))
