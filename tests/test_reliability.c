@@ -501,6 +501,65 @@ START_TEST(test_cli_output_to_dev_full)
 }
 END_TEST
 
+/* ------------------------------------------------------------------- inputs kept */
+
+/* An output that is an input (the same file, or a symlink to it) is refused naming both
+ * paths, exit 1, and the input is left as it was: train (-o, MODEL, --checkpoint), convert,
+ * scale (-o, --save-params), expand and predict. */
+START_TEST(test_cli_output_is_input_refused)
+{
+    const char *data = keep(0, tu_path("same", ".svm")), *link = keep(1, tu_path("same", ".svm"));
+    const char *model = keep(2, tu_path("same", ".model"));
+    ok("gen separable --n 200 --d 3 --seed 2 -o %s", data);
+    ok("train %s -o %s --quiet", data, model);
+    ck_assert_int_eq(symlink(data, link), 0);
+    size_t len;
+    char *before = tu_read_file(data, &len);
+    const struct {
+        const char *fmt, *out_what, *in_what;
+    } cases[] = {
+        {"train %1$s -o %1$s --quiet", "-o", "DATA"},
+        {"train %1$s %2$s --quiet", "MODEL", "DATA"},
+        {"train %1$s -o %3$s --checkpoint %2$s --quiet", "--checkpoint", "DATA"},
+        {"train %3$s -o %2$s --test %1$s --quiet", "-o", "--test"},
+        {"convert %1$s -o %2$s", "-o", "IN"},
+        {"convert %1$s -o %1$s --to csv", "-o", "IN"},
+        {"scale %1$s -o %2$s", "-o", "DATA"},
+        {"scale %1$s -o %4$s --save-params %2$s", "--save-params", "DATA"},
+        {"expand %1$s --degree 2 -o %2$s", "-o", "FILE"},
+        {"predict %3$s %1$s -o %2$s", "-o", "FILE"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        /* %3$s: the model, or another data file to train on (--test names the shared one);
+         * %4$s: an output of no concern, which a refused command never writes */
+        const char *other = k == 3 ? keep(3, tu_path("other", ".svm")) : model;
+        if (k == 3) ok("gen separable --n 50 --d 3 -o %s", other);
+        const char *spare = keep(4, tu_path("spare", ".out"));
+        char args[2048];
+        snprintf(args, sizeof args, cases[k].fmt, data, link, other, spare);
+        char *out, *err;
+        int rc = run(&out, &err, "%s", args);
+        ck_assert_msg(rc == 1, "%s: exit %d, expected 1: %s", args, rc, err);
+        HAS(err, "are the same file");
+        HAS(err, cases[k].out_what);
+        HAS(err, cases[k].in_what);
+        HAS(err, data);
+        size_t after_len;
+        char *after = tu_read_file(data, &after_len);
+        ck_assert_msg(after && after_len == len && memcmp(before, after, len) == 0,
+                      "%s: the input was changed", args);
+        ck_assert_int_eq(access(spare, F_OK), -1);
+        free(after);
+        free(out);
+        free(err);
+    }
+    /* another file of the same name elsewhere is no input: written */
+    ok("convert %s -o %s --to csv", data, keep(5, tu_path("same", ".csv")));
+    free(before);
+    unlink(link);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- allocation failures */
 
 /* A LIBSVM file whose dense matrix needs rows x (index) x 4 bytes. */
@@ -882,6 +941,9 @@ static Suite *reliability_suite(void)
     tcase_add_test(tc, test_cli_predict_disk_full_keeps_predictions);
     tcase_add_test(tc, test_cli_output_to_dev_full);
     tcase_add_test(tc, test_predict_many_classes);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("inputs kept");
+    tcase_add_test(tc, test_cli_output_is_input_refused);
     suite_add_tcase(s, tc);
     tc = tcase_create("allocation failures");
     tcase_set_timeout(tc, 120);

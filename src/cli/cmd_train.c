@@ -290,7 +290,10 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         return cli_usage_error("train", "--early-stop cannot continue a run (--resume): the "
                                "held-out record it stops on is not kept in the model");
     if (pt_train_params_check(p) != PT_OK) return cli_usage_error("train", "%s", pt_last_error());
-    return EXIT_OK;
+    /* (a model written over --resume's or --init's is fine: it is read before training) */
+    return cli_refuse_same_file(
+        "train", (const cli_file[]){{model_arg ? "MODEL" : "-o", o->model}, {"--checkpoint", o->checkpoint}, {NULL, NULL}},
+        (const cli_file[]){{"DATA", o->file}, {"--test", o->test}, {NULL, NULL}});
 }
 
 /* --bounds: the reference separator (--reference MODEL, else the generator's w*), checked
