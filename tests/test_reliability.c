@@ -560,6 +560,63 @@ START_TEST(test_cli_output_is_input_refused)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ bounded memory */
+
+/* The peak resident memory (KiB) of a CLI run that must succeed. */
+static long peak_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static long peak_ok(const char *fmt, ...)
+{
+    char args[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    char *err;
+    long peak = 0;
+    int rc = tu_run_cli_peak(NULL, args, NULL, &err, &peak);
+    ck_assert_msg(rc == 0, "ptron %s: exit %d: %s", args, rc, err);
+    free(err);
+    return peak;
+}
+
+/* On a streamed .ptd file (its matrix ten to twenty times --mem-mb), --bounds and the writers
+ * (text, and .ptd) walk the windows as training does: their peak stays within 10 MiB (their
+ * write buffers) of a streamed epoch's, below the matrix, which they once held resident whole
+ * (37.5 MiB of float32 rows, 18.75 MiB of bf16 ones, widened where read). */
+START_TEST(test_streamed_bounds_and_writers_within_budget)
+{
+    const char *f32 = keep(0, tu_path("stream", ".ptd")), *bf16 = keep(1, tu_path("stream", ".ptd"));
+    const char *model = keep(2, tu_path("stream", ".model")), *out = keep(3, tu_path("stream", ""));
+    ok("gen separable --n 100000 --d 96 --seed 5 -o %s", f32); /* a 38.4 MB matrix */
+    ok("convert %s -o %s --dtype bf16", f32, bf16);            /* 19.2 MB */
+    const struct {
+        const char *data;
+        long mem_mb;
+    } files[] = {{f32, 4}, {bf16, 2}};
+    const char *cmds[] = {"train %s -o %s --epochs 1 --mem-mb %ld --bounds --quiet",
+                          "convert %s -o %s.svm --mem-mb %ld", "convert %s -o %s.csv --mem-mb %ld",
+                          "convert %s -o %s.ptd --mem-mb %ld"};
+    for (size_t f = 0; f < 2; f++) {
+        const char *data = files[f].data;
+        long base = peak_ok("train %s -o %s --epochs 1 --mem-mb %ld --quiet", data, model,
+                            files[f].mem_mb);
+        for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++) {
+            long peak = peak_ok(cmds[k], data, k ? out : model, files[f].mem_mb);
+            ck_assert_msg(peak < base + 10240, "%s (%s): peak %ld KiB, a streamed epoch's %ld KiB",
+                          cmds[k], data, peak, base);
+        }
+        char name[600];
+        for (const char *const *ext = (const char *const[]){".svm", ".csv", ".ptd", NULL}; *ext;
+             ext++) {
+            snprintf(name, sizeof name, "%s%s", out, *ext);
+            unlink(name);
+        }
+    }
+    unlink(f32);
+    unlink(bf16);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- allocation failures */
 
 /* A LIBSVM file whose dense matrix needs rows x (index) x 4 bytes. */
@@ -944,6 +1001,10 @@ static Suite *reliability_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("inputs kept");
     tcase_add_test(tc, test_cli_output_is_input_refused);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("bounded memory");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_streamed_bounds_and_writers_within_budget);
     suite_add_tcase(s, tc);
     tc = tcase_create("allocation failures");
     tcase_set_timeout(tc, 120);

@@ -193,13 +193,16 @@ pt_status pt_text_write_rows(FILE *f, const pt_dataset *ds, pt_text_row_fn fn)
     locale_t old = uselocale(pt_c_locale());
     pt_status s = PT_OK;
     size_t used = 0;
+    pt_window_pos at = {0}; /* streamed: window by window, each dropped behind */
     for (size_t i = 0; i < ds->n && s == PT_OK; i++) {
         if (used > PT_TEXT_WBUF - PT_TEXT_WMAX_ITEM) s = pt_text_flush(f, buf, &used);
+        pt_window_at(ds, &at, i);
         const float *x = ds->layout == PT_LAYOUT_SPARSE ? NULL
                          : compact ? pt_compact_widen_row(ds, i, wide)
-                                   : ds->X + i * ds->stride;
+                                   : pt_window_row(ds, &at, i);
         if (s == PT_OK) s = fn(f, ds, labels[ds->cls[i]], i, x, buf, &used);
     }
+    pt_window_end(ds, &at);
     if (s == PT_OK) s = pt_text_flush(f, buf, &used);
     uselocale(old);
     free(buf);

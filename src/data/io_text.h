@@ -46,7 +46,8 @@ typedef pt_status (*pt_text_row_fn)(FILE *f, const pt_dataset *ds, const char *l
 pt_status pt_text_flush(FILE *f, char *buf, size_t *used);
 /* Every row of ds by fn through one buffer, numbers in the C locale; each class's label as
  * the shortest %.17g-or-less text that reads back exactly. Compact rows are widened one at a
- * time (the values of the float32 copy, which is not made). */
+ * time (the values of the float32 copy, which is not made); a streamed dataset's rows are
+ * walked window by window. */
 pt_status pt_text_write_rows(FILE *f, const pt_dataset *ds, pt_text_row_fn fn);
 
 /* Decimal digits of u at p; returns the end. */
