@@ -202,8 +202,10 @@ PT_API void pt_read_options_init(pt_read_options *o);
  * starts with gzip's magic bytes is read through zlib (messages give the line of the
  * decompressed text), and PT_FORMAT_AUTO looks at the extension under a ".gz" (data.csv.gz is
  * CSV). The path "-" is standard input (LIBSVM or CSV, gzip or not; messages call it
- * "standard input"); a .ptd dataset cannot come from there (PT_ERR_INVALID). A gzip file and
- * standard input are read whole into memory (the text, outside mem_budget_bytes) first. */
+ * "standard input"); a .ptd dataset cannot come from there (PT_ERR_INVALID). A gzip file,
+ * standard input and a device or pipe are read whole into memory first, the text held within
+ * mem_budget_bytes: one that outgrows it stops there (PT_ERR_LIMIT, naming the budget and the
+ * way out: a file, read in place), so a gzip bomb or /dev/zero costs at most the budget. */
 PT_API pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset **out);
 
 /* Write a dataset, in either layout, in format f (PT_FORMAT_AUTO: by the path's extension).

@@ -617,6 +617,50 @@ START_TEST(test_streamed_bounds_and_writers_within_budget)
 }
 END_TEST
 
+/* Text that cannot be mapped (gzip, standard input, a device) is read into memory whole: it
+ * stops at --mem-mb with a message naming the budget and the way out, its peak within twice
+ * the budget of a tiny run's, however much text there is (96 MiB of zeros behind a 94 KB
+ * gzip file, /dev/zero without end, 96 MiB of valid LIBSVM lines on a pipe). */
+START_TEST(test_unmappable_text_stops_at_budget)
+{
+    const char *tiny = keep(0, tu_write_file("tiny", ".svm", "1 1:1\n-1 1:-1\n"));
+    const char *gz = keep(1, tu_path("zeros", ".svm.gz")), *model = keep(2, tu_path("t", ".model"));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "head -c 100663296 /dev/zero | gzip -1 >%s", gz);
+    ck_assert_int_eq(system(cmd), 0);
+    char *err;
+    long base = 0;
+    char args[2048];
+    snprintf(args, sizeof args, "train %s -o %s --quiet", tiny, model);
+    ck_assert_int_eq(tu_run_cli_peak(NULL, args, NULL, NULL, &base), 0);
+    const struct {
+        const char *feed, *fmt, *what;
+    } cases[] = {
+        {NULL, "train %s -o %s --mem-mb 8", "gzip text is decompressed"},
+        {NULL, "train /dev/zero -o %2$s --format csv --mem-mb 8", "a device or pipe"},
+        {NULL, "train /dev/zero -o %2$s --mem-mb 8", "a device or pipe"},
+        {NULL, "convert %s -o %2$s.ptd --mem-mb 8", "gzip text is decompressed"},
+        {"yes '1 1:0.5 2:1' | head -c 100663296", "train - -o %2$s --mem-mb 8",
+         "standard input is read"},
+        {"yes '1,0.5,1' | head -c 100663296", "convert - -o %2$s.ptd --format csv --mem-mb 8",
+         "standard input is read"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        snprintf(args, sizeof args, cases[k].fmt, gz, model);
+        long peak = 0;
+        int rc = tu_run_cli_peak(cases[k].feed, args, NULL, &err, &peak);
+        ck_assert_msg(rc == 2, "%s: exit %d, expected 2: %s", args, rc, err);
+        HAS(err, "exceeds the memory budget of 8.0 MiB (--mem-mb)");
+        HAS(err, cases[k].what);
+        HAS(err, "give the path of");
+        ck_assert_msg(peak < base + 16384, "%s: peak %ld KiB, a tiny run's %ld KiB", args, peak,
+                      base);
+        free(err);
+    }
+    unlink(gz);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- allocation failures */
 
 /* A LIBSVM file whose dense matrix needs rows x (index) x 4 bytes. */
@@ -1005,6 +1049,7 @@ static Suite *reliability_suite(void)
     tc = tcase_create("bounded memory");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_streamed_bounds_and_writers_within_budget);
+    tcase_add_test(tc, test_unmappable_text_stops_at_budget);
     suite_add_tcase(s, tc);
     tc = tcase_create("allocation failures");
     tcase_set_timeout(tc, 120);

@@ -426,7 +426,7 @@ static pt_status csv_open(const char *path, const pt_read_options *o, csv_file *
                        "separate fields: it can be part of a number (letters, digits, '.', '+', "
                        "'-'), a quote or a line end", path, u >= ' ' && u < 0x7f ? sep : '?', u);
     const char *data;
-    PT_TRY(pt_text_map(path, &data, len, mapped));
+    PT_TRY(pt_text_map(path, o->mem_budget_bytes, &data, len, mapped));
     /* before c's end pointer: an empty text may be a null pointer (no offset on it) */
     if (*len == 0) return pt_fail(PT_ERR_PARSE, "%s: no data rows (empty file)", path);
     *c = (csv_file){path,

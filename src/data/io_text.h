@@ -23,11 +23,17 @@ bool pt_text_gzip(int fd);
 /* Read fd to its end into a growing malloc'd buffer (pipes, gzip files and other inputs that
  * cannot be mapped as text), through zlib: gzip members are decompressed (one after another,
  * as gunzip does), anything else is read as it is; a corrupt or truncated gzip stream is an
- * error naming path. Nothing read gives NULL and 0. */
-pt_status pt_text_read_all(const char *path, int fd, const char **data, size_t *len);
-/* The whole file in memory: mapped, or read (pipes, gzip); *mapped says which, for
- * pt_text_unmap. An empty file gives len 0 and data NULL. */
-pt_status pt_text_map(const char *path, const char **data, size_t *len, bool *mapped);
+ * error naming path. The text held never exceeds budget bytes (0: the default budget): past
+ * it the read stops with PT_ERR_LIMIT naming the budget and the way out (a file, read in
+ * place), so that a gzip bomb, /dev/zero or an endless pipe cost at most the budget. Nothing
+ * read gives NULL and 0. */
+pt_status pt_text_read_all(const char *path, int fd, size_t budget, const char **data,
+                           size_t *len);
+/* The whole file in memory: mapped, or read (pipes, gzip: within budget, as
+ * pt_text_read_all); *mapped says which, for pt_text_unmap. An empty file gives len 0 and
+ * data NULL. */
+pt_status pt_text_map(const char *path, size_t budget, const char **data, size_t *len,
+                      bool *mapped);
 void pt_text_unmap(const char *data, size_t len, bool mapped);
 
 /* ------------------------------------------------------------------------ writers */
