@@ -507,6 +507,64 @@ START_TEST(sparse_written)
 }
 END_TEST
 
+/* Truncates the file named by user when the reader's log says `when`: before a pass over the
+ * text that then reads the part that went, certainly. */
+typedef struct shrink_when {
+    const char *path, *when;
+    int done;
+} shrink_when;
+
+static void shrink_on_log(pt_log_level level, const char *msg, void *user)
+{
+    (void)level;
+    shrink_when *w = user;
+    if (!w->done && strstr(msg, w->when)) {
+        ck_assert_int_eq(truncate(w->path, 4096), 0);
+        w->done = 1;
+    }
+}
+
+/* A CSV file truncated while it is read (after the counting pass, before the parse), and
+ * while it is converted in bounded memory (before the pass that writes the windows): no
+ * SIGBUS, PT_ERR_IO "FILE: file shrank while being read", no dataset, no output file. */
+START_TEST(shrinks_while_read)
+{
+    /* 20,000 rows of 30 features: 2.6 MB dense, 1.3 MB of text */
+    size_t cap = 20000 * 64, len = 0;
+    char *text = malloc(cap);
+    for (int i = 0; i < 20000; i++) {
+        len += (size_t)snprintf(text + len, cap - len, "%d", i % 2);
+        for (int j = 0; j < 30; j++) len += (size_t)snprintf(text + len, cap - len, ",%d", (i + j) % 7);
+        text[len++] = '\n';
+    }
+    for (int k = 0; k < 2; k++) {
+        char path[512], out[512], want[600];
+        snprintf(path, sizeof path, "%s", tu_write_bytes("shrink", ".csv", text, len));
+        snprintf(out, sizeof out, "%s", tu_path("shrink", ".ptd"));
+        pt_read_options o = opts(-1, 0);
+        shrink_when w = {path, k == 0 ? "counted; parsing" : "converted in windows", 0};
+        pt_set_log(shrink_on_log, &w);
+        pt_dataset *ds = NULL;
+        pt_status s;
+        if (k == 0) {
+            s = pt_dataset_read(path, &o, &ds);
+        } else {
+            o.mem_budget_bytes = 1u << 20; /* under the dense rows: converted in bounded memory */
+            s = pt_dataset_convert_file(path, &o, out);
+        }
+        pt_set_log(NULL, NULL);
+        ck_assert_msg(w.done, "case %d: the log never said '%s'", k, w.when);
+        ck_assert_msg(s == PT_ERR_IO, "case %d: status %d: %s", k, s, pt_last_error());
+        snprintf(want, sizeof want, "%s: file shrank while being read", path);
+        HAS(pt_last_error(), want);
+        ck_assert_ptr_null(ds);
+        ck_assert_int_eq(access(out, F_OK), -1);
+        unlink(path);
+    }
+    free(text);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("io_csv");
@@ -531,6 +589,7 @@ static Suite *suite(void)
     tcase_add_test(t, err_empty);
     tcase_add_test(t, err_missing_file);
     tcase_add_test(t, memory_budget_refused);
+    tcase_add_test(t, shrinks_while_read);
     suite_add_tcase(s, t);
     return s;
 }

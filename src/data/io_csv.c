@@ -24,6 +24,7 @@ typedef struct csv_file {
     const char *kept; /* the bounded convert: the mapped text from here on is resident; pages
                        * behind the passes are released (NULL: never) ... */
     size_t resident;  /* ... in steps of this many bytes (a power of two, pages whole) */
+    pt_guard *guard;  /* the mapped text's (pt_text_map), or NULL */
 } csv_file;
 
 static inline bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -408,6 +409,8 @@ static pt_status read_mapped(csv_file *c, const pt_read_options *o, pt_dataset *
     size_t n, first_line = 0;
     const char *first;
     PT_TRY(scan_file(c, o, &n, &first, &first_line));
+    pt_log(PT_LOG_INFO, "%s: %zu data rows of %zu columns counted; parsing them", c->path, n,
+           c->ncols);
     return read_rows(c, o, n, first, first_line, out);
 }
 
@@ -415,6 +418,7 @@ static pt_status read_mapped(csv_file *c, const pt_read_options *o, pt_dataset *
 static pt_status csv_open(const char *path, const pt_read_options *o, csv_file *c, size_t *len,
                           bool *mapped)
 {
+    c->guard = NULL;
     if (o->csv_label_column < PT_CSV_LABEL_LAST)
         return pt_fail(PT_ERR_INVALID, "%s: label column %d must be >= 0 (or "
                        "PT_CSV_LABEL_LAST)", path, o->csv_label_column);
@@ -426,7 +430,8 @@ static pt_status csv_open(const char *path, const pt_read_options *o, csv_file *
                        "separate fields: it can be part of a number (letters, digits, '.', '+', "
                        "'-'), a quote or a line end", path, u >= ' ' && u < 0x7f ? sep : '?', u);
     const char *data;
-    PT_TRY(pt_text_map(path, o->mem_budget_bytes, &data, len, mapped));
+    pt_guard *guard;
+    PT_TRY(pt_text_map(path, o->mem_budget_bytes, &data, len, mapped, &guard));
     /* before c's end pointer: an empty text may be a null pointer (no offset on it) */
     if (*len == 0) return pt_fail(PT_ERR_PARSE, "%s: no data rows (empty file)", path);
     *c = (csv_file){path,
@@ -439,7 +444,8 @@ static pt_status csv_open(const char *path, const pt_read_options *o, csv_file *
                     o->csv_label_name,
                     "",
                     NULL,
-                    0};
+                    0,
+                    guard};
     return PT_OK;
 }
 
@@ -454,7 +460,12 @@ pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **o
         s = pt_fail(PT_ERR_UNSUPPORTED, "%s: a share of a distributed run is read from a regular "
                     "file, not gzip or standard input: decompress it first", path);
     if (s == PT_OK) s = read_mapped(&c, o, out);
-    if (len) pt_text_unmap(c.data, len, mapped);
+    if (len && pt_guard_damaged(c.guard)) { /* (whatever the zeros it read made of it) */
+        pt_dataset_free(*out);
+        *out = NULL;
+        s = pt_guard_check(c.guard);
+    }
+    if (len) pt_text_unmap(c.data, len, mapped, c.guard);
     return s;
 }
 
@@ -634,6 +645,7 @@ static pt_status write_windows(FILE *f, const void *ctx)
         s = pt_ptd_writer_sparse(w, ends, rows, col, val, e);
         kept += e;
     }
+    if (s == PT_OK) s = pt_guard_check(j->c->guard); /* (the rows must be the file's) */
     if (s == PT_OK) s = pt_ptd_writer_end(w, j->meta->class_values, j->meta->cls, nnz);
     pt_ptd_writer_free(w);
     pt_free(X);
@@ -736,7 +748,12 @@ pt_status pt_convert_csv_ptd(const char *path, const pt_read_options *o, const c
                         "memory", why);
         }
     }
-    if (len) pt_text_unmap(c.data, len, mapped);
+    if (len && pt_guard_damaged(c.guard)) { /* (whatever the zeros it read made of it) */
+        pt_dataset_free(*whole);
+        *whole = NULL;
+        s = pt_guard_check(c.guard);
+    }
+    if (len) pt_text_unmap(c.data, len, mapped, c.guard);
     return s;
 }
 

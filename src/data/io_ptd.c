@@ -625,6 +625,10 @@ static pt_status finish_read(pt_status s, pt_dataset *ds, pt_layout want, size_t
     if (s == PT_OK && want != ds->layout) {
         pt_dataset *copy;
         s = pt_dataset_convert(ds, want, budget, &copy);
+        if (s == PT_OK && pt_guard_damaged(ds->guard)) { /* the copy holds zeros */
+            pt_dataset_free(copy);
+            s = pt_guard_check(ds->guard);
+        }
         if (s == PT_OK) {
             pt_dataset_free(ds);
             ds = copy;
@@ -661,6 +665,7 @@ static pt_status read_share(const char *path, int fd, size_t map_len, const head
     unsigned char *base = map;
     ds->map = map;
     ds->map_len = map_len;
+    ds->guard = pt_guard_map(map, map_len, path);
     ds->n = (size_t)h->n; /* the whole file's, for load_small; the share's below */
     ds->d = (size_t)h->d;
     ds->stride = (size_t)h->stride;
@@ -735,6 +740,7 @@ static pt_status read_share(const char *path, int fd, size_t map_len, const head
             ds->nnz = nnz;
         }
     }
+    if (pt_guard_damaged(ds->guard)) s = pt_guard_check(ds->guard); /* (over what zeros made) */
     pt_layout want = o->layout == PT_LAYOUT_AUTO ? ds->layout : o->layout;
     return finish_read(s, ds, want, budget, out);
 }
@@ -817,6 +823,7 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     ds->map = map;
     ds->map_len = map_len;
     ds->X_owned = false;
+    ds->guard = pt_guard_map(map, map_len, path);
     if (stream_rows && !(ds->win = pt_window_new(map, map_len, stream_rows,
                                                  (size_t)h.stride * sizeof(float), keep_fd))) {
         pt_dataset_free(ds);
@@ -850,6 +857,7 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     if (s == PT_OK) s = sparse ? verify_csr(path, &h, ds)
                          : ds->dtype != PT_DTYPE_F32 ? verify_compact(path, &h, ds)
                                                     : verify_matrix(path, &h, ds);
+    if (pt_guard_damaged(ds->guard)) s = pt_guard_check(ds->guard); /* (over what zeros made) */
     if (s == PT_OK && want != stored && ds->dtype != PT_DTYPE_F32)
         s = pt_fail(PT_ERR_UNSUPPORTED, "%s: a %s file is read in the dense layout only (compact "
                     "storage is dense)", path, pt_dtype_name(ds->dtype));
@@ -1062,9 +1070,17 @@ static pt_status write_compact(FILE *f, const pt_dataset *ds, header *h, const d
     return put_sections(f, ds, h, data, ds->dtype == PT_DTYPE_U8 ? SEC_DIVISORS : SEC_MATRIX);
 }
 
+static pt_status write_ptd(FILE *f, const pt_dataset *ds);
+
+/* (the rows written must be the file's: one that shrank under ds meanwhile read as zeros) */
 pt_status pt_write_ptd(FILE *f, const void *ctx)
 {
-    const pt_dataset *ds = ctx;
+    pt_status s = write_ptd(f, ctx);
+    return s == PT_OK ? pt_guard_check(((const pt_dataset *)ctx)->guard) : s;
+}
+
+static pt_status write_ptd(FILE *f, const pt_dataset *ds)
+{
     size_t n = ds->n, d = ds->d, stride = ds->stride;
     if (stride != pt_stride_for(d))
         return pt_fail(PT_ERR_INVALID, "dataset stride %zu, expected %zu for %zu features", stride,

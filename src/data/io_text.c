@@ -136,8 +136,9 @@ pt_status pt_text_open(const char *path, int *fd, struct stat *st)
 }
 
 pt_status pt_text_map(const char *path, size_t budget, const char **data, size_t *len,
-                      bool *mapped)
+                      bool *mapped, pt_guard **guard)
 {
+    *guard = NULL;
     int fd;
     struct stat st;
     *data = NULL;
@@ -154,6 +155,7 @@ pt_status pt_text_map(const char *path, size_t budget, const char **data, size_t
         *data = p;
         *len = (size_t)st.st_size;
         *mapped = true;
+        *guard = pt_guard_map(p, *len, path);
     } else if (!plain || st.st_size > 0) {
         s = pt_text_read_all(path, fd, budget, data, len);
     }
@@ -161,9 +163,10 @@ pt_status pt_text_map(const char *path, size_t budget, const char **data, size_t
     return s;
 }
 
-void pt_text_unmap(const char *data, size_t len, bool mapped)
+void pt_text_unmap(const char *data, size_t len, bool mapped, pt_guard *guard)
 {
     if (!data) return;
+    pt_guard_release(guard);
     if (mapped) munmap((void *)data, len);
     else free((void *)data);
 }
@@ -228,6 +231,7 @@ pt_status pt_text_write_rows(FILE *f, const pt_dataset *ds, pt_text_row_fn fn)
     }
     pt_window_end(ds, &at);
     if (s == PT_OK) s = pt_text_flush(f, buf, &used);
+    if (s == PT_OK) s = pt_guard_check(ds->guard); /* (a file that shrank under ds: zeros) */
     uselocale(old);
     free(buf);
     free(labels);

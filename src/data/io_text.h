@@ -30,11 +30,12 @@ bool pt_text_gzip(int fd);
 pt_status pt_text_read_all(const char *path, int fd, size_t budget, const char **data,
                            size_t *len);
 /* The whole file in memory: mapped, or read (pipes, gzip: within budget, as
- * pt_text_read_all); *mapped says which, for pt_text_unmap. An empty file gives len 0 and
- * data NULL. */
+ * pt_text_read_all); *mapped says which, for pt_text_unmap. A mapping is guarded (*guard:
+ * pt_guard_damaged once the file shrank under it, its part that went then reading as zeros;
+ * NULL when read). An empty file gives len 0 and data NULL. */
 pt_status pt_text_map(const char *path, size_t budget, const char **data, size_t *len,
-                      bool *mapped);
-void pt_text_unmap(const char *data, size_t len, bool mapped);
+                      bool *mapped, pt_guard **guard);
+void pt_text_unmap(const char *data, size_t len, bool mapped, pt_guard *guard);
 
 /* ------------------------------------------------------------------------ writers */
 
