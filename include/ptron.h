@@ -147,10 +147,12 @@ PT_API pt_format pt_format_from_path(const char *path);
 
 /* CSV as read: one row a line, fields split at csv_delimiter and trimmed of blanks, the label
  * in column csv_label_column, every other field a feature value (numbers only; labels may be
- * words). With csv_header -1 the first line is a header when its words stand where the next
- * line has numbers, in a column other than the label's: "y,a,b" above "1,0.5,2" is a header,
- * a first line with an empty field is data. An empty field is a missing value, and missing
- * values are refused with the file, line and column (as NaN and Inf are): ptron does not
+ * words). With csv_header -1 the first line is a header when it holds no number (in the
+ * label's column or any other), at least one word, and the next line has numbers: "y,a,b"
+ * above "1,0.5,2" is a header (empty names too: ",a,b"), anything else is data, so a malformed
+ * first row ("1,2x,3", a NUL byte) is refused with its line and column, not dropped as a
+ * header, and a first line of empty fields is data. An empty field is a missing value, and
+ * missing values are refused with the file, line and column (as NaN and Inf are): ptron does not
  * impute, so fill them in first (0 where a feature is absent, as a LIBSVM file means it).
  * With the default delimiter, a first line without a comma that holds ';', a tab, '|' or a
  * space is refused with the separator found (such a file would otherwise read as one column
@@ -200,8 +202,10 @@ PT_API void pt_read_options_init(pt_read_options *o);
  * starts with gzip's magic bytes is read through zlib (messages give the line of the
  * decompressed text), and PT_FORMAT_AUTO looks at the extension under a ".gz" (data.csv.gz is
  * CSV). The path "-" is standard input (LIBSVM or CSV, gzip or not; messages call it
- * "standard input"); a .ptd dataset cannot come from there (PT_ERR_INVALID). A gzip file and
- * standard input are read whole into memory (the text, outside mem_budget_bytes) first. */
+ * "standard input"); a .ptd dataset cannot come from there (PT_ERR_INVALID). A gzip file,
+ * standard input and a device or pipe are read whole into memory first, the text held within
+ * mem_budget_bytes: one that outgrows it stops there (PT_ERR_LIMIT, naming the budget and the
+ * way out: a file, read in place), so a gzip bomb or /dev/zero costs at most the budget. */
 PT_API pt_status pt_dataset_read(const char *path, const pt_read_options *o, pt_dataset **out);
 
 /* Write a dataset, in either layout, in format f (PT_FORMAT_AUTO: by the path's extension).
@@ -397,6 +401,17 @@ PT_API void pt_dataset_get_info(const pt_dataset *ds, pt_dataset_info *info);
  * Code that reads the rows in another order still works, with the file's pages resident (and
  * reclaimable) as it reads them. */
 PT_API size_t pt_dataset_streamed(const pt_dataset *ds);
+/* PT_OK while the file a dataset is mapped from (a .ptd file, read in place) is whole, else
+ * PT_ERR_IO "FILE: file shrank while being read" once it shrank under the dataset (another
+ * process truncated or rewrote it). Reading the part that went would end the process with
+ * SIGBUS; instead the library marks the dataset and the part reads as zeros from then on, so
+ * what was computed from its rows since is not of the data. The readers, pt_train, the
+ * writers, scoring (pt_model_evaluate, pt_model_predict, pt_model_scores and the files they
+ * write) and cross-validation check it themselves and fail so; a caller of other functions
+ * (scaling, expansion, statistics) checks it after them. While a dataset or CSV text is
+ * mapped the library keeps a SIGBUS handler installed (chaining the one before for any other
+ * fault; put back when the last mapping goes). */
+PT_API pt_status pt_dataset_intact(const pt_dataset *ds);
 /* How a streamed dataset's window pages arrive, the cheapest of three ways timed on 4 MiB of
  * its file when the first window is read (the read verifies the checksums in a streamed pass,
  * so after pt_dataset_read): "faulted" (read in the mapping, released behind each window),
@@ -922,7 +937,15 @@ PT_API void pt_train_report_clear(pt_train_report *r);
  * perceptron (p->multiclass) on the online path. On success *model is new (free with pt_model_free) and
  * *report (if not NULL) is filled; the model is final (pt_model_resumable is 0). A run stopped
  * by its stop token, pt_request_stop or the progress callback returns PT_ERR_INTERRUPTED with the model as it
- * stands in *model, on every path, recording where the run stands so that it can be resumed. */
+ * stands in *model, on every path, recording where the run stands so that it can be resumed.
+ * A run on a dataset whose file shrank under it (pt_dataset_intact) stops at once and returns
+ * PT_ERR_IO naming the file; what it computed from the rows that went (read as zeros) is
+ * dropped: *model is the model of the last epoch the run read whole (its epochs_run; resumable,
+ * as a checkpoint of that epoch, with the file whole again), or NULL when no epoch was. On such
+ * data the epoch hook (p->epoch_hook) is not called for an epoch that read zeros, and the
+ * library copies the hook's model at the epoch ends (the copies kept to a sixteenth of the
+ * run's time: the model handed back may then be a few epochs older than the last whole one);
+ * the report describes the run as it went. */
 PT_API pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
                           pt_train_report *report);
 

@@ -326,10 +326,10 @@ static int scaled_epoch(const pt_model *m, int epoch, size_t mistakes, void *use
 }
 
 static pt_status train_dispatch(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
-                                pt_train_report *report);
+                                pt_train_report *report, const atomic_int *fault);
 
 static pt_status train_scaled(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
-                              pt_train_report *report);
+                              pt_train_report *report, const atomic_int *fault);
 
 /* Whether a run of p reads the rows of a compact dataset directly: the online path (every
  * variant, one-vs-rest, the multiclass perceptron, over an expansion's rows too), the batch
@@ -342,27 +342,70 @@ static bool reads_compact(const pt_train_params *p)
     return p->scale != PT_SCALE_NONE || p->path != PT_PATH_KERNEL;
 }
 
-pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
-                   pt_train_report *report)
+/* pt_train with fault the damage mark of ds's mapping (NULL: none), which stops the run. */
+static pt_status train_data(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
+                            pt_train_report *report, const atomic_int *fault)
 {
     if (ds->dtype == PT_DTYPE_F32 || reads_compact(p) || pt_train_params_check(p) != PT_OK)
-        return train_scaled(ds, p, model, report);
+        return train_scaled(ds, p, model, report, fault);
     pt_clear_error();
     *model = NULL;
     if (report) memset(report, 0, sizeof *report);
     pt_dataset *wide;
     const pt_dataset *use;
     PT_TRY(pt_dataset_as_f32(ds, p->mem_budget_bytes, "the kernel path", &wide, &use));
-    pt_status s = train_scaled(use, p, model, report);
+    pt_status s = train_scaled(use, p, model, report, fault);
     pt_dataset_free(wide);
     return s;
 }
 
+/* The run on a dataset mapped from a file (ds->guard), which may shrink under it (another
+ * process truncates it): the part that went reads as zeros, and the run stops at once (its
+ * stop token polls the mark). Whatever it computed from the zeros is dropped: the model handed
+ * back is the one kept at the last epoch end the data was whole at (epoch_keep.c), with
+ * PT_ERR_IO naming the file and that epoch. */
+static pt_status train_guarded(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
+                               pt_train_report *report)
+{
+    *model = NULL;
+    if (report) memset(report, 0, sizeof *report);
+    if (pt_guard_damaged(ds->guard)) return pt_guard_check(ds->guard); /* (shrank before) */
+    pt_train_params q = *p;
+    pt_epoch_keep keep;
+    pt_epoch_keep_start(&keep, ds->guard, &q);
+    pt_status s = train_data(ds, &q, model, report, pt_guard_flag(ds->guard));
+    if (pt_guard_damaged(ds->guard)) {
+        pt_model_free(*model);
+        *model = pt_epoch_keep_take(&keep);
+        if (*model)
+            s = pt_fail(PT_ERR_IO, "%s: file shrank while training read it (truncated or "
+                        "rewritten by another process?): the run stopped, and what it computed "
+                        "from the rows that went (read as zeros) is dropped; the model handed "
+                        "back is that of epoch %d, the last read whole (resumable, as a "
+                        "checkpoint of it)", pt_guard_path(ds->guard), (*model)->epochs_run);
+        else
+            s = pt_fail(PT_ERR_IO, "%s: file shrank while training read it (truncated or "
+                        "rewritten by another process?), before any epoch was read whole: no "
+                        "model", pt_guard_path(ds->guard));
+    }
+    pt_epoch_keep_end(&keep);
+    return s;
+}
+
+pt_status pt_train(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
+                   pt_train_report *report)
+{
+    /* (p is read past its struct_size only once that is checked) */
+    if (!ds->guard || pt_train_params_check(p) != PT_OK)
+        return train_data(ds, p, model, report, NULL);
+    return train_guarded(ds, p, model, report);
+}
+
 static pt_status train_scaled(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
-                              pt_train_report *report)
+                              pt_train_report *report, const atomic_int *fault)
 {
     if (p->scale == PT_SCALE_NONE || pt_train_params_check(p) != PT_OK || ds->shard_count > 1)
-        return train_dispatch(ds, p, model, report);
+        return train_dispatch(ds, p, model, report, fault);
     /* fit the scaling on the training rows, train on the scaled copy, keep it in the model */
     pt_clear_error();
     *model = NULL;
@@ -382,7 +425,7 @@ static pt_status train_scaled(const pt_dataset *ds, const pt_train_params *p, pt
         q.epoch_hook = scaled_epoch;
         q.epoch_user = &h;
     }
-    s = train_dispatch(scaled, &q, model, report);
+    s = train_dispatch(scaled, &q, model, report, fault);
     if (*model) {
         (*model)->params.epoch_hook = NULL;
         (*model)->params.epoch_user = NULL;
@@ -395,7 +438,7 @@ static pt_status train_scaled(const pt_dataset *ds, const pt_train_params *p, pt
 }
 
 static pt_status train_dispatch(const pt_dataset *ds, const pt_train_params *p, pt_model **model,
-                                pt_train_report *report)
+                                pt_train_report *report, const atomic_int *fault)
 {
     pt_clear_error();
     *model = NULL;
@@ -411,6 +454,7 @@ static pt_status train_dispatch(const pt_dataset *ds, const pt_train_params *p, 
     /* the paths see this call's own stop token, and run with its thread count */
     pt_stop stop;
     pt_stop_arm(&stop, p->stop);
+    stop.fault = fault;
     pt_train_params call = *p;
     call.stop = &stop;
     call.kernel.gamma = run_gamma(ds, p); /* the model records the number used */

@@ -376,6 +376,43 @@ START_TEST(header_by_content)
 }
 END_TEST
 
+/* A header holds no number: a first row with a numeric label or value is data, and a bad
+ * cell in it is an error naming its line and column (it is not dropped as a header). */
+START_TEST(malformed_first_row_is_data)
+{
+    expect_fail("1,2x,3\n-1,3,4\n1,5,6\n", 1, "column 2: '2x' is not a number");
+    expect_fail("label,a,b\n1,2x,3\n", 2, "column 2: '2x' is not a number");
+    /* a word among numbers in the first row is bad data too, in any column */
+    expect_fail("1,2,zz\n-1,3,4\n", 1, "column 3: 'zz' is not a number");
+    /* a NUL byte in the first row: refused, said as such, at its line and column */
+    static const char nul_value[] = "1,2\0,3\n-1,3,4\n";
+    static const char nul_label[] = "1\0,2,3\n-1,3,4\n";
+    const struct { const char *text; size_t len; const char *key; } cases[] = {
+        {nul_value, sizeof nul_value - 1, "column 2 holds a NUL byte (byte 2 of the field)"},
+        {nul_label, sizeof nul_label - 1, "column 1 (the label) holds a NUL byte"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s", tu_write_bytes("nul", ".csv", cases[k].text,
+                                                         cases[k].len));
+        pt_read_options o = opts(-1, 0);
+        pt_dataset *ds = NULL;
+        ck_assert_int_eq(pt_dataset_read(path, &o, &ds), PT_ERR_PARSE);
+        ck_assert_ptr_null(ds);
+        char tag[600];
+        snprintf(tag, sizeof tag, "%s:1: %s", path, cases[k].key);
+        HAS(pt_last_error(), tag);
+        unlink(path);
+    }
+    /* a header with an empty label name (pandas' index column) is still a header */
+    pt_read_options o = opts(-1, 0);
+    pt_dataset *ds = read_text(",a,b\n1,2,3\n", &o);
+    ck_assert_uint_eq(pt_dataset_n(ds), 1);
+    check_row(ds, 0, 1, (const float[]){2, 3}, 2);
+    pt_dataset_free(ds);
+}
+END_TEST
+
 /* A first line without a comma but with another separator is refused, naming it and the
  * option; with csv_delimiter set the file reads. */
 START_TEST(other_separators)
@@ -470,6 +507,64 @@ START_TEST(sparse_written)
 }
 END_TEST
 
+/* Truncates the file named by user when the reader's log says `when`: before a pass over the
+ * text that then reads the part that went, certainly. */
+typedef struct shrink_when {
+    const char *path, *when;
+    int done;
+} shrink_when;
+
+static void shrink_on_log(pt_log_level level, const char *msg, void *user)
+{
+    (void)level;
+    shrink_when *w = user;
+    if (!w->done && strstr(msg, w->when)) {
+        ck_assert_int_eq(truncate(w->path, 4096), 0);
+        w->done = 1;
+    }
+}
+
+/* A CSV file truncated while it is read (after the counting pass, before the parse), and
+ * while it is converted in bounded memory (before the pass that writes the windows): no
+ * SIGBUS, PT_ERR_IO "FILE: file shrank while being read", no dataset, no output file. */
+START_TEST(shrinks_while_read)
+{
+    /* 20,000 rows of 30 features: 2.6 MB dense, 1.3 MB of text */
+    size_t cap = 20000 * 64, len = 0;
+    char *text = malloc(cap);
+    for (int i = 0; i < 20000; i++) {
+        len += (size_t)snprintf(text + len, cap - len, "%d", i % 2);
+        for (int j = 0; j < 30; j++) len += (size_t)snprintf(text + len, cap - len, ",%d", (i + j) % 7);
+        text[len++] = '\n';
+    }
+    for (int k = 0; k < 2; k++) {
+        char path[512], out[512], want[600];
+        snprintf(path, sizeof path, "%s", tu_write_bytes("shrink", ".csv", text, len));
+        snprintf(out, sizeof out, "%s", tu_path("shrink", ".ptd"));
+        pt_read_options o = opts(-1, 0);
+        shrink_when w = {path, k == 0 ? "counted; parsing" : "converted in windows", 0};
+        pt_set_log(shrink_on_log, &w);
+        pt_dataset *ds = NULL;
+        pt_status s;
+        if (k == 0) {
+            s = pt_dataset_read(path, &o, &ds);
+        } else {
+            o.mem_budget_bytes = 1u << 20; /* under the dense rows: converted in bounded memory */
+            s = pt_dataset_convert_file(path, &o, out);
+        }
+        pt_set_log(NULL, NULL);
+        ck_assert_msg(w.done, "case %d: the log never said '%s'", k, w.when);
+        ck_assert_msg(s == PT_ERR_IO, "case %d: status %d: %s", k, s, pt_last_error());
+        snprintf(want, sizeof want, "%s: file shrank while being read", path);
+        HAS(pt_last_error(), want);
+        ck_assert_ptr_null(ds);
+        ck_assert_int_eq(access(out, F_OK), -1);
+        unlink(path);
+    }
+    free(text);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("io_csv");
@@ -480,6 +575,7 @@ static Suite *suite(void)
     tcase_add_test(t, header_detected);
     tcase_add_test(t, header_forced);
     tcase_add_test(t, header_by_content);
+    tcase_add_test(t, malformed_first_row_is_data);
     tcase_add_test(t, other_separators);
     tcase_add_test(t, label_column);
     tcase_add_test(t, label_last_and_named);
@@ -493,6 +589,7 @@ static Suite *suite(void)
     tcase_add_test(t, err_empty);
     tcase_add_test(t, err_missing_file);
     tcase_add_test(t, memory_budget_refused);
+    tcase_add_test(t, shrinks_while_read);
     suite_add_tcase(s, t);
     return s;
 }

@@ -754,6 +754,53 @@ START_TEST(sparse_crafted)
 }
 END_TEST
 
+/* Truncates the file named by user when the reader says it streams it: before the pass that
+ * verifies the checksums, so that pass reads the part that went, certainly. */
+static void shrink_on_stream(pt_log_level level, const char *msg, void *user)
+{
+    (void)level;
+    if (strstr(msg, "streamed from the file")) ck_assert_int_eq(truncate(user, 4096), 0);
+}
+
+/* A streamed file (dense, compact, sparse) truncated while the reader verifies it: no SIGBUS,
+ * PT_ERR_IO "FILE: file shrank while being read", no dataset. */
+START_TEST(shrinks_while_read)
+{
+    const pt_layout layouts[] = {PT_LAYOUT_DENSE, PT_LAYOUT_DENSE, PT_LAYOUT_SPARSE};
+    const pt_dtype types[] = {PT_DTYPE_F32, PT_DTYPE_BF16, PT_DTYPE_F32};
+    for (int k = 0; k < 3; k++) {
+        pt_gen_params g;
+        pt_gen_params_init(&g);
+        g.kind = PT_GEN_NOISY;
+        g.n = 4000;
+        g.d = 60;
+        pt_dataset *ds, *c;
+        ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+        if (layouts[k] == PT_LAYOUT_SPARSE)
+            ck_assert_int_eq(pt_dataset_convert(ds, PT_LAYOUT_SPARSE, 0, &c), PT_OK);
+        else ck_assert_int_eq(pt_dataset_to_dtype(ds, types[k], 0, &c), PT_OK);
+        char path[512];
+        snprintf(path, sizeof path, "%s", tu_path("shrink", ".ptd"));
+        ck_assert_int_eq(pt_dataset_write(c, path, PT_FORMAT_PTD), PT_OK);
+        pt_dataset_free(c);
+        pt_dataset_free(ds);
+        pt_read_options o;
+        pt_read_options_init(&o);
+        o.mem_budget_bytes = 64 << 10; /* streamed */
+        pt_set_log(shrink_on_stream, path);
+        pt_dataset *got = (pt_dataset *)1;
+        pt_status s = pt_dataset_read(path, &o, &got);
+        pt_set_log(NULL, NULL);
+        ck_assert_msg(s == PT_ERR_IO, "case %d: status %d: %s", k, s, pt_last_error());
+        ck_assert_ptr_null(got);
+        char want[600];
+        snprintf(want, sizeof want, "%s: file shrank while being read", path);
+        HAS(pt_last_error(), want);
+        unlink(path);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("io_ptd");
@@ -779,6 +826,7 @@ static Suite *suite(void)
     tcase_add_test(t, version_1_reads);
     tcase_add_test(t, sparse_checksums_and_truncation);
     tcase_add_test(t, sparse_crafted);
+    tcase_add_test(t, shrinks_while_read);
     suite_add_tcase(s, t);
     return s;
 }

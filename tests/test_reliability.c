@@ -8,6 +8,7 @@
  * memory alone is terabytes of reservations), so those tests print a note and skip there. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -501,6 +502,235 @@ START_TEST(test_cli_output_to_dev_full)
 }
 END_TEST
 
+/* ------------------------------------------------------------------- inputs kept */
+
+/* An output that is an input (the same file, or a symlink to it) is refused naming both
+ * paths, exit 1, and the input is left as it was: train (-o, MODEL, --checkpoint), convert,
+ * scale (-o, --save-params), expand and predict. */
+START_TEST(test_cli_output_is_input_refused)
+{
+    const char *data = keep(0, tu_path("same", ".svm")), *link = keep(1, tu_path("same", ".svm"));
+    const char *model = keep(2, tu_path("same", ".model"));
+    ok("gen separable --n 200 --d 3 --seed 2 -o %s", data);
+    ok("train %s -o %s --quiet", data, model);
+    ck_assert_int_eq(symlink(data, link), 0);
+    size_t len;
+    char *before = tu_read_file(data, &len);
+    const struct {
+        const char *fmt, *out_what, *in_what;
+    } cases[] = {
+        {"train %1$s -o %1$s --quiet", "-o", "DATA"},
+        {"train %1$s %2$s --quiet", "MODEL", "DATA"},
+        {"train %1$s -o %3$s --checkpoint %2$s --quiet", "--checkpoint", "DATA"},
+        {"train %3$s -o %2$s --test %1$s --quiet", "-o", "--test"},
+        {"convert %1$s -o %2$s", "-o", "IN"},
+        {"convert %1$s -o %1$s --to csv", "-o", "IN"},
+        {"scale %1$s -o %2$s", "-o", "DATA"},
+        {"scale %1$s -o %4$s --save-params %2$s", "--save-params", "DATA"},
+        {"expand %1$s --degree 2 -o %2$s", "-o", "FILE"},
+        {"predict %3$s %1$s -o %2$s", "-o", "FILE"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        /* %3$s: the model, or another data file to train on (--test names the shared one);
+         * %4$s: an output of no concern, which a refused command never writes */
+        const char *other = k == 3 ? keep(3, tu_path("other", ".svm")) : model;
+        if (k == 3) ok("gen separable --n 50 --d 3 -o %s", other);
+        const char *spare = keep(4, tu_path("spare", ".out"));
+        char args[2048];
+        snprintf(args, sizeof args, cases[k].fmt, data, link, other, spare);
+        char *out, *err;
+        int rc = run(&out, &err, "%s", args);
+        ck_assert_msg(rc == 1, "%s: exit %d, expected 1: %s", args, rc, err);
+        HAS(err, "are the same file");
+        HAS(err, cases[k].out_what);
+        HAS(err, cases[k].in_what);
+        HAS(err, data);
+        size_t after_len;
+        char *after = tu_read_file(data, &after_len);
+        ck_assert_msg(after && after_len == len && memcmp(before, after, len) == 0,
+                      "%s: the input was changed", args);
+        ck_assert_int_eq(access(spare, F_OK), -1);
+        free(after);
+        free(out);
+        free(err);
+    }
+    /* another file of the same name elsewhere is no input: written */
+    ok("convert %s -o %s --to csv", data, keep(5, tu_path("same", ".csv")));
+    free(before);
+    unlink(link);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ bounded memory */
+
+/* The peak resident memory (KiB) of a CLI run that must succeed. */
+static long peak_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static long peak_ok(const char *fmt, ...)
+{
+    char args[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    char *err;
+    long peak = 0;
+    int rc = tu_run_cli_peak(NULL, args, NULL, &err, &peak);
+    ck_assert_msg(rc == 0, "ptron %s: exit %d: %s", args, rc, err);
+    free(err);
+    return peak;
+}
+
+/* On a streamed .ptd file (its matrix ten to twenty times --mem-mb), --bounds and the writers
+ * (text, and .ptd) walk the windows as training does: their peak stays within 10 MiB (their
+ * write buffers) of a streamed epoch's, below the matrix, which they once held resident whole
+ * (37.5 MiB of float32 rows, 18.75 MiB of bf16 ones, widened where read). */
+START_TEST(test_streamed_bounds_and_writers_within_budget)
+{
+    const char *f32 = keep(0, tu_path("stream", ".ptd")), *bf16 = keep(1, tu_path("stream", ".ptd"));
+    const char *model = keep(2, tu_path("stream", ".model")), *out = keep(3, tu_path("stream", ""));
+    ok("gen separable --n 100000 --d 96 --seed 5 -o %s", f32); /* a 38.4 MB matrix */
+    ok("convert %s -o %s --dtype bf16", f32, bf16);            /* 19.2 MB */
+    const struct {
+        const char *data;
+        long mem_mb;
+    } files[] = {{f32, 4}, {bf16, 2}};
+    const char *cmds[] = {"train %s -o %s --epochs 1 --mem-mb %ld --bounds --quiet",
+                          "convert %s -o %s.svm --mem-mb %ld", "convert %s -o %s.csv --mem-mb %ld",
+                          "convert %s -o %s.ptd --mem-mb %ld"};
+    for (size_t f = 0; f < 2; f++) {
+        const char *data = files[f].data;
+        long base = peak_ok("train %s -o %s --epochs 1 --mem-mb %ld --quiet", data, model,
+                            files[f].mem_mb);
+        for (size_t k = 0; k < sizeof cmds / sizeof *cmds; k++) {
+            long peak = peak_ok(cmds[k], data, k ? out : model, files[f].mem_mb);
+            ck_assert_msg(peak < base + 10240, "%s (%s): peak %ld KiB, a streamed epoch's %ld KiB",
+                          cmds[k], data, peak, base);
+        }
+        char name[600];
+        for (const char *const *ext = (const char *const[]){".svm", ".csv", ".ptd", NULL}; *ext;
+             ext++) {
+            snprintf(name, sizeof name, "%s%s", out, *ext);
+            unlink(name);
+        }
+    }
+    unlink(f32);
+    unlink(bf16);
+}
+END_TEST
+
+/* Text that cannot be mapped (gzip, standard input, a device) is read into memory whole: it
+ * stops at --mem-mb with a message naming the budget and the way out, its peak within four
+ * times the budget of a tiny run's (the budget, and the smaller buffers it grew out of, which
+ * a sanitizer's allocator keeps in quarantine), however much text there is: 96 MiB of zeros
+ * behind a 94 KB gzip file, /dev/zero without end, 96 MiB of valid lines on a pipe. */
+START_TEST(test_unmappable_text_stops_at_budget)
+{
+    const char *tiny = keep(0, tu_write_file("tiny", ".svm", "1 1:1\n-1 1:-1\n"));
+    const char *gz = keep(1, tu_path("zeros", ".svm.gz")), *model = keep(2, tu_path("t", ".model"));
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "head -c 100663296 /dev/zero | gzip -1 >%s", gz);
+    ck_assert_int_eq(system(cmd), 0);
+    char *err;
+    long base = 0;
+    char args[2048];
+    snprintf(args, sizeof args, "train %s -o %s --quiet", tiny, model);
+    ck_assert_int_eq(tu_run_cli_peak(NULL, args, NULL, NULL, &base), 0);
+    const struct {
+        const char *feed, *fmt, *what;
+    } cases[] = {
+        {NULL, "train %s -o %s --mem-mb 8", "gzip text is decompressed"},
+        {NULL, "train /dev/zero -o %2$s --format csv --mem-mb 8", "a device or pipe"},
+        {NULL, "train /dev/zero -o %2$s --mem-mb 8", "a device or pipe"},
+        {NULL, "convert %s -o %2$s.ptd --mem-mb 8", "gzip text is decompressed"},
+        {"yes '1 1:0.5 2:1' | head -c 100663296", "train - -o %2$s --mem-mb 8",
+         "standard input is read"},
+        {"yes '1,0.5,1' | head -c 100663296", "convert - -o %2$s.ptd --format csv --mem-mb 8",
+         "standard input is read"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        snprintf(args, sizeof args, cases[k].fmt, gz, model);
+        long peak = 0;
+        int rc = tu_run_cli_peak(cases[k].feed, args, NULL, &err, &peak);
+        ck_assert_msg(rc == 2, "%s: exit %d, expected 2: %s", args, rc, err);
+        HAS(err, "exceeds the memory budget of 8.0 MiB (--mem-mb)");
+        HAS(err, cases[k].what);
+        HAS(err, "give the path of");
+        ck_assert_msg(peak < base + 4 * 8192, "%s: peak %ld KiB, a tiny run's %ld KiB", args, peak,
+                      base);
+        free(err);
+    }
+    unlink(gz);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ shrinking inputs */
+
+/* `ptron train DATA --checkpoint FIFO -o MODEL` with DATA truncated while the run is blocked in
+ * writing epoch 1's checkpoint (the test holds the FIFO's reading end and reads only after the
+ * truncation; the checkpoint is larger than the pipe holds, so the writer is blocked until
+ * then): epoch 2 then reads the part that went. No SIGBUS: exit 2 naming the file, and MODEL
+ * is epoch 1's checkpoint, which --resume on the restored file continues to the model of the
+ * uninterrupted run. In memory, streamed (--mem-mb) and on the batch path. */
+START_TEST(test_cli_data_shrinks_during_training)
+{
+    const char *whole = keep(0, tu_path("whole", ".ptd")), *data = keep(1, tu_path("data", ".ptd"));
+    const char *fifo = keep(2, tu_path("ck", ".fifo")), *model = keep(3, tu_path("m", ".model"));
+    const char *resumed = keep(4, tu_path("r", ".model")), *straight = keep(5, tu_path("u", ".model"));
+    const char *errf = keep(6, tu_path("shrink", ".err"));
+    ok("gen noisy --n 256 --d 16384 --seed 3 -o %s", whole); /* 16 MiB; a model of ~200 KB */
+    const char *variants[] = {"", "--mem-mb 4", "--path batch"};
+    for (size_t k = 0; k < 3; k++) {
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "cp %s %s", whole, data);
+        ck_assert_int_eq(system(cmd), 0);
+        unlink(fifo);
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        snprintf(cmd, sizeof cmd, "train %s -o %s --epochs 3 --checkpoint %s %s", data, model,
+                 fifo, variants[k]);
+        int pid = tu_spawn_cli(cmd, NULL, errf);
+        int rd = open(fifo, O_RDONLY); /* returns once epoch 1's checkpoint is being written */
+        ck_assert_int_ge(rd, 0);
+        ck_assert_int_eq(truncate(data, 4096), 0);
+        int pipe_bytes = fcntl(rd, F_GETPIPE_SZ);
+        size_t got = 0, cap = 1 << 20;
+        char *ck = malloc(cap);
+        for (ssize_t r; (r = read(rd, ck + got, cap - got)) > 0;) {
+            got += (size_t)r;
+            if (got == cap) ck = realloc(ck, cap *= 2);
+        }
+        close(rd);
+        ck_assert_msg(pipe_bytes > 0 && got > (size_t)pipe_bytes, "the checkpoint (%zu bytes) "
+                      "fits in the pipe (%d): the run was not held at epoch 1", got, pipe_bytes);
+        int rc = tu_wait_cli(pid);
+        char *err = tu_read_file(errf, NULL);
+        ck_assert_msg(rc == 2, "%s: exit %d, expected 2: %s", cmd, rc, err);
+        char want[600];
+        snprintf(want, sizeof want, "%s: file shrank while training read it", data);
+        HAS(err, want);
+        HAS(err, "the model handed back is that of epoch 1");
+        HAS(err, model);
+        free(err);
+        /* MODEL is the checkpoint of epoch 1 */
+        const char *ckpath = keep(7, tu_write_bytes("ck", ".model", ck, got));
+        free(ck);
+        const char *diff = model_diff(ckpath, model);
+        ck_assert_msg(!diff, "%s: the model saved is not epoch 1's checkpoint: %s", cmd, diff);
+        /* resumed on the whole file: the uninterrupted run */
+        snprintf(cmd, sizeof cmd, "cp %s %s", whole, data);
+        ck_assert_int_eq(system(cmd), 0);
+        ok("train %s --resume %s -o %s --epochs 3 --quiet %s", data, model, resumed, variants[k]);
+        ok("train %s -o %s --epochs 3 --quiet %s", data, straight, variants[k]);
+        diff = model_diff(resumed, straight);
+        ck_assert_msg(!diff, "%s: resumed, not the uninterrupted run's model: %s", variants[k],
+                      diff);
+        unlink(ckpath);
+    }
+    unlink(fifo);
+    unlink(whole);
+    unlink(data);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- allocation failures */
 
 /* A LIBSVM file whose dense matrix needs rows x (index) x 4 bytes. */
@@ -882,6 +1112,18 @@ static Suite *reliability_suite(void)
     tcase_add_test(tc, test_cli_predict_disk_full_keeps_predictions);
     tcase_add_test(tc, test_cli_output_to_dev_full);
     tcase_add_test(tc, test_predict_many_classes);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("inputs kept");
+    tcase_add_test(tc, test_cli_output_is_input_refused);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("shrinking inputs");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_cli_data_shrinks_during_training);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("bounded memory");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_streamed_bounds_and_writers_within_budget);
+    tcase_add_test(tc, test_unmappable_text_stops_at_budget);
     suite_add_tcase(s, tc);
     tc = tcase_create("allocation failures");
     tcase_set_timeout(tc, 120);

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "paths/paths.h"
 #include "testutil.h"
@@ -516,6 +517,165 @@ START_TEST(test_messages_name_fields)
 }
 END_TEST
 
+/* ------------------------------------------------------- a data file that shrinks */
+
+/* A noisy .ptd file of n rows x d (never converges: every epoch reads every row); its path. */
+static const char *noisy_ptd(size_t n, size_t d)
+{
+    pt_gen_params g;
+    pt_gen_params_init(&g);
+    g.kind = PT_GEN_NOISY;
+    g.n = n;
+    g.d = d;
+    g.noise = 0.2;
+    pt_dataset *ds;
+    ck_assert_int_eq(pt_generate(&g, &ds), PT_OK);
+    const char *path = tu_path("shrink", ".ptd");
+    ck_assert_int_eq(pt_dataset_write(ds, path, PT_FORMAT_PTD), PT_OK);
+    pt_dataset_free(ds);
+    return path;
+}
+
+/* The epoch hook that truncates the data file to its header's first page at epoch `at`: the
+ * next epoch's first row is in the part that went, so the run reads it, certainly. */
+typedef struct shrink_at {
+    const char *path;
+    int at, hooks;
+} shrink_at;
+
+static int shrink_hook(const pt_model *m, int epoch, size_t mistakes, void *user)
+{
+    (void)m;
+    (void)mistakes;
+    shrink_at *s = user;
+    s->hooks++;
+    if (epoch == s->at) ck_assert_int_eq(truncate(s->path, 4096), 0);
+    return 0;
+}
+
+/* How the data is read and trained: the path, threads, and (streamed) the window's way. */
+typedef struct shrink_case {
+    pt_path path;
+    int threads;
+    size_t budget; /* the reader's memory budget (small: streamed) */
+    const char *arrival; /* streamed: pt_window_force_arrival's way, or NULL */
+} shrink_case;
+
+static pt_dataset *read_case(const char *path, const shrink_case *c)
+{
+    pt_read_options o;
+    pt_read_options_init(&o);
+    if (c->budget) o.mem_budget_bytes = c->budget;
+    pt_dataset *ds;
+    ck_assert_msg(pt_dataset_read(path, &o, &ds) == PT_OK, "%s", pt_last_error());
+    ck_assert_int_eq(pt_dataset_streamed(ds) > 0, c->budget > 0);
+    if (c->arrival) pt_window_force_arrival(ds, c->arrival);
+    return ds;
+}
+
+static pt_train_params case_params(const shrink_case *c, int epochs)
+{
+    pt_train_params p;
+    pt_train_params_init(&p);
+    p.path = c->path;
+    p.threads = c->threads;
+    p.epochs = epochs;
+    p.shuffle = 1;
+    if (c->path == PT_PATH_BATCH) p.batch.size = 64;
+    return p;
+}
+
+/* A file truncated from the epoch hook at the end of epoch 2, on each way of reading it: the
+ * run stops (no SIGBUS), PT_ERR_IO names the file, the model handed back is epoch 2's
+ * (resumable), and resumed on the whole file it ends as the uninterrupted run does: nothing
+ * computed from the zeros the part that went read as is in it. */
+START_TEST(test_file_shrinks_under_the_run)
+{
+    const shrink_case cases[] = {
+        {PT_PATH_ONLINE, 1, 0, NULL},          {PT_PATH_ONLINE, 2, 0, NULL},
+        {PT_PATH_ONLINE, 1, 256 << 10, "copied"}, {PT_PATH_ONLINE, 1, 256 << 10, "populated"},
+        {PT_PATH_ONLINE, 1, 256 << 10, "faulted"}, {PT_PATH_BATCH, 2, 0, NULL},
+        {PT_PATH_BATCH, 2, 256 << 10, "copied"},   {PT_PATH_BATCH, 2, 256 << 10, "faulted"},
+    };
+    char whole[512], path[512];
+    snprintf(whole, sizeof whole, "%s", noisy_ptd(6000, 40)); /* a 1 MB matrix */
+    snprintf(path, sizeof path, "%s", tu_path("shrink", ".ptd"));
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const shrink_case *c = &cases[k];
+        char cmd[1200]; /* a copy of its own to truncate */
+        snprintf(cmd, sizeof cmd, "cp %s %s", whole, path);
+        ck_assert_int_eq(system(cmd), 0);
+        pt_dataset *ds = read_case(path, c);
+        pt_train_params p = case_params(c, 6);
+        shrink_at sh = {path, 2, 0};
+        pt_train_params_set_epoch_hook(&p, shrink_hook, &sh);
+        pt_model *m = NULL;
+        pt_status s = pt_train(ds, &p, &m, NULL);
+        ck_assert_msg(s == PT_ERR_IO, "case %zu: status %d: %s", k, s, pt_last_error());
+        char want[600];
+        snprintf(want, sizeof want, "%s: file shrank while training read it", path);
+        HAS(pt_last_error(), want);
+        HAS(pt_last_error(), "that of epoch 2, the last read whole");
+        ck_assert_int_eq(sh.hooks, 2); /* no hook for an epoch that read zeros */
+        ck_assert_ptr_nonnull(m);
+        ck_assert_int_eq(pt_model_epochs_run(m), 2);
+        ck_assert(pt_model_resumable(m));
+        ck_assert_int_eq(pt_dataset_intact(ds), PT_ERR_IO);
+        pt_dataset_free(ds);
+
+        /* resumed on the whole file: the uninterrupted run's model, bit for bit */
+        pt_dataset *w = read_case(whole, c);
+        pt_train_params q = case_params(c, 6);
+        q.resume = m;
+        pt_model *resumed = NULL, *straight = NULL;
+        ck_assert_msg(pt_train(w, &q, &resumed, NULL) == PT_OK, "%s", pt_last_error());
+        q.resume = NULL;
+        ck_assert_msg(pt_train(w, &q, &straight, NULL) == PT_OK, "%s", pt_last_error());
+        float b1, b2;
+        const float *w1 = pt_model_weights(resumed, &b1), *w2 = pt_model_weights(straight, &b2);
+        ck_assert_msg(memcmp(w1, w2, 40 * sizeof *w1) == 0 && b1 == b2,
+                      "case %zu: the resumed run differs from the uninterrupted one", k);
+        ck_assert_int_eq(pt_dataset_intact(w), PT_OK);
+        pt_model_free(resumed);
+        pt_model_free(straight);
+        pt_model_free(m);
+        pt_dataset_free(w);
+        unlink(path);
+    }
+    unlink(whole);
+}
+END_TEST
+
+/* Truncated before the first epoch ended: no model, and the message says why; scoring and
+ * writing the dataset fail too (the output left unwritten), rather than using the zeros. */
+START_TEST(test_file_shrinks_before_an_epoch_ends)
+{
+    char path[512], out[512];
+    snprintf(path, sizeof path, "%s", noisy_ptd(2000, 40));
+    snprintf(out, sizeof out, "%s", tu_path("shrink", ".svm"));
+    const shrink_case c = {PT_PATH_ONLINE, 1, 0, NULL};
+    pt_dataset *ds = read_case(path, &c);
+    pt_train_params p = case_params(&c, 1);
+    pt_model *m0 = NULL, *m = (pt_model *)1;
+    ck_assert_int_eq(pt_train(ds, &p, &m0, NULL), PT_OK);
+    ck_assert_int_eq(truncate(path, 4096), 0);
+    ck_assert_int_eq(pt_train(ds, &p, &m, NULL), PT_ERR_IO);
+    ck_assert_ptr_null(m);
+    HAS(pt_last_error(), "before any epoch was read whole: no model");
+    pt_eval ev;
+    ck_assert_int_eq(pt_model_evaluate(m0, ds, &ev), PT_ERR_IO);
+    HAS(pt_last_error(), "file shrank while being read");
+    float *sc = malloc(2000 * sizeof *sc);
+    ck_assert_int_eq(pt_model_scores(m0, ds, sc), PT_ERR_IO);
+    free(sc);
+    ck_assert_int_eq(pt_dataset_write(ds, out, PT_FORMAT_LIBSVM), PT_ERR_IO);
+    ck_assert_int_eq(access(out, F_OK), -1);
+    pt_model_free(m0);
+    pt_dataset_free(ds);
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("train");
@@ -528,6 +688,11 @@ int main(void)
     tcase_add_test(tc, test_thread_counts_restored);
     tcase_add_test(tc, test_params_not_from_init_refused);
     tcase_add_test(tc, test_messages_name_fields);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("shrinking data");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_file_shrinks_under_the_run);
+    tcase_add_test(tc, test_file_shrinks_before_an_epoch_ends);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <errno.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,28 +58,58 @@ char *tu_read_file(const char *path, size_t *len)
     return b;
 }
 
-int tu_run_cli_sh(const char *prefix, const char *args, char **out, char **err)
+/* sh -c cmd in a child: its wait status, and its peak resident memory in KiB (wait4's
+ * ru_maxrss: the child's, or that of the children it waited for, whichever is larger). */
+static int sh_wait4(const char *cmd, long *peak_kib)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    struct rusage ru;
+    while (wait4(pid, &st, 0, &ru) < 0) ck_assert(errno == EINTR);
+    if (peak_kib) *peak_kib = ru.ru_maxrss;
+    return st;
+}
+
+/* "PREFIX; [FEED |] exec $PTRON_BIN ARGS", standard input /dev/null without FEED. */
+static int run_cli(const char *prefix, const char *feed, const char *args, char **out,
+                   char **err, long *peak_kib)
 {
     const char *bin = getenv("PTRON_BIN");
     ck_assert_msg(bin != NULL, "PTRON_BIN not set");
     char ofile[512], efile[512];
     snprintf(ofile, sizeof ofile, "%s", tu_path("cli", ".out"));
     snprintf(efile, sizeof efile, "%s", tu_path("cli", ".err"));
-    size_t len = strlen(bin) + strlen(args) + strlen(prefix) + 1200;
+    size_t len = strlen(bin) + strlen(args) + strlen(prefix) + (feed ? strlen(feed) : 0) + 1200;
     char *cmd = malloc(len);
-    snprintf(cmd, len, "%s%s exec %s %s >%s 2>%s </dev/null", prefix, *prefix ? ";" : "", bin, args,
-             ofile, efile);
-    int st = system(cmd);
+    snprintf(cmd, len, "%s%s %s%s exec %s %s >%s 2>%s%s", prefix, *prefix ? ";" : "",
+             feed ? feed : "", feed ? " |" : "", bin, args, ofile, efile,
+             feed ? "" : " </dev/null");
+    int st = sh_wait4(cmd, peak_kib);
     free(cmd);
     if (out) *out = tu_read_file(ofile, NULL);
     if (err) *err = tu_read_file(efile, NULL);
     unlink(ofile);
     unlink(efile);
-    ck_assert(st != -1);
     if (WIFSIGNALED(st)) return 1000 + WTERMSIG(st);
     /* sh reports a child killed by a signal as 128 + the signal */
     return WEXITSTATUS(st) > 128 && WEXITSTATUS(st) < 128 + 65 ? 1000 + WEXITSTATUS(st) - 128
                                                                : WEXITSTATUS(st);
+}
+
+int tu_run_cli_sh(const char *prefix, const char *args, char **out, char **err)
+{
+    return run_cli(prefix, NULL, args, out, err, NULL);
+}
+
+int tu_run_cli_peak(const char *feed, const char *args, char **out, char **err, long *peak_kib)
+{
+    return run_cli("", feed, args, out, err, peak_kib);
 }
 
 int tu_run_cli(const char *args, char **out, char **err) { return tu_run_cli_sh("", args, out, err); }

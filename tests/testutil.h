@@ -27,6 +27,10 @@ int tu_run_cli(const char *args, char **out, char **err);
 /* The same after shell commands (prefix: "ulimit -v 1048576", "" for none): "PREFIX; exec
  * $PTRON_BIN ARGS". */
 int tu_run_cli_sh(const char *prefix, const char *args, char **out, char **err);
+/* "[FEED |] exec $PTRON_BIN ARGS" (FEED: a shell command whose output is ptron's standard
+ * input; NULL: /dev/null), and the peak resident memory of ptron in KiB (*peak_kib: wait4's
+ * ru_maxrss of the shell, the largest of its own and its children's, so FEED's too). */
+int tu_run_cli_peak(const char *feed, const char *args, char **out, char **err, long *peak_kib);
 
 /* Start "$PTRON_BIN args" in the background without a shell (args split at spaces), stdout and
  * stderr into the files named (NULL: /dev/null); returns its pid. */

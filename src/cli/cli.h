@@ -78,6 +78,14 @@ bool cli_float(cli_args *a, const char *opt, double lo, double hi, float *out);
 int cli_report_to_stderr(void);
 /* Whether path is "-" (standard input or output). */
 bool cli_is_std(const char *path);
+/* A file a command reads or writes, as the user named it: what ("-o", "DATA", "--params"),
+ * and its path (NULL: not given). Lists end with what NULL. */
+typedef struct cli_file {
+    const char *what, *path;
+} cli_file;
+/* A usage error naming both when an output is one of the inputs (one regular file, symlinks
+ * followed), which writing it would replace; else EXIT_OK. */
+int cli_refuse_same_file(const char *cmd, const cli_file *outputs, const cli_file *inputs);
 
 /* The options of ptron train given explicitly on the command line, as typed (train_resume.c):
  * an option of a run parameter given with --resume must agree with the saved run. */

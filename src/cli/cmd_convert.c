@@ -25,6 +25,9 @@ int cmd_convert(int argc, char **argv)
     }
     if (a.error) return EXIT_USAGE;
     if (!in || !out) return cli_usage_error("convert", "needs IN and -o OUT");
+    int rc = cli_refuse_same_file("convert", (const cli_file[]){{"-o", out}, {NULL, NULL}},
+                                  (const cli_file[]){{"IN", in}, {NULL, NULL}});
+    if (rc != EXIT_OK) return rc;
     pt_format out_format = PT_FORMAT_AUTO;
     if (to && pt_format_parse(to, &out_format) != PT_OK) return cli_usage_error("convert", "%s", pt_last_error());
     pt_dtype want = PT_DTYPE_F32;

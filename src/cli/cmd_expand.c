@@ -51,6 +51,9 @@ int cmd_expand(int argc, char **argv)
     if (cli_is_std(out))
         return cli_usage_error("expand", "-o -: standard output carries the report; write OUT "
                                "to a file (or pipe ptron convert OUT -o -)");
+    int refused = cli_refuse_same_file("expand", (const cli_file[]){{"-o", out}, {NULL, NULL}},
+                                       (const cli_file[]){{"FILE", in}, {NULL, NULL}});
+    if (refused != EXIT_OK) return refused;
     if ((degree > 0) == (rff > 0)) return cli_usage_error("expand", "give one of --degree D or --rff D");
     if (p.hash_bits && rff) return cli_usage_error("expand", "--hash-bits goes with --degree D");
     pt_format out_format = PT_FORMAT_AUTO;

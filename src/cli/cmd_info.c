@@ -172,6 +172,12 @@ int cmd_info(int argc, char **argv)
     for (size_t i = 0; i < in.n; i++) counts[pt_dataset_class(ds, i)]++;
     for (size_t c = 0; c < k; c++) values[c] = pt_dataset_class_value(ds, c);
     warn_ranges(ds);
+    if ((s = pt_dataset_intact(ds)) != PT_OK) { /* the file shrank: its figures are of zeros */
+        free(counts);
+        free(values);
+        pt_dataset_free(ds);
+        return cli_fail(s);
+    }
     if (json) {
         json_out j;
         json_begin(&j, stdout);

@@ -168,6 +168,10 @@ int cmd_predict(int argc, char **argv)
     if (cli_is_std(model))
         return cli_usage_error("predict", "the model is read from a file: give its path (FILE "
                                "may be - for standard input)");
+    int refused = cli_refuse_same_file(
+        "predict", (const cli_file[]){{"-o", out}, {"--scores", scores}, {"--proba", proba}, {NULL, NULL}},
+        (const cli_file[]){{"MODEL", model}, {"FILE", file}, {NULL, NULL}});
+    if (refused != EXIT_OK) return refused;
     cli_install_log(false); /* the feature-count warning goes to stderr even with --json */
 
     pt_model *m = NULL;

@@ -41,6 +41,10 @@ int cmd_scale(int argc, char **argv)
     if (load && (kind_given || save))
         return cli_usage_error("scale", "--params applies saved parameters: --range, "
                                "--standardize and --save-params do not apply");
+    int rc = cli_refuse_same_file("scale",
+                                  (const cli_file[]){{"-o", out}, {"--save-params", save}, {NULL, NULL}},
+                                  (const cli_file[]){{"DATA", file}, {"--params", load}, {NULL, NULL}});
+    if (rc != EXIT_OK) return rc;
     pt_format of = PT_FORMAT_AUTO;
     if (to && pt_format_parse(to, &of) != PT_OK)
         return cli_usage_error("scale", "--to: %s", pt_last_error());
@@ -52,7 +56,7 @@ int cmd_scale(int argc, char **argv)
     if (s == PT_OK) s = pt_scaling_apply(sc, ds, cli_mem_mb << 20, &scaled);
     if (s == PT_OK && save) s = pt_scaling_save(sc, save);
     if (s == PT_OK) s = pt_dataset_write(scaled, out, of);
-    int rc = s == PT_OK ? EXIT_OK : cli_fail(s);
+    rc = s == PT_OK ? EXIT_OK : cli_fail(s);
     pt_dataset_free(scaled);
     pt_dataset_free(ds);
     pt_scaling_free(sc);

@@ -300,7 +300,10 @@ static int parse(int argc, char **argv, train_opts *o, pt_train_params *p)
         return cli_usage_error("train", "--early-stop cannot continue a run (--resume): the "
                                "held-out record it stops on is not kept in the model");
     if (pt_train_params_check(p) != PT_OK) return cli_usage_error("train", "%s", pt_last_error());
-    return EXIT_OK;
+    /* (a model written over --resume's or --init's is fine: it is read before training) */
+    return cli_refuse_same_file(
+        "train", (const cli_file[]){{model_arg ? "MODEL" : "-o", o->model}, {"--checkpoint", o->checkpoint}, {NULL, NULL}},
+        (const cli_file[]){{"DATA", o->file}, {"--test", o->test}, {NULL, NULL}});
 }
 
 /* --bounds: the reference separator (--reference MODEL, else the generator's w*), checked
@@ -675,6 +678,27 @@ static bool accuracy_worth_it(const train_opts *o, const pt_model *m, const pt_d
     return false;
 }
 
+/* DATA shrank under the run (another process truncated it): m is the model of the last epoch
+ * training read whole, or the final one when it shrank after training (what says which),
+ * saved to -o as an interrupted run's is; exit 2 with the reason, the library's message. */
+static int save_before_shrink(const train_opts *o, const pt_model *m, const char *what)
+{
+    const bool resumable = pt_model_resumable(m);
+    char why[1024];
+    snprintf(why, sizeof why, "%s", cli_message(pt_last_error()));
+    pt_status s = pt_dist_rank() == 0 ? pt_model_save(m, o->model) : PT_OK;
+    if (s != PT_OK) {
+        fprintf(stderr, "ptron: %s\n", why);
+        return cli_fail(s);
+    }
+    if (pt_dist_rank() == 0)
+        fprintf(stderr, "ptron: %s; %s saved to %s%s%s%s%s%s\n", why, what, o->model,
+                resumable ? " (continue with --resume " : "", resumable ? o->model : "",
+                resumable ? " once " : "", resumable ? o->file : "",
+                resumable ? " is whole again)" : "");
+    return EXIT_INPUT;
+}
+
 /* --search: K-fold cross-validation (--cv K, default 5) at each point of the path's grid, a
  * table and the best point; no model. */
 static int search(const train_opts *o, const pt_dataset *ds, const pt_train_params *base)
@@ -984,6 +1008,11 @@ int cmd_train(int argc, char **argv)
     }
     s = pt_train(ds, &p, &m, &rep);
     progress_done(&prog);
+    if (s == PT_ERR_IO && m) {
+        /* (the one failure that hands back a model: DATA shrank under the run) */
+        rc = save_before_shrink(&o, m, "that model is");
+        goto out;
+    }
     if (s != PT_OK && s != PT_ERR_INTERRUPTED) {
         if (o.resume && s == PT_ERR_FORMAT) {
             /* the recorded run does not fit this data (checked alike on every rank, before
@@ -1081,6 +1110,11 @@ int cmd_train(int argc, char **argv)
         s = pt_model_evaluate(m, ds, &ev);
     }
     double eval_s = cli_now() - eval_t0;
+    if (s == PT_ERR_IO && pt_dist_size() == 1 && !interrupted && pt_dataset_intact(ds) != PT_OK) {
+        /* DATA shrank after training: the model is whole, its training accuracy unknown */
+        rc = save_before_shrink(&o, m, "the model, trained before, is");
+        goto out;
+    }
     if (s != PT_OK) {
         rc = cli_fail(s);
         goto out;

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -25,6 +26,27 @@ int cli_fail(pt_status s)
 }
 
 bool cli_is_std(const char *path) { return path && strcmp(path, "-") == 0; }
+
+/* Whether a and b name one regular file (symlinks followed: the device and inode). A device
+ * or FIFO is written through, not replaced (/dev/stdin and /dev/stdout may be one terminal). */
+static bool same_regular_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!a || !b || cli_is_std(a) || cli_is_std(b)) return false;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return false;
+    return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int cli_refuse_same_file(const char *cmd, const cli_file *outputs, const cli_file *inputs)
+{
+    for (const cli_file *o = outputs; o->what; o++)
+        for (const cli_file *i = inputs; i->what; i++)
+            if (same_regular_file(o->path, i->path))
+                return cli_usage_error(cmd, "%s %s and %s %s are the same file: writing it would "
+                                       "replace the input; give the output another path",
+                                       o->what, o->path, i->what, i->path);
+    return EXIT_OK;
+}
 
 int cli_report_to_stderr(void)
 {

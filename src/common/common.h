@@ -135,6 +135,22 @@ pt_crew *pt_crew_start(int threads);
 void pt_crew_run(pt_crew *c, pt_crew_task fn, void *arg, size_t ntasks);
 void pt_crew_stop(pt_crew *c); /* NULL: nothing */
 
+/* ------------------------------------------------------ guarded mappings (guard.c) */
+
+/* A file mapping the library reads as input, guarded against the file shrinking under it: a
+ * read of the part that went (SIGBUS) marks it damaged and reads zeros instead of killing the
+ * process (guard.c says how). NULL where it cannot be guarded (every function takes NULL:
+ * never damaged). path names the file in messages. pt_guard_release before munmap. */
+typedef struct pt_guard pt_guard;
+pt_guard *pt_guard_map(const void *addr, size_t len, const char *path);
+void pt_guard_release(pt_guard *g);
+bool pt_guard_damaged(const pt_guard *g);
+/* The mark itself (NULL for NULL), for a stop token to poll (pt_stop.fault). */
+const atomic_int *pt_guard_flag(const pt_guard *g);
+const char *pt_guard_path(const pt_guard *g);
+/* PT_OK while undamaged; else PT_ERR_IO "PATH: file shrank while being read (...)". */
+pt_status pt_guard_check(const pt_guard *g);
+
 /* ---------------------------------------------------------------- stopping (stop.c) */
 
 /* A stop token (ptron.h). Each pt_train call arms one of its own over the caller's token and
@@ -144,6 +160,7 @@ struct pt_stop {
     atomic_int requested;  /* pt_stop_request on this token */
     const pt_stop *caller; /* a call's token: the caller's (pt_train_params.stop), or NULL */
     unsigned generation;   /* pt_request_stop's count when the token was made or armed */
+    const atomic_int *fault; /* a call's: its data's damage mark (pt_guard_flag), or NULL */
 };
 
 /* How many times pt_request_stop was called: a call stops when it moves. */
@@ -157,6 +174,7 @@ static inline bool pt_stopping(const pt_stop *s)
 {
     return s && (atomic_load_explicit(&s->requested, memory_order_relaxed) ||
                  (s->caller && atomic_load_explicit(&s->caller->requested, memory_order_relaxed)) ||
+                 (s->fault && atomic_load_explicit(s->fault, memory_order_relaxed)) ||
                  atomic_load_explicit(&pt_stop_generation, memory_order_relaxed) != s->generation);
 }
 

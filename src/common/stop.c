@@ -17,6 +17,7 @@ void pt_stop_arm(pt_stop *call, const pt_stop *caller)
 {
     atomic_init(&call->requested, 0);
     call->caller = caller;
+    call->fault = NULL;
     call->generation = atomic_load_explicit(&pt_stop_generation, memory_order_relaxed);
 }
 

@@ -58,6 +58,8 @@ struct pt_dataset {
     float *u8_m, *u8_rh, *u8_rl;
     bool u8_single;
     pt_window *win; /* streamed (the matrix inside map, read window by window), else NULL */
+    pt_guard *guard; /* map's guard against the file shrinking (guard.c), or NULL; views share
+                      * it (only the dataset that owns map releases it) */
 };
 
 /* --------------------------------------------- streamed datasets (window.c) */

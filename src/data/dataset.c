@@ -120,6 +120,7 @@ void pt_dataset_free(pt_dataset *ds)
     pt_free(ds->u8_rh);
     pt_free(ds->u8_rl);
     pt_window_free(ds->win); /* (its reader thread may be working on the mapping) */
+    if (ds->map) pt_guard_release(ds->guard);
     if (ds->map) munmap(ds->map, ds->map_len);
     pt_free(ds->shard_rowptr);
     pt_free(ds->cls);
@@ -129,6 +130,8 @@ void pt_dataset_free(pt_dataset *ds)
     free(ds->wstar);
     free(ds);
 }
+
+pt_status pt_dataset_intact(const pt_dataset *ds) { return pt_guard_check(ds->guard); }
 
 size_t pt_dataset_n(const pt_dataset *ds) { return ds->n; }
 size_t pt_dataset_n_total(const pt_dataset *ds) { return ds->shard_count ? ds->n_total : ds->n; }

@@ -24,6 +24,7 @@ typedef struct csv_file {
     const char *kept; /* the bounded convert: the mapped text from here on is resident; pages
                        * behind the passes are released (NULL: never) ... */
     size_t resident;  /* ... in steps of this many bytes (a power of two, pages whole) */
+    pt_guard *guard;  /* the mapped text's (pt_text_map), or NULL */
 } csv_file;
 
 static inline bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
@@ -100,22 +101,29 @@ static bool is_word(const char *s, const char *e)
     return s < e && parse_cell(s, e, &v, NULL) == NUM_BAD;
 }
 
-/* Header detection by content: the first line [p, le) is a header when one of its cells is a
- * word where the next non-blank line [q, qe) has a number (q NULL: there is none, and any word
- * will do). The label column is left out unless it is the only one, since labels may be words.
- * An empty cell is no sign of a header: a first data line with a missing value stays data and
- * is refused as such. */
+/* Whether the cell [s, e) holds a number: NaN and Inf count, as for is_word. */
+static bool is_number(const char *s, const char *e) { return s < e && !is_word(s, e); }
+
+/* Header detection by content: the first line [p, le) is a header when none of its cells is
+ * a number (the label's included), at least one is a word, and the next non-blank line
+ * [q, qe) has a number in some cell (q NULL: there is none, and the words will do). Anything
+ * else is data, and a bad cell in it is refused with its line and column: a malformed first
+ * row ("1,2x,3", or one holding a NUL byte) is not dropped as a header. Empty cells are
+ * allowed in a header ("y,a," names two columns; pandas leaves its index column's name
+ * empty), but a first line of empty cells only is data with missing values. */
 static bool looks_like_header(const csv_file *c, const char *p, const char *le, const char *q,
                               const char *qe)
 {
+    bool words = false, numbers_below = q == NULL;
     for (size_t col = 0; col < c->ncols; col++) {
         const char *s, *e, *s2 = NULL, *e2 = NULL;
         next_cell(&p, le, c->sep, &s, &e);
+        if (is_number(s, e)) return false;
+        words = words || s < e;
         if (q) next_cell(&q, qe, c->sep, &s2, &e2);
-        if (col == c->label && c->ncols > 1) continue;
-        if (is_word(s, e) && (!q || (s2 < e2 && !is_word(s2, e2)))) return true;
+        numbers_below = numbers_below || is_number(s2, e2);
     }
-    return false;
+    return words && numbers_below;
 }
 
 /* The separator a first line without the delimiter seems to use instead, or 0. */
@@ -165,6 +173,12 @@ static pt_status cell_error(const csv_file *c, size_t line, size_t col, const ch
     if (st == NUM_NONFINITE)
         return pt_fail(PT_ERR_PARSE, "%s:%zu: column %zu%s: '%.*s' is not finite (NaN and Inf "
                        "are refused)", c->path, line, col + 1, what, shown, s);
+    /* (a NUL byte would cut the field short in the message: it is named instead) */
+    const char *nul = memchr(s, '\0', (size_t)(e - s));
+    if (nul)
+        return pt_fail(PT_ERR_PARSE, "%s:%zu: column %zu%s holds a NUL byte (byte %zu of the "
+                       "field): not a number (is this a text file?)", c->path, line, col + 1,
+                       what, (size_t)(nul - s) + 1);
     /* a field that holds another separator, or a decimal comma, says why */
     const char *hint = "";
     for (const char *t = ";\t|"; *t && !*hint; t++)
@@ -202,6 +216,8 @@ static pt_status parse_line(const csv_file *c, size_t line, const char *p, const
         const char *s, *e;
         next_cell(&p, le, c->sep, &s, &e);
         int st;
+        if (col == c->label && memchr(s, '\0', (size_t)(e - s)))
+            return cell_error(c, line, col, s, e, NUM_BAD); /* (its text would stop there) */
         if (col == c->label) {
             /* keep every label's text: if any is not a number, labels are words */
             if (!(*text = label_text(s, e)))
@@ -393,6 +409,8 @@ static pt_status read_mapped(csv_file *c, const pt_read_options *o, pt_dataset *
     size_t n, first_line = 0;
     const char *first;
     PT_TRY(scan_file(c, o, &n, &first, &first_line));
+    pt_log(PT_LOG_INFO, "%s: %zu data rows of %zu columns counted; parsing them", c->path, n,
+           c->ncols);
     return read_rows(c, o, n, first, first_line, out);
 }
 
@@ -400,6 +418,7 @@ static pt_status read_mapped(csv_file *c, const pt_read_options *o, pt_dataset *
 static pt_status csv_open(const char *path, const pt_read_options *o, csv_file *c, size_t *len,
                           bool *mapped)
 {
+    c->guard = NULL;
     if (o->csv_label_column < PT_CSV_LABEL_LAST)
         return pt_fail(PT_ERR_INVALID, "%s: label column %d must be >= 0 (or "
                        "PT_CSV_LABEL_LAST)", path, o->csv_label_column);
@@ -411,7 +430,8 @@ static pt_status csv_open(const char *path, const pt_read_options *o, csv_file *
                        "separate fields: it can be part of a number (letters, digits, '.', '+', "
                        "'-'), a quote or a line end", path, u >= ' ' && u < 0x7f ? sep : '?', u);
     const char *data;
-    PT_TRY(pt_text_map(path, &data, len, mapped));
+    pt_guard *guard;
+    PT_TRY(pt_text_map(path, o->mem_budget_bytes, &data, len, mapped, &guard));
     /* before c's end pointer: an empty text may be a null pointer (no offset on it) */
     if (*len == 0) return pt_fail(PT_ERR_PARSE, "%s: no data rows (empty file)", path);
     *c = (csv_file){path,
@@ -424,7 +444,8 @@ static pt_status csv_open(const char *path, const pt_read_options *o, csv_file *
                     o->csv_label_name,
                     "",
                     NULL,
-                    0};
+                    0,
+                    guard};
     return PT_OK;
 }
 
@@ -439,7 +460,12 @@ pt_status pt_read_csv(const char *path, const pt_read_options *o, pt_dataset **o
         s = pt_fail(PT_ERR_UNSUPPORTED, "%s: a share of a distributed run is read from a regular "
                     "file, not gzip or standard input: decompress it first", path);
     if (s == PT_OK) s = read_mapped(&c, o, out);
-    if (len) pt_text_unmap(c.data, len, mapped);
+    if (len && pt_guard_damaged(c.guard)) { /* (whatever the zeros it read made of it) */
+        pt_dataset_free(*out);
+        *out = NULL;
+        s = pt_guard_check(c.guard);
+    }
+    if (len) pt_text_unmap(c.data, len, mapped, c.guard);
     return s;
 }
 
@@ -619,6 +645,7 @@ static pt_status write_windows(FILE *f, const void *ctx)
         s = pt_ptd_writer_sparse(w, ends, rows, col, val, e);
         kept += e;
     }
+    if (s == PT_OK) s = pt_guard_check(j->c->guard); /* (the rows must be the file's) */
     if (s == PT_OK) s = pt_ptd_writer_end(w, j->meta->class_values, j->meta->cls, nnz);
     pt_ptd_writer_free(w);
     pt_free(X);
@@ -721,7 +748,12 @@ pt_status pt_convert_csv_ptd(const char *path, const pt_read_options *o, const c
                         "memory", why);
         }
     }
-    if (len) pt_text_unmap(c.data, len, mapped);
+    if (len && pt_guard_damaged(c.guard)) { /* (whatever the zeros it read made of it) */
+        pt_dataset_free(*whole);
+        *whole = NULL;
+        s = pt_guard_check(c.guard);
+    }
+    if (len) pt_text_unmap(c.data, len, mapped, c.guard);
     return s;
 }
 

@@ -33,7 +33,7 @@ typedef struct source {
     size_t begin, end; /* the bytes read: [0, len), or a share's whole lines */
 } source;
 
-static pt_status source_open(const char *path, source *src)
+static pt_status source_open(const char *path, size_t budget, source *src)
 {
     struct stat st;
     memset(src, 0, sizeof *src);
@@ -47,7 +47,7 @@ static pt_status source_open(const char *path, source *src)
         posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
         return PT_OK;
     }
-    pt_status s = pt_text_read_all(path, fd, &src->mem, &src->len);
+    pt_status s = pt_text_read_all(path, fd, budget, &src->mem, &src->len);
     close(fd);
     return s;
 }
@@ -602,7 +602,7 @@ pt_status pt_read_libsvm(const char *path, const pt_read_options *o, pt_dataset 
 {
     source src;
     *out = NULL;
-    PT_TRY(source_open(path, &src));
+    PT_TRY(source_open(path, o->mem_budget_bytes, &src));
     if (src.len == 0) {
         source_close(&src);
         return pt_fail(PT_ERR_PARSE, "%s: no data rows (empty file)", path);
@@ -843,7 +843,7 @@ static pt_status convert_bounded(const source *src, const pt_read_options *o, ch
 pt_status pt_convert_libsvm_ptd(const char *path, const pt_read_options *o, const char *out)
 {
     source src;
-    PT_TRY(source_open(path, &src));
+    PT_TRY(source_open(path, o->mem_budget_bytes, &src));
     if (src.len == 0) {
         source_close(&src);
         return pt_fail(PT_ERR_PARSE, "%s: no data rows (empty file)", path);

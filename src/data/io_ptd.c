@@ -589,6 +589,10 @@ static pt_status finish_read(pt_status s, pt_dataset *ds, pt_layout want, size_t
     if (s == PT_OK && want != ds->layout) {
         pt_dataset *copy;
         s = pt_dataset_convert(ds, want, budget, &copy);
+        if (s == PT_OK && pt_guard_damaged(ds->guard)) { /* the copy holds zeros */
+            pt_dataset_free(copy);
+            s = pt_guard_check(ds->guard);
+        }
         if (s == PT_OK) {
             pt_dataset_free(ds);
             ds = copy;
@@ -625,6 +629,7 @@ static pt_status read_share(const char *path, int fd, size_t map_len, const head
     unsigned char *base = map;
     ds->map = map;
     ds->map_len = map_len;
+    ds->guard = pt_guard_map(map, map_len, path);
     ds->n = (size_t)h->n; /* the whole file's, for load_small; the share's below */
     ds->d = (size_t)h->d;
     ds->stride = (size_t)h->stride;
@@ -699,6 +704,7 @@ static pt_status read_share(const char *path, int fd, size_t map_len, const head
             ds->nnz = nnz;
         }
     }
+    if (pt_guard_damaged(ds->guard)) s = pt_guard_check(ds->guard); /* (over what zeros made) */
     pt_layout want = o->layout == PT_LAYOUT_AUTO ? ds->layout : o->layout;
     return finish_read(s, ds, want, budget, out);
 }
@@ -781,6 +787,7 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     ds->map = map;
     ds->map_len = map_len;
     ds->X_owned = false;
+    ds->guard = pt_guard_map(map, map_len, path);
     if (stream_rows && !(ds->win = pt_window_new(map, map_len, stream_rows,
                                                  (size_t)h.stride * sizeof(float), keep_fd))) {
         pt_dataset_free(ds);
@@ -814,6 +821,7 @@ pt_status pt_read_ptd(const char *path, const pt_read_options *o, pt_dataset **o
     if (s == PT_OK) s = sparse ? verify_csr(path, &h, ds)
                          : ds->dtype != PT_DTYPE_F32 ? verify_compact(path, &h, ds)
                                                     : verify_matrix(path, &h, ds);
+    if (pt_guard_damaged(ds->guard)) s = pt_guard_check(ds->guard); /* (over what zeros made) */
     if (s == PT_OK && want != stored && ds->dtype != PT_DTYPE_F32)
         s = pt_fail(PT_ERR_UNSUPPORTED, "%s: a %s file is read in the dense layout only (compact "
                     "storage is dense)", path, pt_dtype_name(ds->dtype));
@@ -829,9 +837,13 @@ typedef pt_status (*block_fn)(const float *blk, size_t i0, size_t rows, void *ct
 static pt_status each_block(const pt_dataset *ds, float *scratch, block_fn fn, void *ctx)
 {
     size_t n = ds->n, d = ds->d, stride = ds->stride, step = rows_per_block(stride);
-    for (size_t i0 = 0; i0 < n; i0 += step) {
-        size_t rows = n - i0 < step ? n - i0 : step;
-        const float *blk = ds->X + i0 * stride;
+    pt_window_pos at = {0}; /* streamed: blocks within windows, dropped behind */
+    pt_status s = PT_OK;
+    for (size_t i0 = 0, rows; i0 < n && s == PT_OK; i0 += rows) {
+        pt_window_at(ds, &at, i0);
+        rows = n - i0 < step ? n - i0 : step;
+        if (ds->win && i0 + rows > at.hi) rows = at.hi - i0;
+        const float *blk = pt_window_row(ds, &at, i0);
         bool clean = true;
         for (size_t i = 0; i < rows && clean; i++)
             for (size_t j = d; j < stride; j++)
@@ -845,9 +857,10 @@ static pt_status each_block(const pt_dataset *ds, float *scratch, block_fn fn, v
                 memset(scratch + i * stride + d, 0, (stride - d) * sizeof(float));
             blk = scratch;
         }
-        PT_TRY(fn(blk, i0, rows, ctx));
+        s = fn(blk, i0, rows, ctx);
     }
-    return PT_OK;
+    pt_window_end(ds, &at);
+    return s;
 }
 
 typedef struct hash_ctx {
@@ -904,60 +917,134 @@ static pt_status pad_to(FILE *f, uint64_t at, uint64_t to)
     return PT_OK;
 }
 
+/* The bytes a whole-section pass over a streamed dataset's mapping takes at a time: a window's
+ * share of a section of len bytes (each piece fetched before use and dropped after, so that
+ * about one stays resident); the whole section when ds is not streamed. */
+static size_t piece_bytes(const pt_dataset *ds, size_t len)
+{
+    const size_t rows = pt_dataset_streamed(ds);
+    if (!rows || !ds->n || len == 0) return len ? len : 1;
+    const size_t piece = rows * (len / ds->n + 8);
+    return piece < len ? piece : len;
+}
+
+/* The checksum of [p, p + len), piece by piece (piece_bytes). */
+static uint64_t checksum_pieces(const pt_dataset *ds, const void *p, size_t len)
+{
+    if (!ds->win) return pt_checksum(p, len);
+    XXH3_state_t st;
+    XXH3_INITSTATE(&st);
+    XXH3_64bits_reset(&st);
+    for (size_t at = 0, step = piece_bytes(ds, len), k; at < len; at += k) {
+        k = len - at < step ? len - at : step;
+        pt_window_fetch(ds, (const unsigned char *)p + at, k);
+        XXH3_64bits_update(&st, (const unsigned char *)p + at, k);
+        pt_window_drop(ds, (const unsigned char *)p + at, k);
+    }
+    return XXH3_64bits_digest(&st);
+}
+
+/* put of [p, p + len), piece by piece (piece_bytes). */
+static pt_status put_pieces(FILE *f, const pt_dataset *ds, const void *p, size_t len)
+{
+    pt_status s = PT_OK;
+    for (size_t at = 0, step = piece_bytes(ds, len), k; at < len && s == PT_OK; at += k) {
+        k = len - at < step ? len - at : step;
+        pt_window_fetch(ds, (const unsigned char *)p + at, k);
+        s = put(f, (const unsigned char *)p + at, k);
+        pt_window_drop(ds, (const unsigned char *)p + at, k);
+    }
+    return s;
+}
+
+/* The sections, each after the zeros that pad it to its offset: the small ones as they are,
+ * the matrix sections (from SEC_MATRIX on, through last) piece by piece. */
+static pt_status put_sections(FILE *f, const pt_dataset *ds, const header *h,
+                              const void *const data[NSEC], int last)
+{
+    uint64_t at = HEADER_SIZE;
+    for (int k = 0; k <= last; k++) {
+        PT_TRY(pad_to(f, at, h->off[k]));
+        PT_TRY(k >= SEC_MATRIX ? put_pieces(f, ds, data[k], (size_t)h->len[k])
+                               : put(f, data[k], (size_t)h->len[k]));
+        at = h->off[k] + h->len[k];
+    }
+    return PT_OK;
+}
+
 /* A sparse dataset's file: the CSR arrays are written as they are (they are contiguous), after
- * one pass that counts the non-zeros and refuses NaN/Inf (which the reader would refuse). */
+ * one pass that counts the non-zeros and refuses NaN/Inf (which the reader would refuse).
+ * Streamed, each pass walks the windows. */
 static pt_status write_sparse(FILE *f, const pt_dataset *ds, header *h, const double *classes)
 {
     size_t n = ds->n, entries = (size_t)ds->rowptr[n], nnz = 0;
-    for (size_t i = 0; i < n; i++)
+    pt_window_pos w = {0};
+    for (size_t i = 0; i < n; i++) {
+        pt_window_at(ds, &w, i);
         for (uint64_t k = ds->rowptr[i]; k < ds->rowptr[i + 1]; k++) {
-            if (!isfinite(ds->val[k]))
+            if (!isfinite(ds->val[k])) {
+                pt_window_end(ds, &w);
                 return pt_fail(PT_ERR_INVALID, "row %zu, feature %u: value is not finite (a .ptd "
                                "file holds finite numbers only)", i + 1, ds->col[k] + 1);
+            }
             nnz += ds->val[k] != 0.0f;
         }
+    }
+    pt_window_end(ds, &w);
     h->nnz = nnz;
-    h->sum[SEC_MATRIX] = pt_checksum(ds->rowptr, (n + 1) * sizeof(uint64_t));
-    h->sum[SEC_COL] = pt_checksum(ds->col, entries * sizeof(uint32_t));
-    h->sum[SEC_VAL] = pt_checksum(ds->val, entries * sizeof(float));
+    h->sum[SEC_MATRIX] = checksum_pieces(ds, ds->rowptr, (n + 1) * sizeof(uint64_t));
+    h->sum[SEC_COL] = checksum_pieces(ds, ds->col, entries * sizeof(uint32_t));
+    h->sum[SEC_VAL] = checksum_pieces(ds, ds->val, entries * sizeof(float));
     unsigned char b[HEADER_SIZE];
     encode(h, b);
     const void *data[NSEC] = {classes, ds->cls, ds->wstar, ds->rowptr, ds->col, ds->val};
     PT_TRY(put(f, b, HEADER_SIZE));
-    uint64_t at = HEADER_SIZE;
-    for (int k = 0; k < NSEC; k++) {
-        PT_TRY(pad_to(f, at, h->off[k]));
-        PT_TRY(put(f, data[k], (size_t)h->len[k]));
-        at = h->off[k] + h->len[k];
+    return put_sections(f, ds, h, data, SEC_VAL);
+}
+
+/* The non-zeros of a compact matrix; streamed, window by window. */
+static size_t compact_nnz(const pt_dataset *ds)
+{
+    if (!ds->win) return pt_compact_nnz(ds);
+    size_t nnz = 0;
+    pt_window_pos w = {0};
+    for (size_t i0 = 0; i0 < ds->n; i0 = w.hi) {
+        pt_window_at(ds, &w, i0);
+        pt_dataset blk = *ds; /* rows [i0, w.hi) */
+        blk.n = w.hi - i0;
+        blk.Xc = (void *)pt_compact_row(ds, i0);
+        nnz += pt_compact_nnz(&blk);
     }
-    return PT_OK;
+    pt_window_end(ds, &w);
+    return nnz;
 }
 
 /* A compact dataset's file: the matrix (its padding is zero: compact matrices are only made
  * by this library) and u8's divisors, written as they are. */
 static pt_status write_compact(FILE *f, const pt_dataset *ds, header *h, const double *classes)
 {
-    h->nnz = pt_compact_nnz(ds);
-    h->sum[SEC_MATRIX] = pt_checksum(ds->Xc, (size_t)h->len[SEC_MATRIX]);
+    h->nnz = compact_nnz(ds);
+    h->sum[SEC_MATRIX] = checksum_pieces(ds, ds->Xc, (size_t)h->len[SEC_MATRIX]);
     if (ds->dtype == PT_DTYPE_U8)
         h->sum[SEC_DIVISORS] = pt_checksum(ds->u8_m, (size_t)h->len[SEC_DIVISORS]);
     unsigned char b[HEADER_SIZE];
     encode(h, b);
     const void *data[NSEC] = {classes, ds->cls, ds->wstar, ds->Xc, ds->u8_m, NULL};
     PT_TRY(put(f, b, HEADER_SIZE));
-    uint64_t at = HEADER_SIZE;
-    int last = ds->dtype == PT_DTYPE_U8 ? SEC_DIVISORS : SEC_MATRIX;
-    for (int k = 0; k <= last; k++) {
-        PT_TRY(pad_to(f, at, h->off[k]));
-        PT_TRY(put(f, data[k], (size_t)h->len[k]));
-        at = h->off[k] + h->len[k];
-    }
-    return PT_OK;
+    return put_sections(f, ds, h, data, ds->dtype == PT_DTYPE_U8 ? SEC_DIVISORS : SEC_MATRIX);
 }
 
+static pt_status write_ptd(FILE *f, const pt_dataset *ds);
+
+/* (the rows written must be the file's: one that shrank under ds meanwhile read as zeros) */
 pt_status pt_write_ptd(FILE *f, const void *ctx)
 {
-    const pt_dataset *ds = ctx;
+    pt_status s = write_ptd(f, ctx);
+    return s == PT_OK ? pt_guard_check(((const pt_dataset *)ctx)->guard) : s;
+}
+
+static pt_status write_ptd(FILE *f, const pt_dataset *ds)
+{
     size_t n = ds->n, d = ds->d, stride = ds->stride;
     if (stride != pt_stride_for(d))
         return pt_fail(PT_ERR_INVALID, "dataset stride %zu, expected %zu for %zu features", stride,

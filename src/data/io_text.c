@@ -38,10 +38,27 @@ int pt_parse_double_slow(const char *s, size_t len, double *out) { return parse_
 
 const char pt_stdin_path[] = "standard input";
 
-pt_status pt_text_read_all(const char *path, int fd, const char **data, size_t *len)
+/* The refusal of a text that outgrew the budget, limit bytes, as it was read: what it is
+ * (gzip, standard input, a device or pipe) and the way out. */
+static pt_status text_over_budget(const char *path, bool gzip, size_t limit)
+{
+    const char *what = gzip ? "gzip text is decompressed"
+                       : path == pt_stdin_path ? "standard input is read"
+                                               : "a device or pipe is read";
+    const char *fix = gzip ? "give the path of an uncompressed file (gunzip it), which is read "
+                             "in place"
+                           : "give the path of a file holding the text, which is read in place";
+    return pt_fail(PT_ERR_LIMIT, "%s: the text exceeds the memory budget of %.1f MiB "
+                   "(pt_read_options.mem_budget_bytes) after %zu bytes: %s into memory whole; "
+                   "%s, or raise the budget", path, (double)limit / 1048576.0, limit, what, fix);
+}
+
+pt_status pt_text_read_all(const char *path, int fd, size_t budget, const char **data,
+                           size_t *len)
 {
     *data = NULL;
     *len = 0;
+    const size_t limit = budget ? budget : pt_default_mem_budget();
     /* gzdopen takes its own descriptor: gzclose_r closes it, the caller closes fd */
     int own = dup(fd);
     gzFile gz = own >= 0 ? gzdopen(own, "rb") : NULL;
@@ -52,12 +69,17 @@ pt_status pt_text_read_all(const char *path, int fd, const char **data, size_t *
                        own < 0 ? strerror(e) : "cannot set up zlib");
     }
     gzbuffer(gz, 1 << 17);
-    size_t cap = 1 << 16, n = 0;
+    /* the buffer never grows past limit + 1 bytes: one more than the limit is a refusal */
+    size_t cap = limit < (1u << 16) ? limit + 1 : 1u << 16, n = 0;
     char *buf = malloc(cap);
     pt_status s = PT_OK;
     for (;;) {
         if (!buf) {
             s = pt_fail(PT_ERR_NOMEM, "%s: cannot allocate %zu bytes to read it", path, cap);
+            break;
+        }
+        if (n > limit) {
+            s = text_over_budget(path, !gzdirect(gz), limit);
             break;
         }
         size_t want = cap - n < (1u << 30) ? cap - n : (1u << 30);
@@ -77,8 +99,9 @@ pt_status pt_text_read_all(const char *path, int fd, const char **data, size_t *
         }
         if (r == 0) break;
         n += (size_t)r;
-        if (n == cap) {
-            char *nb = realloc(buf, cap *= 2);
+        if (n == cap && n <= limit) {
+            cap = cap > (limit + 1) / 2 ? limit + 1 : cap * 2;
+            char *nb = realloc(buf, cap);
             if (!nb) free(buf);
             buf = nb;
         }
@@ -112,8 +135,10 @@ pt_status pt_text_open(const char *path, int *fd, struct stat *st)
     return PT_OK;
 }
 
-pt_status pt_text_map(const char *path, const char **data, size_t *len, bool *mapped)
+pt_status pt_text_map(const char *path, size_t budget, const char **data, size_t *len,
+                      bool *mapped, pt_guard **guard)
 {
+    *guard = NULL;
     int fd;
     struct stat st;
     *data = NULL;
@@ -130,16 +155,18 @@ pt_status pt_text_map(const char *path, const char **data, size_t *len, bool *ma
         *data = p;
         *len = (size_t)st.st_size;
         *mapped = true;
+        *guard = pt_guard_map(p, *len, path);
     } else if (!plain || st.st_size > 0) {
-        s = pt_text_read_all(path, fd, data, len);
+        s = pt_text_read_all(path, fd, budget, data, len);
     }
     close(fd);
     return s;
 }
 
-void pt_text_unmap(const char *data, size_t len, bool mapped)
+void pt_text_unmap(const char *data, size_t len, bool mapped, pt_guard *guard)
 {
     if (!data) return;
+    pt_guard_release(guard);
     if (mapped) munmap((void *)data, len);
     else free((void *)data);
 }
@@ -193,14 +220,18 @@ pt_status pt_text_write_rows(FILE *f, const pt_dataset *ds, pt_text_row_fn fn)
     locale_t old = uselocale(pt_c_locale());
     pt_status s = PT_OK;
     size_t used = 0;
+    pt_window_pos at = {0}; /* streamed: window by window, each dropped behind */
     for (size_t i = 0; i < ds->n && s == PT_OK; i++) {
         if (used > PT_TEXT_WBUF - PT_TEXT_WMAX_ITEM) s = pt_text_flush(f, buf, &used);
+        pt_window_at(ds, &at, i);
         const float *x = ds->layout == PT_LAYOUT_SPARSE ? NULL
                          : compact ? pt_compact_widen_row(ds, i, wide)
-                                   : ds->X + i * ds->stride;
+                                   : pt_window_row(ds, &at, i);
         if (s == PT_OK) s = fn(f, ds, labels[ds->cls[i]], i, x, buf, &used);
     }
+    pt_window_end(ds, &at);
     if (s == PT_OK) s = pt_text_flush(f, buf, &used);
+    if (s == PT_OK) s = pt_guard_check(ds->guard); /* (a file that shrank under ds: zeros) */
     uselocale(old);
     free(buf);
     free(labels);

@@ -23,12 +23,19 @@ bool pt_text_gzip(int fd);
 /* Read fd to its end into a growing malloc'd buffer (pipes, gzip files and other inputs that
  * cannot be mapped as text), through zlib: gzip members are decompressed (one after another,
  * as gunzip does), anything else is read as it is; a corrupt or truncated gzip stream is an
- * error naming path. Nothing read gives NULL and 0. */
-pt_status pt_text_read_all(const char *path, int fd, const char **data, size_t *len);
-/* The whole file in memory: mapped, or read (pipes, gzip); *mapped says which, for
- * pt_text_unmap. An empty file gives len 0 and data NULL. */
-pt_status pt_text_map(const char *path, const char **data, size_t *len, bool *mapped);
-void pt_text_unmap(const char *data, size_t len, bool mapped);
+ * error naming path. The text held never exceeds budget bytes (0: the default budget): past
+ * it the read stops with PT_ERR_LIMIT naming the budget and the way out (a file, read in
+ * place), so that a gzip bomb, /dev/zero or an endless pipe cost at most the budget. Nothing
+ * read gives NULL and 0. */
+pt_status pt_text_read_all(const char *path, int fd, size_t budget, const char **data,
+                           size_t *len);
+/* The whole file in memory: mapped, or read (pipes, gzip: within budget, as
+ * pt_text_read_all); *mapped says which, for pt_text_unmap. A mapping is guarded (*guard:
+ * pt_guard_damaged once the file shrank under it, its part that went then reading as zeros;
+ * NULL when read). An empty file gives len 0 and data NULL. */
+pt_status pt_text_map(const char *path, size_t budget, const char **data, size_t *len,
+                      bool *mapped, pt_guard **guard);
+void pt_text_unmap(const char *data, size_t len, bool mapped, pt_guard *guard);
 
 /* ------------------------------------------------------------------------ writers */
 
@@ -46,7 +53,8 @@ typedef pt_status (*pt_text_row_fn)(FILE *f, const pt_dataset *ds, const char *l
 pt_status pt_text_flush(FILE *f, char *buf, size_t *used);
 /* Every row of ds by fn through one buffer, numbers in the C locale; each class's label as
  * the shortest %.17g-or-less text that reads back exactly. Compact rows are widened one at a
- * time (the values of the float32 copy, which is not made). */
+ * time (the values of the float32 copy, which is not made); a streamed dataset's rows are
+ * walked window by window. */
 pt_status pt_text_write_rows(FILE *f, const pt_dataset *ds, pt_text_row_fn fn);
 
 /* Decimal digits of u at p; returns the end. */

@@ -52,7 +52,8 @@ static int cmp_desc(const void *a, const void *b)
 
 /* R^2 and the margins y_i (w.x_i + wb bias) / |w| of a linear w* over the rows of ds, each
  * mapped by map first when map is not NULL (buf: its output row; dense data only). On sparse
- * data R^2 is the largest squared row norm, from each row's non-zeros. */
+ * data R^2 is the largest squared row norm, from each row's non-zeros. A streamed dataset is
+ * walked window by window (at), so that its pages are not all resident at once. */
 static pt_status linear_margins(const pt_dataset *ds, const pt_row_map *map, float *buf,
                                 const float *w, size_t dw, float wbias, int bias, double *R2_out,
                                 double *m)
@@ -64,7 +65,9 @@ static pt_status linear_margins(const pt_dataset *ds, const pt_row_map *map, flo
     if (ds->layout == PT_LAYOUT_SPARSE) {
         /* the same sums over the non-zeros (the zeros add nothing): O(nnz) */
         if (map) return pt_require_dense(ds, "the bounds of a run on an expansion");
+        pt_window_pos at = {0};
         for (size_t i = 0; i < ds->n; i++) {
+            pt_window_at(ds, &at, i);
             const uint32_t *col;
             const float *val;
             size_t nnz = pt_csr_row(ds, i, &col, &val);
@@ -76,14 +79,17 @@ static pt_status linear_margins(const pt_dataset *ds, const pt_row_map *map, flo
             m[i] = ds->y[i] * s / wn;
             if (r2 > R2) R2 = r2;
         }
+        pt_window_end(ds, &at);
         *R2_out = R2;
         return PT_OK;
     }
     /* compact rows: each widened first (the float32 copy's values) */
     float *wide = ds->dtype != PT_DTYPE_F32 ? pt_alloc(ds->stride * sizeof *wide, "a row") : NULL;
     if (ds->dtype != PT_DTYPE_F32 && !wide) return PT_ERR_NOMEM;
+    pt_window_pos at = {0};
     for (size_t i = 0; i < ds->n; i++) {
-        const float *x = wide ? pt_compact_widen_row(ds, i, wide) : ds->X + i * ds->stride;
+        pt_window_at(ds, &at, i);
+        const float *x = wide ? pt_compact_widen_row(ds, i, wide) : pt_window_row(ds, &at, i);
         if (map) {
             map->map(map->ctx, x, buf);
             x = buf;
@@ -96,6 +102,7 @@ static pt_status linear_margins(const pt_dataset *ds, const pt_row_map *map, flo
         m[i] = ds->y[i] * s / wn;
         if (r2 > R2) R2 = r2;
     }
+    pt_window_end(ds, &at);
     pt_free(wide);
     *R2_out = R2;
     return PT_OK;

@@ -5,6 +5,8 @@
 #ifndef PT_MODEL_H
 #define PT_MODEL_H
 
+#include <pthread.h>
+
 #include "data/data.h"
 #include "features/scale.h"
 #include "kernels/kernels.h"
@@ -158,6 +160,26 @@ pt_model *pt_model_alloc_multiclass(size_t d, size_t nclass, const double *label
 /* m records where its run (one problem) stands: st, which it takes in any case (NULL: an
  * allocation that failed, PT_ERR_NOMEM). */
 pt_status pt_model_keep_run(pt_model *m, pt_train_state *st);
+
+/* ------------------------------------------ the last epoch read whole (epoch_keep.c) */
+
+/* A run on a dataset whose mapping is guarded (g, pt_guard): the model of the last epoch
+ * read before the file shrank, if it did. pt_epoch_keep_start makes k the epoch hook of p
+ * (the caller's hook is called from it, with the caller's user, while the data is whole);
+ * pt_epoch_keep_take hands over the copy kept (NULL: none: no epoch ended with the data
+ * whole, or none was copied), a checkpoint of its epoch (epochs_run; resumable). */
+typedef struct pt_epoch_keep {
+    const pt_guard *guard;
+    pt_epoch_fn hook; /* the caller's */
+    void *user;
+    pt_model *kept;
+    double t0, copy_seconds;
+    pthread_mutex_t lock; /* (hooks may come from the threads of one-vs-rest's classes) */
+} pt_epoch_keep;
+void pt_epoch_keep_start(pt_epoch_keep *k, const pt_guard *g, pt_train_params *p);
+int pt_epoch_keep_hook(const pt_model *m, int epoch, size_t mistakes, void *user);
+pt_model *pt_epoch_keep_take(pt_epoch_keep *k);
+void pt_epoch_keep_end(pt_epoch_keep *k);
 
 /* ---------------------------------------------------------------- scores (scores.c) */
 

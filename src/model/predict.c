@@ -15,7 +15,8 @@
 /* Predicted class index of every row. */
 static pt_status predict_raw(const pt_model *m, const pt_dataset *ds, int32_t *pred);
 
-/* Predicted class index of every row: the model's scaling first, if it has one. */
+/* Predicted class index of every row: the model's scaling first, if it has one. A file that
+ * shrank under ds meanwhile fails the call (its rows read as zeros: pt_dataset_intact). */
 static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_t *pred)
 {
     const pt_dataset *use;
@@ -24,7 +25,7 @@ static pt_status predict_classes(const pt_model *m, const pt_dataset *ds, int32_
     pt_vote_cost_log(m, use);
     pt_status s = predict_raw(m, use, pred);
     pt_dataset_free(tmp);
-    return s;
+    return s == PT_OK ? pt_dataset_intact(ds) : s;
 }
 
 static pt_status predict_raw(const pt_model *m, const pt_dataset *ds, int32_t *pred)

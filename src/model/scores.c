@@ -371,7 +371,7 @@ pt_status pt_model_scores(const pt_model *m, const pt_dataset *ds, float *scores
     pt_vote_cost_log(m, use);
     pt_status s = pt_model_scores_raw(m, use, scores);
     pt_dataset_free(tmp);
-    return s;
+    return s == PT_OK ? pt_dataset_intact(ds) : s; /* (zeros read from a file that shrank) */
 }
 
 pt_status pt_model_scores_raw(const pt_model *m, const pt_dataset *ds, float *scores)
@@ -625,5 +625,5 @@ pt_status pt_model_class_scores(const pt_model *m, const pt_dataset *ds, float *
     pt_vote_cost_log(m, use);
     pt_status s = pt_class_scores(m, use, out);
     pt_dataset_free(tmp);
-    return s;
+    return s == PT_OK ? pt_dataset_intact(ds) : s; /* (zeros read from a file that shrank) */
 }

@@ -143,6 +143,7 @@ pt_status pt_cross_validate(const pt_dataset *ds, const pt_train_params *p, size
     for (size_t f = 0; f < k && s == PT_OK; f++)
         if (st[f] != PT_OK) s = pt_fail(st[f], "cross-validation, fold %zu of %zu: %s", f + 1, k,
                                         msg[f]);
+    if (s == PT_OK) s = pt_dataset_intact(ds); /* (the folds were copied from its rows) */
     if (s == PT_OK) {
         double sum = 0.0, sq = 0.0;
         for (size_t f = 0; f < k; f++) sum += folds[f].accuracy;
