@@ -87,23 +87,6 @@ typedef struct cli_file {
  * followed), which writing it would replace; else EXIT_OK. */
 int cli_refuse_same_file(const char *cmd, const cli_file *outputs, const cli_file *inputs);
 
-/* The options of ptron train given explicitly on the command line, as typed (train_resume.c):
- * an option of a run parameter given with --resume must agree with the saved run. */
-#define TRAIN_GIVEN_MAX 128
-typedef struct train_option_given {
-    const char *opt, *value; /* value NULL for a flag */
-} train_option_given;
-typedef struct train_given {
-    int n;
-    train_option_given at[TRAIN_GIVEN_MAX];
-} train_given;
-void train_given_note(train_given *g, const char *opt, const char *value);
-/* EXIT_OK when every option given sets its run parameter (in asked, the parameters the command
- * line made) to the saved run's value (saved, from the model file resume), else a usage error
- * naming the option and the saved value. */
-int train_resume_agrees(const train_given *g, const pt_train_params *asked,
-                        const pt_train_params *saved, const char *resume);
-
 /* Log sink: warnings to stderr as "ptron: warning: ...", info only if verbose. */
 void cli_install_log(bool quiet);
 

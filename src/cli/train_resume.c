@@ -7,7 +7,7 @@
  * --class-weight), which are given again. */
 #include <string.h>
 
-#include "cli.h"
+#include "train.h"
 
 void train_given_note(train_given *g, const char *opt, const char *value)
 {
