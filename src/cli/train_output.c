@@ -52,143 +52,164 @@ static void print_bounds(const pt_run_bounds *b, const train_opts *o, int bias, 
     printf("    (E = %d, c = %.4g, L_hinge per pass %.4g)\n", b->passes, b->hinge_scale, b->hinge_loss);
 }
 
+/* --json's keys of the run: what trained, where, on how many rows. */
+static void json_run(json_out *j, const train_result *t)
+{
+    const pt_train_params *p = t->p;
+    const pt_train_report *rep = t->rep;
+    json_str(j, "path", pt_path_name(p->path));
+    json_str(j, "variant", pt_variant_name(p->variant));
+    json_str(j, "isa", pt_isa_name(rep->isa));
+    json_int(j, "threads", rep->threads);
+    if (pt_dist_launched()) { /* under mpirun */
+        json_int(j, "ranks", pt_dist_size());
+        json_num(j, "comm_seconds", pt_dist_comm_seconds());
+    }
+    json_int(j, "n", (long long)t->n);
+    json_int(j, "d", (long long)t->d);
+}
+
+/* --json's keys of the training data: its form, how it was read, what the run made of it. */
+static void json_data(json_out *j, const train_result *t)
+{
+    const train_opts *o = t->o;
+    const pt_train_params *p = t->p;
+    json_str(j, "layout", pt_layout_name(t->data.layout));
+    json_int(j, "nnz", (long long)t->data.nnz);
+    json_num(j, "density", t->data.density);
+    json_int(j, "data_bytes", (long long)t->data.bytes);
+    json_str(j, "dtype", pt_dtype_name(t->data.dtype));
+    /* in memory, or streamed from the file a window at a time; what an epoch reads (the GEMV
+     * batch pass reads the rows twice) */
+    json_str(j, "data_mode", t->data.streamed ? "streamed" : "in memory");
+    json_int(j, "bytes_per_epoch", (long long)t->data.bytes *
+             (p->path == PT_PATH_BATCH && p->batch.impl == PT_BATCH_GEMV ? 2 : 1));
+    if (t->data.streamed) json_int(j, "stream_rows", (long long)t->data.stream_rows);
+    if (t->data.stream_pages) json_str(j, "stream_pages", t->data.stream_pages);
+    if (p->shuffle && (p->online.shuffle_chunk || t->data.streamed))
+        json_int(j, "shuffle_chunk",
+                 (long long)(p->online.shuffle_chunk ? p->online.shuffle_chunk : t->data.stream_rows));
+    if (p->expand.kind != PT_EXPAND_NONE)
+        json_int(j, "expanded_d", (long long)pt_expand_dim(&p->expand, t->d));
+    if (o->init) json_str(j, "init", p->init_random ? "random" : o->init);
+}
+
+/* --json's keys of the model: its kernel, scaling, class weights and probabilities. */
+static void json_model(json_out *j, const train_result *t)
+{
+    const train_opts *o = t->o;
+    const pt_train_params *p = t->p;
+    if (p->path == PT_PATH_KERNEL) {
+        json_str(j, "kernel", pt_kernel_name(p->kernel.kind));
+        if (p->kernel.kind == PT_KERNEL_EXPR) json_str(j, "kernel_expr", p->kernel.expr);
+        if (p->kernel.kind == PT_KERNEL_POLY) json_int(j, "degree", p->kernel.degree);
+        if (p->kernel.kind == PT_KERNEL_POLY || p->kernel.kind == PT_KERNEL_RBF) {
+            json_num(j, "gamma", p->kernel.gamma);
+            json_str(j, "gamma_rule", gamma_rule(t->gamma_asked));
+        }
+        if (p->kernel.kind == PT_KERNEL_POLY) json_num(j, "coef0", p->kernel.coef0);
+        if (p->kernel.budget) json_int(j, "budget", (long long)p->kernel.budget);
+        json_int(j, "support_vectors", (long long)t->n_support);
+    }
+    if (p->scale != PT_SCALE_NONE) json_str(j, "scale", pt_scale_kind_name(p->scale));
+    if (o->class_weight) json_str(j, "class_weight", o->class_weight);
+    double pa, pb;
+    if (o->proba && pt_model_platt(t->m, &pa, &pb)) {
+        json_num(j, "platt_a", pa);
+        json_num(j, "platt_b", pb);
+    }
+}
+
+/* --json's keys of the epochs, the held-out accuracy, the stages' times and the training
+ * accuracy. */
+static void json_eval(json_out *j, const train_result *t)
+{
+    const pt_train_report *rep = t->rep;
+    const heldout *held = t->held;
+    int ran = rep->epochs_run - rep->epochs_before; /* the epochs this call trained */
+    double samples = (double)t->n * ran;
+    json_int(j, "epochs_run", rep->epochs_run);
+    if (rep->epochs_before) json_int(j, "epochs_before", rep->epochs_before);
+    json_size_array(j, "mistakes_per_epoch", rep->mistakes_per_epoch, (size_t)ran);
+    if (rep->objective_per_epoch)
+        json_double_array(j, "objective_per_epoch", rep->objective_per_epoch, (size_t)ran);
+    if (rep->comm_seconds_per_epoch)
+        json_double_array(j, "comm_seconds_per_epoch", rep->comm_seconds_per_epoch, (size_t)ran);
+    if (rep->seconds_per_epoch)
+        json_double_array(j, "seconds_per_epoch", rep->seconds_per_epoch, (size_t)ran);
+    json_int(j, "updates", (long long)rep->updates);
+    json_bool(j, "converged", rep->converged);
+    json_bool(j, "interrupted", t->interrupted);
+    if (held->at_end) {
+        json_num(j, "test_accuracy", held->best);
+    } else if (held->epochs) {
+        json_double_array(j, "test_accuracy_per_epoch", held->acc, (size_t)held->epochs);
+        json_num(j, "best_test_accuracy", held->best);
+        json_int(j, "best_epoch", held->best_epoch);
+        json_bool(j, "stopped_early", t->stopped_early);
+    }
+    json_num(j, "load_seconds", t->load_s);
+    json_num(j, "train_seconds", rep->train_seconds);
+    /* the stages one after another: load, train (of which gram: kernel values), the training
+     * accuracy's evaluation, the model's write */
+    if (t->p->path == PT_PATH_KERNEL) json_num(j, "gram_seconds", rep->gram_seconds);
+    json_num(j, "evaluate_seconds", t->eval_s);
+    json_num(j, "write_seconds", t->write_s);
+    json_num(j, "samples_per_second",
+             rep->train_seconds > 0 ? samples / rep->train_seconds : 0.0);
+    json_num(j, "train_accuracy", t->ev_skipped ? NAN : t->ev->accuracy); /* NAN: null */
+    if (t->ev_skipped) json_str(j, "train_accuracy_skipped", t->ev_skipped);
+}
+
+/* --json's "bounds" object. A bound's keys only where it covers the run: mistake_bound is the
+ * separable one ((R^2 + 2 tau/eta)/gamma^2), hinge_mistake_bound the hinge one over passes. */
+static void json_bounds(json_out *j, const pt_run_bounds *b, size_t updates)
+{
+    json_object_begin(j, "bounds");
+    json_bool(j, "covered", b->covered);
+    if (!b->covered) json_str(j, "reason", b->reason);
+    json_str(j, "space", b->space);
+    if (isfinite(b->R)) {
+        json_num(j, "R", b->R);
+        json_num(j, "gamma", b->gamma);
+    }
+    if (b->covered) {
+        json_num(j, "margin", b->tau);
+        json_num(j, "eta", b->eta);
+        json_int(j, "passes", b->passes);
+        json_int(j, "updates", (long long)updates);
+        if (b->separable) {
+            json_num(j, "mistake_bound", b->separable_bound);
+            json_bool(j, "mistake_bound_holds", (double)updates <= b->separable_bound);
+        }
+        json_num(j, "hinge_mistake_bound", b->hinge_bound);
+        json_bool(j, "hinge_mistake_bound_holds", (double)updates <= b->hinge_bound);
+        json_num(j, "hinge_loss", b->hinge_loss);
+        json_num(j, "wstar_norm", b->hinge_scale);
+    }
+    json_object_end(j);
+}
+
 /* --json: one object on stdout. */
 void train_print_json(const train_result *t)
 {
-    const train_opts *o = t->o;
-    const pt_train_params *p = t->p;
-    const pt_train_report *rep = t->rep;
-    const heldout *held = t->held;
-    const pt_eval *ev = t->ev;
-    const pt_run_bounds *b = t->b;
-    int ran = rep->epochs_run - rep->epochs_before; /* the epochs this call trained */
-    double samples = (double)t->n * ran;
     json_out j;
     json_begin(&j, stdout);
-    json_str(&j, "path", pt_path_name(p->path));
-    json_str(&j, "variant", pt_variant_name(p->variant));
-    json_str(&j, "isa", pt_isa_name(rep->isa));
-    json_int(&j, "threads", rep->threads);
-    if (pt_dist_launched()) { /* under mpirun */
-        json_int(&j, "ranks", pt_dist_size());
-        json_num(&j, "comm_seconds", pt_dist_comm_seconds());
-    }
-    json_int(&j, "n", (long long)t->n);
-    json_int(&j, "d", (long long)t->d);
-    json_str(&j, "layout", pt_layout_name(t->data.layout));
-    json_int(&j, "nnz", (long long)t->data.nnz);
-    json_num(&j, "density", t->data.density);
-    json_int(&j, "data_bytes", (long long)t->data.bytes);
-    json_str(&j, "dtype", pt_dtype_name(t->data.dtype));
-    /* in memory, or streamed from the file a window at a time; what an epoch reads (the GEMV
-     * batch pass reads the rows twice) */
-    json_str(&j, "data_mode", t->data.streamed ? "streamed" : "in memory");
-    json_int(&j, "bytes_per_epoch", (long long)t->data.bytes *
-             (p->path == PT_PATH_BATCH && p->batch.impl == PT_BATCH_GEMV ? 2 : 1));
-    if (t->data.streamed) json_int(&j, "stream_rows", (long long)t->data.stream_rows);
-    if (t->data.stream_pages) json_str(&j, "stream_pages", t->data.stream_pages);
-    if (p->shuffle && (p->online.shuffle_chunk || t->data.streamed))
-        json_int(&j, "shuffle_chunk",
-                 (long long)(p->online.shuffle_chunk ? p->online.shuffle_chunk : t->data.stream_rows));
-    if (p->expand.kind != PT_EXPAND_NONE)
-        json_int(&j, "expanded_d", (long long)pt_expand_dim(&p->expand, t->d));
-    if (o->init) json_str(&j, "init", p->init_random ? "random" : o->init);
-    if (p->path == PT_PATH_KERNEL) {
-        json_str(&j, "kernel", pt_kernel_name(p->kernel.kind));
-        if (p->kernel.kind == PT_KERNEL_EXPR) json_str(&j, "kernel_expr", p->kernel.expr);
-        if (p->kernel.kind == PT_KERNEL_POLY) json_int(&j, "degree", p->kernel.degree);
-        if (p->kernel.kind == PT_KERNEL_POLY || p->kernel.kind == PT_KERNEL_RBF) {
-            json_num(&j, "gamma", p->kernel.gamma);
-            json_str(&j, "gamma_rule", gamma_rule(t->gamma_asked));
-        }
-        if (p->kernel.kind == PT_KERNEL_POLY) json_num(&j, "coef0", p->kernel.coef0);
-        if (p->kernel.budget) json_int(&j, "budget", (long long)p->kernel.budget);
-        json_int(&j, "support_vectors", (long long)t->n_support);
-    }
-    if (p->scale != PT_SCALE_NONE) json_str(&j, "scale", pt_scale_kind_name(p->scale));
-    if (o->class_weight) json_str(&j, "class_weight", o->class_weight);
-    double pa, pb;
-    if (o->proba && pt_model_platt(t->m, &pa, &pb)) {
-        json_num(&j, "platt_a", pa);
-        json_num(&j, "platt_b", pb);
-    }
-    json_int(&j, "epochs_run", rep->epochs_run);
-    if (rep->epochs_before) json_int(&j, "epochs_before", rep->epochs_before);
-    json_size_array(&j, "mistakes_per_epoch", rep->mistakes_per_epoch, (size_t)ran);
-    if (rep->objective_per_epoch)
-        json_double_array(&j, "objective_per_epoch", rep->objective_per_epoch, (size_t)ran);
-    if (rep->comm_seconds_per_epoch)
-        json_double_array(&j, "comm_seconds_per_epoch", rep->comm_seconds_per_epoch, (size_t)ran);
-    if (rep->seconds_per_epoch)
-        json_double_array(&j, "seconds_per_epoch", rep->seconds_per_epoch, (size_t)ran);
-    json_int(&j, "updates", (long long)rep->updates);
-    json_bool(&j, "converged", rep->converged);
-    json_bool(&j, "interrupted", t->interrupted);
-    if (held->at_end) {
-        json_num(&j, "test_accuracy", held->best);
-    } else if (held->epochs) {
-        json_double_array(&j, "test_accuracy_per_epoch", held->acc, (size_t)held->epochs);
-        json_num(&j, "best_test_accuracy", held->best);
-        json_int(&j, "best_epoch", held->best_epoch);
-        json_bool(&j, "stopped_early", t->stopped_early);
-    }
-    json_num(&j, "load_seconds", t->load_s);
-    json_num(&j, "train_seconds", rep->train_seconds);
-    /* the stages one after another: load, train (of which gram: kernel values), the training
-     * accuracy's evaluation, the model's write */
-    if (p->path == PT_PATH_KERNEL) json_num(&j, "gram_seconds", rep->gram_seconds);
-    json_num(&j, "evaluate_seconds", t->eval_s);
-    json_num(&j, "write_seconds", t->write_s);
-    json_num(&j, "samples_per_second",
-             rep->train_seconds > 0 ? samples / rep->train_seconds : 0.0);
-    json_num(&j, "train_accuracy", t->ev_skipped ? NAN : ev->accuracy); /* NAN: null */
-    if (t->ev_skipped) json_str(&j, "train_accuracy_skipped", t->ev_skipped);
-    json_str(&j, "model", o->model);
-    if (b) {
-        /* a bound's keys only where it covers the run: mistake_bound is the separable one
-         * ((R^2 + 2 tau/eta)/gamma^2), hinge_mistake_bound the hinge one over passes */
-        json_object_begin(&j, "bounds");
-        json_bool(&j, "covered", b->covered);
-        if (!b->covered) json_str(&j, "reason", b->reason);
-        json_str(&j, "space", b->space);
-        if (isfinite(b->R)) {
-            json_num(&j, "R", b->R);
-            json_num(&j, "gamma", b->gamma);
-        }
-        if (b->covered) {
-            json_num(&j, "margin", b->tau);
-            json_num(&j, "eta", b->eta);
-            json_int(&j, "passes", b->passes);
-            json_int(&j, "updates", (long long)rep->updates);
-            if (b->separable) {
-                json_num(&j, "mistake_bound", b->separable_bound);
-                json_bool(&j, "mistake_bound_holds", (double)rep->updates <= b->separable_bound);
-            }
-            json_num(&j, "hinge_mistake_bound", b->hinge_bound);
-            json_bool(&j, "hinge_mistake_bound_holds", (double)rep->updates <= b->hinge_bound);
-            json_num(&j, "hinge_loss", b->hinge_loss);
-            json_num(&j, "wstar_norm", b->hinge_scale);
-        }
-        json_object_end(&j);
-    }
+    json_run(&j, t);
+    json_data(&j, t);
+    json_model(&j, t);
+    json_eval(&j, t);
+    json_str(&j, "model", t->o->model);
+    if (t->b) json_bounds(&j, t->b, t->rep->updates);
     json_end(&j);
 }
 
-/* The text summary on stdout. */
-void train_print_text(const train_result *t)
+/* The text summary's lines of the run's setup: the expansion, kernel, scaling, class
+ * weights, streaming and start. */
+static void print_setup(const train_result *t)
 {
     const train_opts *o = t->o;
     const pt_train_params *p = t->p;
-    const pt_train_report *rep = t->rep;
-    const heldout *held = t->held;
-    const pt_eval *ev = t->ev;
-    const pt_run_bounds *b = t->b;
-    int ran = rep->epochs_run - rep->epochs_before; /* the epochs this call trained */
-    double samples = (double)t->n * ran;
-    printf("%s path (%s, %s, %d thread%s): %d epoch%s, %zu updates, %s\n", pt_path_name(p->path),
-           pt_variant_name(p->variant), pt_isa_name(rep->isa), rep->threads,
-           rep->threads == 1 ? "" : "s", rep->epochs_run, rep->epochs_run == 1 ? "" : "s",
-           rep->updates, rep->converged ? "converged (an epoch with no mistake)" : "not converged");
     if (p->expand.kind == PT_EXPAND_POLY)
         printf("expansion: degree-%d polynomial, coef0 %g: %zu -> %zu features (%s)\n",
                p->expand.degree, (double)p->expand.coef0, t->d,
@@ -221,12 +242,12 @@ void train_print_text(const train_result *t)
                (unsigned long long)p->seed);
     else if (o->init)
         printf("started from the weights of %s\n", o->init);
-    if (rep->epochs_before) printf("mistakes per epoch from epoch %d:", rep->epochs_before + 1);
-    else printf("mistakes per epoch:");
-    for (int e = 0; e < ran && e < 20; e++) printf(" %zu", rep->mistakes_per_epoch[e]);
-    printf(ran > 20 ? " ...\n" : "\n");
-    if (t->ev_skipped) printf("train accuracy: skipped (%s)\n", t->ev_skipped);
-    else printf("train accuracy = %.4g%% (%zu/%zu)\n", 100.0 * ev->accuracy, ev->correct, ev->n);
+}
+
+/* The text summary's lines of the held-out accuracy (--test). */
+static void print_heldout(const train_result *t)
+{
+    const heldout *held = t->held;
     if (held->at_end) {
         printf("held-out accuracy = %.4g%% (after training)\n", 100.0 * held->best);
     } else if (held->epochs) {
@@ -238,8 +259,31 @@ void train_print_text(const train_result *t)
         printf("best held-out accuracy %.4g%% at epoch %d%s\n", 100.0 * held->best,
                held->best_epoch, t->stopped_early ? " (stopped early; that epoch's model is saved)" : "");
     }
+}
+
+/* The text summary on stdout. */
+void train_print_text(const train_result *t)
+{
+    const train_opts *o = t->o;
+    const pt_train_params *p = t->p;
+    const pt_train_report *rep = t->rep;
+    const pt_eval *ev = t->ev;
+    int ran = rep->epochs_run - rep->epochs_before; /* the epochs this call trained */
+    double samples = (double)t->n * ran;
+    printf("%s path (%s, %s, %d thread%s): %d epoch%s, %zu updates, %s\n", pt_path_name(p->path),
+           pt_variant_name(p->variant), pt_isa_name(rep->isa), rep->threads,
+           rep->threads == 1 ? "" : "s", rep->epochs_run, rep->epochs_run == 1 ? "" : "s",
+           rep->updates, rep->converged ? "converged (an epoch with no mistake)" : "not converged");
+    print_setup(t);
+    if (rep->epochs_before) printf("mistakes per epoch from epoch %d:", rep->epochs_before + 1);
+    else printf("mistakes per epoch:");
+    for (int e = 0; e < ran && e < 20; e++) printf(" %zu", rep->mistakes_per_epoch[e]);
+    printf(ran > 20 ? " ...\n" : "\n");
+    if (t->ev_skipped) printf("train accuracy: skipped (%s)\n", t->ev_skipped);
+    else printf("train accuracy = %.4g%% (%zu/%zu)\n", 100.0 * ev->accuracy, ev->correct, ev->n);
+    print_heldout(t);
     printf("load %.3f s, train %.3f s (%.3g samples/s)\n", t->load_s, rep->train_seconds,
            rep->train_seconds > 0 ? samples / rep->train_seconds : 0.0);
-    if (b) print_bounds(b, o, p->bias, rep->updates);
+    if (t->b) print_bounds(t->b, o, p->bias, rep->updates);
     printf("model written to %s\n", o->model);
 }

@@ -157,6 +157,36 @@ int train_agree_options(const train_opts *o, const pt_train_params *p, int rc)
     return EXIT_INPUT;
 }
 
+/* --search's head: the text table's, or in --json an object whose "grid" the points fill. */
+static void search_begin(const train_opts *o, const pt_dataset *ds, const pt_train_params *base,
+                         json_out *j)
+{
+    if (o->json) {
+        json_begin(j, stdout);
+        json_str(j, "path", pt_path_name(base->path));
+        json_int(j, "n", (long long)pt_dataset_n(ds));
+        json_int(j, "cv_folds", (long long)o->cv);
+        json_int(j, "cv_seed", (long long)base->seed);
+        json_object_begin(j, "grid");
+    } else if (!o->quiet) {
+        printf("search on the %s path, %zu-fold cross-validation (stratified, seed %llu):\n",
+               pt_path_name(base->path), o->cv, (unsigned long long)base->seed);
+        printf("  %-52s %s\n", "options", "CV accuracy (mean +- std)");
+    }
+}
+
+/* --search --json's end: the best point (best_desc NULL: the search stopped, no best). */
+static void search_end_json(json_out *j, const char *best_desc, double best, double best_sd)
+{
+    json_object_end(j);
+    if (best_desc) {
+        json_str(j, "best", best_desc);
+        json_num(j, "best_cv_mean_accuracy", best);
+        json_num(j, "best_cv_std_accuracy", best_sd);
+    }
+    json_end(j);
+}
+
 /* --search: K-fold cross-validation (--cv K, default 5) at each point of the path's grid, a
  * table and the best point; no model. */
 int train_search(const train_opts *o, const pt_dataset *ds, const pt_train_params *base)
@@ -166,18 +196,7 @@ int train_search(const train_opts *o, const pt_dataset *ds, const pt_train_param
     char desc[256], best_desc[256] = "";
     double best = -1.0, best_sd = 0.0;
     json_out j;
-    if (o->json) {
-        json_begin(&j, stdout);
-        json_str(&j, "path", pt_path_name(base->path));
-        json_int(&j, "n", (long long)pt_dataset_n(ds));
-        json_int(&j, "cv_folds", (long long)o->cv);
-        json_int(&j, "cv_seed", (long long)base->seed);
-        json_object_begin(&j, "grid");
-    } else if (!o->quiet) {
-        printf("search on the %s path, %zu-fold cross-validation (stratified, seed %llu):\n",
-               pt_path_name(base->path), o->cv, (unsigned long long)base->seed);
-        printf("  %-52s %s\n", "options", "CV accuracy (mean +- std)");
-    }
+    search_begin(o, ds, base, &j);
     int rc = EXIT_OK;
     pt_train_params p = *base;
     for (size_t i = 0; pt_search_point(&p, i, desc, sizeof desc); i++, p = *base) {
@@ -206,18 +225,10 @@ int train_search(const train_opts *o, const pt_dataset *ds, const pt_train_param
             printf("  %-52s %.4g%% +- %.2g%%\n", desc, 100.0 * mean, 100.0 * sd);
         }
     }
-    if (o->json) {
-        json_object_end(&j);
-        if (rc == EXIT_OK) {
-            json_str(&j, "best", best_desc);
-            json_num(&j, "best_cv_mean_accuracy", best);
-            json_num(&j, "best_cv_std_accuracy", best_sd);
-        }
-        json_end(&j);
-    } else if (!o->quiet && rc == EXIT_OK) {
+    if (o->json) search_end_json(&j, rc == EXIT_OK ? best_desc : NULL, best, best_sd);
+    else if (!o->quiet && rc == EXIT_OK)
         printf("best: %s (CV accuracy %.4g%% +- %.2g%%)\n", best_desc, 100.0 * best,
                100.0 * best_sd);
-    }
     free(folds);
     return rc;
 }
